@@ -1,0 +1,95 @@
+"""Every exception plait raises on purpose.
+
+This module is a leaf: it imports nothing from plait, so every layer (``ir``,
+``transforms``, ``lowering``, ``frontend``) may raise these.  Messages follow
+one shape: what was expected, what was got, where (argument path or the
+offending equation), and what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PlaitError",
+    "JaxprTypeError",
+    "JaxprParseError",
+    "UnboundVariableError",
+    "RuleNotImplementedError",
+    "TracerError",
+    "UnexpectedTracerError",
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "TypePromotionError",
+    "ArgumentError",
+]
+
+
+class PlaitError(Exception):
+    """Base class of the errors that carry plait-specific context."""
+
+
+class JaxprTypeError(PlaitError, TypeError):
+    """A jaxpr or an equation is ill-typed (raised by typing rules and ``check_jaxpr``)."""
+
+
+class UnboundVariableError(JaxprTypeError):
+    """A variable is used before it is bound, or bound twice."""
+
+
+class JaxprParseError(PlaitError, ValueError):
+    """Text given to :func:`plait.ir.parse_jaxpr` is not a valid jaxpr.
+
+    Attributes:
+      line: 1-based line of the offending token.
+      column: 1-based column of the offending token.
+    """
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(f"{message} (line {line}, column {column})")
+        self.line = line
+        self.column = column
+
+
+class RuleNotImplementedError(PlaitError, NotImplementedError):
+    """A transformation has no rule for a primitive.
+
+    The message is uniform: ``"JVP rule for 'sin' not implemented"``.
+    """
+
+    def __init__(self, transform: str, primitive: str) -> None:
+        super().__init__(f"{transform} rule for '{primitive}' not implemented")
+        self.transform = transform
+        self.primitive = primitive
+
+
+class TracerError(PlaitError):
+    """Base class of misuses of traced values."""
+
+
+class UnexpectedTracerError(TracerError):
+    """A tracer was used after the trace that created it had ended (a leak)."""
+
+
+class ConcretizationTypeError(TracerError, TypeError):
+    """A concrete Python value was needed from a traced (abstract) value."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` (an ``if``, ``while``, ``and``/``or``) was applied to a traced value."""
+
+
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """``int()``/``__index__`` was applied to a traced value."""
+
+
+class TracerArrayConversionError(TracerError, TypeError):
+    """A traced value was passed where a NumPy array was needed."""
+
+
+class TypePromotionError(PlaitError, TypeError):
+    """Implicit dtype promotion was refused (``numpy_dtype_promotion='strict'``)."""
+
+
+class ArgumentError(PlaitError, TypeError):
+    """An argument of a public function is invalid; the message names its path."""

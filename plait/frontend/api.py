@@ -1,0 +1,69 @@
+"""The user API of the foundation: ``make_jaxpr``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from plait.errors import ArgumentError
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.frontend.api_util import ShapeDtypeStruct
+from plait.frontend.trace_fun import flatten_call, trace_function
+from plait.frontend.traceback_util import api_boundary
+from plait.frontend.tree_util import tree_unflatten
+
+__all__ = ["make_jaxpr", "static_args"]
+
+
+def static_args(static_argnums: int | Sequence[int] | None,
+                static_argnames: str | Sequence[str] | None) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Normalize ``static_argnums``/``static_argnames`` to tuples.
+
+    Raises:
+      ArgumentError: an entry has the wrong type.
+    """
+    nums: tuple[int, ...]
+    if static_argnums is None:
+        nums = ()
+    elif isinstance(static_argnums, int):
+        nums = (static_argnums,)
+    else:
+        nums = tuple(static_argnums)
+    if not all(isinstance(i, int) for i in nums):
+        raise ArgumentError(f"static_argnums must be ints, but got {static_argnums!r}")
+    names: tuple[str, ...]
+    if static_argnames is None:
+        names = ()
+    elif isinstance(static_argnames, str):
+        names = (static_argnames,)
+    else:
+        names = tuple(static_argnames)
+    return nums, names
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *,
+               static_argnames: str | Sequence[str] = (),
+               return_shape: bool = False) -> Callable[..., Any]:
+    """A function that traces ``fun`` and returns its :class:`~plait.ir.ClosedJaxpr`.
+
+    Arguments may be pytrees of arrays, Python scalars and
+    :class:`ShapeDtypeStruct`\\ s.  With ``return_shape=True`` it returns
+    ``(closed_jaxpr, out_shapes)`` where ``out_shapes`` is a pytree of
+    :class:`ShapeDtypeStruct`.
+    """
+    nums, names = static_args(static_argnums, static_argnames)
+
+    @functools.wraps(fun)
+    @api_boundary
+    def make_jaxpr_f(*args: Any, **kwargs: Any) -> Any:
+        call = flatten_call(fun, args, kwargs, nums, names)
+        traced = trace_function(fun, call, "make_jaxpr")
+        closed: ClosedJaxpr = traced.closed
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)  # type: ignore[attr-defined]
+                      for a in closed.out_avals]
+            return closed, tree_unflatten(traced.out_tree, shapes)
+        return closed
+
+    return make_jaxpr_f

@@ -1,0 +1,210 @@
+"""Helpers of the user API: argument flattening, abstraction, debug info, statics."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from plait.errors import ArgumentError
+from plait.ir import dtypes as dt
+from plait.ir.avals import ShapedArray
+from plait.ir.debug_info import DebugInfo
+from plait.frontend.promotion import python_scalar_dtype
+from plait.frontend.tree_util import KeyPath, PyTreeDef, keystr, tree_flatten_with_path
+
+__all__ = ["ShapeDtypeStruct", "abstractify", "debug_info_for", "result_paths",
+           "mark_static", "unmark_static", "arg_path", "fun_name", "flatten_outputs"]
+
+
+@attrs.frozen(repr=False)
+class ShapeDtypeStruct:
+    """A stand-in for an array argument: only its shape and dtype (seed 004)."""
+
+    shape: tuple[int, ...] = attrs.field(converter=lambda s: tuple(int(d) for d in s))
+    """The dimensions."""
+    dtype: np.dtype[Any] = attrs.field(converter=np.dtype)
+    """The element type."""
+    weak_type: bool = False
+    """Whether the dtype is weak."""
+    sharding: Any = None
+    """Reserved for sharded execution; must be ``None`` for now."""
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(np.prod(self.shape))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+def fun_name(fun: Any) -> str:
+    """The name of a callable, as JAX reports it."""
+    name = getattr(fun, "__name__", None)
+    if name is None:
+        f = getattr(fun, "func", None)
+        name = getattr(f, "__name__", None) if f is not None else None
+    return name if isinstance(name, str) else type(fun).__name__
+
+
+def _src_info(fun: Any) -> str:
+    try:
+        code = inspect.unwrap(fun).__code__
+    except (AttributeError, ValueError):
+        return ""
+    return f"{fun_name(fun)} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def arg_path(names: Sequence[str], i: int) -> str:
+    """The printable path of flat argument ``i`` (``args[1]['w']`` when unnamed)."""
+    return names[i] if i < len(names) and names[i] else f"flat argument {i}"
+
+
+def abstractify(x: Any, path: str, what: str) -> ShapedArray:
+    """The abstract value of an argument leaf.
+
+    Raises:
+      ArgumentError: the leaf is not an array, a scalar or a ShapeDtypeStruct;
+        the message names its path.
+    """
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, dt.canonicalize(x.dtype), x.weak_type)
+    if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
+        if type(x) is int:
+            info = np.iinfo(python_scalar_dtype(x))
+            if not info.min <= x <= info.max:
+                raise ArgumentError(f"{what}: Python int {x} at {path} is too large to convert "
+                                    f"to {python_scalar_dtype(x)}")
+        return ShapedArray((), python_scalar_dtype(x), type(x) is not bool)
+    if isinstance(x, np.ndarray | np.generic):
+        if x.dtype not in dt._SHORT:
+            raise ArgumentError(f"{what}: expected an array of a supported dtype at {path}, "
+                                f"but got dtype {x.dtype}")
+        return ShapedArray(np.shape(x), dt.canonicalize(x.dtype))
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is not None and dtype is not None:
+        return ShapedArray(tuple(shape), dt.canonicalize(dtype))
+    raise ArgumentError(
+        f"{what}: expected arrays, scalars or ShapeDtypeStructs as arguments, but got "
+        f"{type(x).__name__} ({x!r}) at {path}. Mark non-array arguments static with "
+        "static_argnums/static_argnames.")
+
+
+def _signature_names(fun: Callable[..., Any], args: Sequence[Any],
+                     kwargs: dict[str, Any]) -> tuple[list[str], dict[str, str]] | None:
+    try:
+        sig = inspect.signature(fun)
+        bound = sig.bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    pos: list[str] = []
+    kw: dict[str, str] = {}
+    for name, value in bound.arguments.items():
+        kind = sig.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            pos += [f"{name}[{i}]" for i in range(len(value))]
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            for k in value:
+                kw[k] = k
+        elif name in kwargs:
+            kw[name] = name
+        else:
+            pos.append(name)
+    return pos, kw
+
+
+def debug_info_for(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+                   leaf_paths: Sequence[KeyPath]) -> DebugInfo:
+    """Debug info for tracing ``fun`` on ``(args, kwargs)``: one name per flat leaf.
+
+    ``leaf_paths`` are the key paths of the flattened ``(args, kwargs)`` pair.
+    """
+    names = _signature_names(fun, args, kwargs)
+    arg_names = []
+    for path in leaf_paths:
+        which, key = path[0], path[1] if len(path) > 1 else None
+        rest = keystr(path[2:])
+        if names is None or key is None:
+            arg_names.append("")
+            continue
+        pos, kw = names
+        if getattr(which, "idx", None) == 0:
+            i = key.idx
+            arg_names.append((pos[i] if i < len(pos) else f"args[{i}]") + rest)
+        else:
+            arg_names.append(kw.get(key.key, str(key.key)) + rest)
+    return DebugInfo(fun_name(fun), tuple(arg_names), (), _src_info(fun))
+
+
+def result_paths(out_tree_paths: Sequence[KeyPath]) -> tuple[str, ...]:
+    """``("result",)`` for a single leaf, else ``"result" + path`` per leaf (seed 004)."""
+    return tuple("result" + keystr(p) for p in out_tree_paths)
+
+
+def flatten_outputs(out: Any, what: str) -> tuple[list[Any], PyTreeDef, tuple[str, ...]]:
+    """Flatten a traced function's result, checking every leaf is array-like.
+
+    Raises:
+      ArgumentError: a leaf is not an array or scalar; the message names its
+        path (``result[1]``).
+    """
+    pairs, tree = tree_flatten_with_path(out)
+    leaves = []
+    for path, leaf in pairs:
+        if not (hasattr(leaf, "aval") or isinstance(leaf, bool | int | float | complex | np.ndarray
+                                                   | np.generic)):
+            raise ArgumentError(f"{what}: expected the function to return arrays, but got "
+                                f"{type(leaf).__name__} ({leaf!r}) at result{keystr(path)}")
+        leaves.append(leaf)
+    return leaves, tree, result_paths([p for p, _ in pairs])
+
+
+def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tuple[int, ...],
+                static_argnames: tuple[str, ...]) -> tuple[tuple[Any, ...], dict[str, Any], tuple[Any, ...]]:
+    """Replace static arguments with ``None`` (no leaves) and collect them as a hashable key.
+
+    Raises:
+      ArgumentError: a static argument index is out of range, or a static
+        argument is unhashable.
+    """
+    n = len(args)
+    nums = set()
+    for i in static_argnums:
+        if not -n <= i < n:
+            raise ArgumentError(f"static_argnums contains {i}, but only {n} positional "
+                                "arguments were given")
+        nums.add(i % n)
+    dyn_args = tuple(None if i in nums else a for i, a in enumerate(args))
+    dyn_kwargs = {k: (None if k in static_argnames else v) for k, v in kwargs.items()}
+    key = (tuple((i, args[i]) for i in sorted(nums)),
+           tuple(sorted((k, v) for k, v in kwargs.items() if k in static_argnames)))
+    try:
+        hash(key)
+    except TypeError as e:
+        raise ArgumentError(f"static arguments must be hashable, but got {key!r}: {e}") from None
+    return dyn_args, dyn_kwargs, key
+
+
+def unmark_static(args: Sequence[Any], kwargs: dict[str, Any], key: tuple[Any, ...]
+                  ) -> tuple[list[Any], dict[str, Any]]:
+    """Put back the static arguments :func:`mark_static` replaced."""
+    static_pos, static_kw = key
+    full = list(args)
+    for i, v in static_pos:
+        full[i] = v
+    kw = dict(kwargs)
+    kw.update(static_kw)
+    return full, kw

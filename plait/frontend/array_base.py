@@ -1,0 +1,230 @@
+"""``plait.Array``: the abstract array type shared by concrete arrays and tracers.
+
+Like ``jax.Array``, it is the type to annotate with and to test with
+``isinstance``; concrete device arrays and tracers are both subclasses.  All
+operators and methods route through :mod:`plait.numpy`, so they behave
+identically on concrete and traced values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.ir.avals import ShapedArray
+
+__all__ = ["Array"]
+
+
+class Array:
+    """An n-dimensional array of one dtype: concrete (on a device) or traced."""
+
+    __slots__ = ()
+    __array_priority__ = 100
+
+    @property
+    def aval(self) -> ShapedArray:
+        """The abstract value: shape, dtype and weak type."""
+        raise NotImplementedError
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The dimensions."""
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The element type."""
+        return self.aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        """Whether the dtype is weak (the value derives from Python scalars only)."""
+        return self.aval.weak_type
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return self.aval.size
+
+    @property
+    def T(self) -> Array:
+        """The transpose (dimensions reversed)."""
+        return _pnp.transpose(self)
+
+    @property
+    def mT(self) -> Array:
+        """The matrix transpose (last two dimensions swapped)."""
+        return _pnp.swapaxes(self, -1, -2)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Array]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, index: Any) -> Array:
+        return _pnp._getitem(self, index)
+
+    # Arithmetic.
+    def __neg__(self) -> Array: return _pnp.negative(self)
+    def __pos__(self) -> Array: return _pnp.positive(self)
+    def __abs__(self) -> Array: return _pnp.abs(self)
+    def __invert__(self) -> Array: return _pnp.invert(self)
+    def __add__(self, other: Any) -> Array: return _pnp.add(self, other)
+    def __radd__(self, other: Any) -> Array: return _pnp.add(other, self)
+    def __sub__(self, other: Any) -> Array: return _pnp.subtract(self, other)
+    def __rsub__(self, other: Any) -> Array: return _pnp.subtract(other, self)
+    def __mul__(self, other: Any) -> Array: return _pnp.multiply(self, other)
+    def __rmul__(self, other: Any) -> Array: return _pnp.multiply(other, self)
+    def __truediv__(self, other: Any) -> Array: return _pnp.true_divide(self, other)
+    def __rtruediv__(self, other: Any) -> Array: return _pnp.true_divide(other, self)
+    def __floordiv__(self, other: Any) -> Array: return _pnp.floor_divide(self, other)
+    def __rfloordiv__(self, other: Any) -> Array: return _pnp.floor_divide(other, self)
+    def __mod__(self, other: Any) -> Array: return _pnp.remainder(self, other)
+    def __rmod__(self, other: Any) -> Array: return _pnp.remainder(other, self)
+    def __pow__(self, other: Any) -> Array: return _pnp.power(self, other)
+    def __rpow__(self, other: Any) -> Array: return _pnp.power(other, self)
+    def __matmul__(self, other: Any) -> Array: return _pnp.matmul(self, other)
+    def __rmatmul__(self, other: Any) -> Array: return _pnp.matmul(other, self)
+    def __and__(self, other: Any) -> Array: return _pnp.bitwise_and(self, other)
+    def __rand__(self, other: Any) -> Array: return _pnp.bitwise_and(other, self)
+    def __or__(self, other: Any) -> Array: return _pnp.bitwise_or(self, other)
+    def __ror__(self, other: Any) -> Array: return _pnp.bitwise_or(other, self)
+    def __xor__(self, other: Any) -> Array: return _pnp.bitwise_xor(self, other)
+    def __rxor__(self, other: Any) -> Array: return _pnp.bitwise_xor(other, self)
+
+    # Comparisons return arrays.
+    def __lt__(self, other: Any) -> Array: return _pnp.less(self, other)
+    def __le__(self, other: Any) -> Array: return _pnp.less_equal(self, other)
+    def __gt__(self, other: Any) -> Array: return _pnp.greater(self, other)
+    def __ge__(self, other: Any) -> Array: return _pnp.greater_equal(self, other)
+    def __eq__(self, other: Any) -> Array: return _pnp.equal(self, other)  # type: ignore[override]
+    def __ne__(self, other: Any) -> Array: return _pnp.not_equal(self, other)  # type: ignore[override]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # Methods.
+    def astype(self, dtype: Any) -> Array:
+        """A copy cast to ``dtype``."""
+        return _pnp.astype(self, dtype)
+
+    def reshape(self, *shape: Any, order: str = "C") -> Array:
+        """The same elements in a new shape (one ``-1`` is inferred)."""
+        if len(shape) == 1 and isinstance(shape[0], Sequence | np.ndarray):
+            shape = tuple(shape[0])
+        return _pnp.reshape(self, shape, order=order)
+
+    def transpose(self, *axes: Any) -> Array:
+        """Permute dimensions (reversed when no axes are given)."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], Sequence)):
+            axes = axes[0]
+        return _pnp.transpose(self, axes or None)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Array:
+        """Exchange two dimensions."""
+        return _pnp.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis: Any = None) -> Array:
+        """Remove size-1 dimensions."""
+        return _pnp.squeeze(self, axis)
+
+    def ravel(self) -> Array:
+        """The elements as a 1-d array."""
+        return _pnp.ravel(self)
+
+    def flatten(self) -> Array:
+        """The elements as a 1-d array."""
+        return _pnp.ravel(self)
+
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+        """Sum of elements (see :func:`plait.numpy.sum`)."""
+        return _pnp.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+        """Product of elements."""
+        return _pnp.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+        """Mean of elements."""
+        return _pnp.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+        """Variance of elements."""
+        return _pnp.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+        """Standard deviation of elements."""
+        return _pnp.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Array:
+        """Maximum of elements."""
+        return _pnp.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Array:
+        """Minimum of elements."""
+        return _pnp.min(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Array:
+        """Whether any element is true."""
+        return _pnp.any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Array:
+        """Whether all elements are true."""
+        return _pnp.all(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Array:
+        """Index of the maximum."""
+        return _pnp.argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Array:
+        """Index of the minimum."""
+        return _pnp.argmin(self, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None) -> Array:
+        """Cumulative sum."""
+        return _pnp.cumsum(self, axis=axis, dtype=dtype)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None) -> Array:
+        """Cumulative product."""
+        return _pnp.cumprod(self, axis=axis, dtype=dtype)
+
+    def dot(self, other: Any) -> Array:
+        """Dot product with ``other``."""
+        return _pnp.dot(self, other)
+
+    def clip(self, min: Any = None, max: Any = None) -> Array:
+        """Values limited to ``[min, max]``."""
+        return _pnp.clip(self, min, max)
+
+    def round(self, decimals: int = 0) -> Array:
+        """Round to ``decimals`` decimals (half to even)."""
+        return _pnp.round(self, decimals)
+
+    def conj(self) -> Array:
+        """Complex conjugate (identity for real arrays)."""
+        return _pnp.conj(self)
+
+    @property
+    def real(self) -> Array:
+        """The real part."""
+        return _pnp.real(self)
+
+    @property
+    def imag(self) -> Array:
+        """The imaginary part."""
+        return _pnp.imag(self)
+
+
+import plait.frontend.numpy as _pnp  # noqa: E402  (after the class: the namespace imports it)

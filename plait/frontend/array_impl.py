@@ -1,0 +1,114 @@
+"""``ArrayImpl``: a concrete array, the result of running plait code eagerly.
+
+Arrays are immutable.  They print like JAX's (``Array([1., 2.], dtype=float32)``),
+convert to NumPy with ``np.asarray``, and support every operator and method
+of :class:`plait.Array`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from plait.ir import dtypes as dt
+from plait.ir.avals import ShapedArray
+from plait.frontend.array_base import Array
+
+__all__ = ["ArrayImpl"]
+
+
+class ArrayImpl(Array):
+    """A concrete array with a known value."""
+
+    __slots__ = ("_aval", "_value")
+
+    def __init__(self, aval: ShapedArray, value: np.ndarray) -> None:
+        self._aval = aval
+        self._value = value
+
+    @classmethod
+    def from_numpy(cls, value: np.ndarray, weak_type: bool = False) -> ArrayImpl:
+        """Wrap a NumPy array (its dtype must already be canonical)."""
+        value = np.asarray(value)
+        value.flags.writeable = False
+        return cls(ShapedArray(value.shape, value.dtype, weak_type), value)
+
+    @property
+    def aval(self) -> ShapedArray:
+        """The abstract value: shape, dtype and weak type."""
+        return self._aval
+
+    def block_until_ready(self) -> ArrayImpl:
+        """Wait until the value is computed; returns ``self``."""
+        return self
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        v = self._value
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        return v.copy() if copy else v
+
+    def _scalar(self, kind: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python {kind}s, "
+                            f"but this array has shape {self.shape}")
+        return self._value.reshape(()).item()
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if not (dt.is_integer(self.dtype) or dt.is_bool(self.dtype)) or self.shape != ():
+            raise TypeError(f"only integer scalar arrays can be converted to an index, "
+                            f"but got {self.aval.str_short()}")
+        return int(self._value)
+
+    def item(self) -> Any:
+        """The single element as a Python scalar."""
+        return self._scalar("scalar")
+
+    def tolist(self) -> Any:
+        """The elements as nested Python lists."""
+        return self._value.tolist()
+
+    def __format__(self, spec: str) -> str:
+        if self.shape == ():
+            return format(self._value.item(), spec)
+        return format(self._value, spec)
+
+    def __repr__(self) -> str:
+        prefix = "Array("
+        weak = ", weak_type=True" if self.weak_type else ""
+        dtype_str = f"dtype={self.dtype.name}{weak})"
+        width = int(np.get_printoptions()["linewidth"])
+        if self.size == 0:
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=width)
+        last = len(body) - body.rfind("\n") + 1
+        # As JAX does: a long last line pushes the dtype further right, not down.
+        sep = " " * len(prefix) if last + len(dtype_str) + 1 > width else " "
+        return f"{prefix}{body},{sep}{dtype_str}"
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ArrayImpl.from_numpy, (np.array(self._value), self.weak_type))
+
+    def __copy__(self) -> ArrayImpl:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> ArrayImpl:
+        return self

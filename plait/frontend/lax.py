@@ -1,0 +1,441 @@
+"""``plait.lax``: thin wrappers over the primitives, with ``jax.lax``'s signatures.
+
+Unlike :mod:`plait.numpy`, these do no implicit promotion between arrays:
+operands must share a dtype.  Python scalars are accepted and take the
+dtype of the array operands, weakly typed, as in JAX.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.errors import ArgumentError
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.atoms import Literal
+from plait.ir.avals import ShapedArray
+from plait.ir.primitives import RoundingMethod
+from plait.frontend.tracing import bind, scalar_literal
+
+__all__ = [
+    "neg", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "log1p",
+    "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+    "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "abs", "bitwise_not", "add", "sub",
+    "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "integer_pow", "eq", "ne", "lt", "le", "gt", "ge",
+    "select_n", "select", "clamp", "convert_element_type", "reduce_sum", "reduce_prod",
+    "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor", "argmax", "argmin",
+    "broadcast_in_dim", "broadcast", "reshape", "transpose", "squeeze", "expand_dims",
+    "concatenate", "pad", "slice", "dynamic_slice", "dynamic_update_slice", "rev", "iota",
+    "broadcasted_iota", "dot_general", "dot", "cumsum", "cumprod", "cummax", "cummin", "sort",
+    "sort_key_val", "full", "square", "reciprocal", "RoundingMethod", "copy",
+    "dynamic_index_in_dim", "index_in_dim", "slice_in_dim", "dynamic_slice_in_dim",
+    "dynamic_update_slice_in_dim", "collapse", "real", "imag", "conj", "complex",
+]
+
+
+def _aval(x: Any) -> Any:
+    return getattr(x, "aval", None)
+
+
+def _operands(name: str, *args: Any) -> list[Any]:
+    """Give Python scalars the dtype of the array operands (weakly)."""
+    dtype = None
+    for a in args:
+        av = _aval(a)
+        if av is not None:
+            dtype = av.dtype
+            break
+        if isinstance(a, np.ndarray | np.generic):
+            dtype = dt.canonicalize(a.dtype)
+            break
+    out = []
+    for a in args:
+        if isinstance(a, bool | int | float | builtins.complex) and not isinstance(a, np.generic):
+            out.append(scalar_literal(a, dtype) if dtype is not None else scalar_literal(a))
+        else:
+            out.append(a)
+    return out
+
+
+def _unary(prim: Any) -> Any:
+    def op(x: Any, **params: Any) -> Any:
+        return bind(prim, *_operands(prim.name, x), **params)
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive)."
+    return op
+
+
+def _binary(prim: Any) -> Any:
+    def op(x: Any, y: Any) -> Any:
+        return bind(prim, *_operands(prim.name, x, y))
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise ``{prim.name}`` of two operands of one dtype."
+    return op
+
+
+neg = _unary(P.neg_p)
+sign = _unary(P.sign_p)
+floor = _unary(P.floor_p)
+ceil = _unary(P.ceil_p)
+is_finite = _unary(P.is_finite_p)
+exp = _unary(P.exp_p)
+exp2 = _unary(P.exp2_p)
+log = _unary(P.log_p)
+log1p = _unary(P.log1p_p)
+expm1 = _unary(P.expm1_p)
+tanh = _unary(P.tanh_p)
+logistic = _unary(P.logistic_p)
+sin = _unary(P.sin_p)
+cos = _unary(P.cos_p)
+tan = _unary(P.tan_p)
+asin = _unary(P.asin_p)
+acos = _unary(P.acos_p)
+atan = _unary(P.atan_p)
+sinh = _unary(P.sinh_p)
+cosh = _unary(P.cosh_p)
+asinh = _unary(P.asinh_p)
+acosh = _unary(P.acosh_p)
+atanh = _unary(P.atanh_p)
+sqrt = _unary(P.sqrt_p)
+rsqrt = _unary(P.rsqrt_p)
+cbrt = _unary(P.cbrt_p)
+abs = _unary(P.abs_p)
+bitwise_not = _unary(P.not_p)
+copy = _unary(P.copy_p)
+real = _unary(P.real_p)
+imag = _unary(P.imag_p)
+conj = _unary(P.conj_p)
+
+add = _binary(P.add_p)
+sub = _binary(P.sub_p)
+div = _binary(P.div_p)
+rem = _binary(P.rem_p)
+pow = _binary(P.pow_p)
+max = _binary(P.max_p)
+min = _binary(P.min_p)
+atan2 = _binary(P.atan2_p)
+nextafter = _binary(P.nextafter_p)
+complex = _binary(P.complex_p)
+bitwise_and = _binary(P.and_p)
+bitwise_or = _binary(P.or_p)
+bitwise_xor = _binary(P.xor_p)
+eq = _binary(P.eq_p)
+ne = _binary(P.ne_p)
+lt = _binary(P.lt_p)
+le = _binary(P.le_p)
+gt = _binary(P.gt_p)
+ge = _binary(P.ge_p)
+
+
+def mul(x: Any, y: Any) -> Any:
+    """Elementwise product of two operands of one dtype."""
+    return bind(P.mul_p, *_operands("mul", x, y))
+
+
+def round(x: Any, rounding_method: RoundingMethod | int = RoundingMethod.AWAY_FROM_ZERO) -> Any:
+    """Round to the nearest integer; ties away from zero (or to even)."""
+    return bind(P.round_p, x, rounding_method=RoundingMethod(rounding_method))
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    """``x ** y`` for a static integer ``y``."""
+    return bind(P.integer_pow_p, x, y=int(y))
+
+
+def square(x: Any) -> Any:
+    """``x * x``."""
+    return integer_pow(x, 2)
+
+
+def reciprocal(x: Any) -> Any:
+    """``1 / x``."""
+    return integer_pow(x, -1)
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """``cases[which]`` elementwise; ``which`` is bool (two cases) or int."""
+    return bind(P.select_n_p, which, *_operands("select_n", *cases))
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``on_true`` where ``pred`` else ``on_false``."""
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min: Any, x: Any, max: Any) -> Any:
+    """``x`` clipped to ``[min, max]``."""
+    x_, lo, hi = _operands("clamp", x, min, max)
+    return bind(P.clamp_p, lo, x_, hi)
+
+
+def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    """``operand`` cast to ``new_dtype`` (canonicalized)."""
+    return bind(P.convert_element_type_p, *_operands("convert", operand),
+                new_dtype=dt.canonicalize(new_dtype), weak_type=bool(weak_type), sharding=None)
+
+
+def _axes(axes: Any) -> tuple[int, ...]:
+    return tuple(int(a) for a in axes)
+
+
+def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
+    """Sum over ``axes``."""
+    return bind(P.reduce_sum_p, operand, axes=_axes(axes), out_sharding=None)
+
+
+def reduce_prod(operand: Any, axes: Sequence[int]) -> Any:
+    """Product over ``axes``."""
+    return bind(P.reduce_prod_p, operand, axes=_axes(axes))
+
+
+def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
+    """Maximum over ``axes``."""
+    return bind(P.reduce_max_p, operand, axes=_axes(axes))
+
+
+def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
+    """Minimum over ``axes``."""
+    return bind(P.reduce_min_p, operand, axes=_axes(axes))
+
+
+def reduce_and(operand: Any, axes: Sequence[int]) -> Any:
+    """Logical/bitwise and over ``axes``."""
+    return bind(P.reduce_and_p, operand, axes=_axes(axes))
+
+
+def reduce_or(operand: Any, axes: Sequence[int]) -> Any:
+    """Logical/bitwise or over ``axes``."""
+    return bind(P.reduce_or_p, operand, axes=_axes(axes))
+
+
+def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
+    """Logical/bitwise xor over ``axes``."""
+    return bind(P.reduce_xor_p, operand, axes=_axes(axes))
+
+
+def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
+    """Index of the maximum along ``axis`` (first one on ties)."""
+    return bind(P.argmax_p, operand, axes=(int(axis),), index_dtype=dt.canonicalize(index_dtype))
+
+
+def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
+    """Index of the minimum along ``axis`` (first one on ties)."""
+    return bind(P.argmin_p, operand, axes=(int(axis),), index_dtype=dt.canonicalize(index_dtype))
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise ArgumentError(f"expected a shape (a sequence of ints), but got {shape!r}") from None
+
+
+def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
+    """``operand`` broadcast to ``shape``, its dimension ``i`` mapped to ``broadcast_dimensions[i]``."""
+    return bind(P.broadcast_in_dim_p, *_operands("broadcast_in_dim", operand), shape=_shape(shape),
+                broadcast_dimensions=_axes(broadcast_dimensions), sharding=None)
+
+
+def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+    """``operand`` with leading dimensions ``sizes`` added."""
+    x_shape = tuple(np.shape(operand)) if _aval(operand) is None else _aval(operand).shape
+    sizes = _shape(sizes)
+    n = len(sizes)
+    return broadcast_in_dim(operand, sizes + x_shape, tuple(range(n, n + len(x_shape))))
+
+
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
+    """``operand`` with shape ``new_sizes`` (after transposing by ``dimensions``)."""
+    dims = None if dimensions is None else _axes(dimensions)
+    return bind(P.reshape_p, operand, new_sizes=_shape(new_sizes), dimensions=dims, sharding=None)
+
+
+def transpose(operand: Any, permutation: Sequence[int]) -> Any:
+    """Permute the dimensions."""
+    return bind(P.transpose_p, operand, permutation=_axes(permutation))
+
+
+def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
+    """Remove the given size-1 dimensions."""
+    return bind(P.squeeze_p, array, dimensions=_axes(dimensions))
+
+
+def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
+    """Insert size-1 dimensions (a ``broadcast_in_dim``, as in JAX)."""
+    shape = list(_aval(array).shape if _aval(array) is not None else np.shape(array))
+    ndim_out = len(shape) + len(dimensions)
+    dims = sorted(d % ndim_out for d in dimensions)
+    for d in dims:
+        shape.insert(d, 1)
+    kept = [i for i in range(ndim_out) if i not in dims]
+    return broadcast_in_dim(array, shape, kept)
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+    """Join ``operands`` along ``dimension``."""
+    return bind(P.concatenate_p, *_operands("concatenate", *operands), dimension=int(dimension))
+
+
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
+    """Pad with ``(low, high, interior)`` per dimension (negative low/high crop)."""
+    x, v = _operands("pad", operand, padding_value)
+    config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    return bind(P.pad_p, x, v, padding_config=config)
+
+
+def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
+          strides: Sequence[int] | None = None) -> Any:
+    """The static slice ``[start:limit:stride]`` in each dimension."""
+    return bind(P.slice_p, operand, start_indices=_axes(start_indices),
+                limit_indices=_axes(limit_indices),
+                strides=None if strides is None else _axes(strides))
+
+
+_I32 = ShapedArray((), dt.int32)
+
+
+def _index_operands(indices: Sequence[Any]) -> list[Any]:
+    out = []
+    for i in indices:
+        if isinstance(i, int | np.integer) and not isinstance(i, bool):
+            out.append(Literal(int(i), _I32))
+        else:
+            out.append(i)
+    return out
+
+
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
+    """A slice of static size ``slice_sizes`` at (clamped) traced ``start_indices``."""
+    return bind(P.dynamic_slice_p, operand, *_index_operands(start_indices),
+                slice_sizes=_shape(slice_sizes))
+
+
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
+    """``operand`` with ``update`` written at (clamped) ``start_indices``."""
+    return bind(P.dynamic_update_slice_p, operand, update, *_index_operands(start_indices))
+
+
+def rev(operand: Any, dimensions: Sequence[int]) -> Any:
+    """Reverse the order of elements along ``dimensions``."""
+    return bind(P.rev_p, operand, dimensions=_axes(dimensions))
+
+
+def iota(dtype: Any, size: int) -> Any:
+    """``[0, 1, ..., size - 1]``."""
+    return bind(P.iota_p, dtype=dt.canonicalize(dtype), shape=(int(size),), dimension=0,
+                sharding=None)
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
+    """Indices along ``dimension`` of an array of ``shape``."""
+    return bind(P.iota_p, dtype=dt.canonicalize(dtype), shape=_shape(shape),
+                dimension=int(dimension), sharding=None)
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: None = None,
+                preferred_element_type: Any = None) -> Any:
+    """Contract ``lhs`` and ``rhs``: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
+    pet = None if preferred_element_type is None else dt.canonicalize(preferred_element_type)
+    return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dn, precision=precision,
+                preferred_element_type=pet, out_sharding=None)
+
+
+def dot(lhs: Any, rhs: Any, precision: None = None, preferred_element_type: Any = None) -> Any:
+    """Vector/matrix product of rank-1 or rank-2 operands."""
+    lhs_nd = _aval(lhs).ndim if _aval(lhs) is not None else np.ndim(lhs)
+    return dot_general(lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def _cumulative(prim: Any) -> Any:
+    def op(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+        nd = _aval(operand).ndim if _aval(operand) is not None else np.ndim(operand)
+        return bind(prim, operand, axis=int(axis) % builtins.max(nd, 1), reverse=bool(reverse))
+    op.__name__ = prim.name
+    op.__doc__ = f"Cumulative ``{prim.name[3:]}`` along ``axis`` (from the end if ``reverse``)."
+    return op
+
+
+cumsum = _cumulative(P.cumsum_p)
+cumprod = _cumulative(P.cumprod_p)
+cummax = _cumulative(P.cummax_p)
+cummin = _cumulative(P.cummin_p)
+
+
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """Sort ``operand`` (or a sequence of operands, keyed by the first ``num_keys``)."""
+    ops = list(operand) if isinstance(operand, tuple | list) else [operand]
+    nd = _aval(ops[0]).ndim if _aval(ops[0]) is not None else np.ndim(ops[0])
+    outs = bind(P.sort_p, *ops, dimension=int(dimension) % builtins.max(nd, 1),
+                is_stable=bool(is_stable), num_keys=int(num_keys))
+    return tuple(outs) if isinstance(operand, tuple | list) else outs[0]
+
+
+def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = True) -> Any:
+    """Sort ``keys`` and permute ``values`` alike."""
+    return sort((keys, values), dimension, is_stable, 1)
+
+
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value``."""
+    from plait.frontend.numpy import full as np_full
+    return np_full(shape, fill_value, dtype)
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """The static ``index`` along ``axis``."""
+    shape = _aval(operand).shape
+    start = [0] * len(shape)
+    limit = list(shape)
+    start[axis] = index
+    limit[axis] = index + 1
+    out = slice(operand, start, limit)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def slice_in_dim(operand: Any, start_index: int, limit_index: int, stride: int = 1,
+                 axis: int = 0) -> Any:
+    """``operand[start:limit:stride]`` along ``axis``."""
+    shape = _aval(operand).shape
+    start = [0] * len(shape)
+    limit = list(shape)
+    strides = [1] * len(shape)
+    start[axis], limit[axis], strides[axis] = start_index, limit_index, stride
+    return slice(operand, start, limit, strides)
+
+
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Any:
+    """A dynamic slice of ``slice_size`` along ``axis``."""
+    shape = _aval(operand).shape
+    starts: list[Any] = [0] * len(shape)
+    sizes = list(shape)
+    starts[axis], sizes[axis] = start_index, slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True) -> Any:
+    """The traced ``index`` along ``axis``."""
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int) -> Any:
+    """Write ``update`` at ``start_index`` along ``axis``."""
+    starts: list[Any] = [0] * _aval(operand).ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
+    """Merge dimensions ``[start, stop)`` into one."""
+    shape = _aval(operand).shape
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    size = int(np.prod(shape[start_dimension:stop]))
+    return reshape(operand, shape[:start_dimension] + (size,) + shape[stop:])

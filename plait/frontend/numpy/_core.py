@@ -1,0 +1,152 @@
+"""Shared machinery of the NumPy namespace: array conversion, promotion, broadcasting."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.errors import ArgumentError
+from plait.ir import dtypes as dt
+from plait.ir.atoms import Literal
+from plait.frontend import lax
+from plait.frontend.promotion import dtype_and_weak, result_type_info
+from plait.frontend.tracing import scalar_literal
+
+__all__ = ["is_scalar", "aval_of", "promote", "promote_dtypes", "promote_to_inexact", "broadcast_ranks",
+           "canonical_axis", "canonical_axes", "ndim", "shape", "convert"]
+
+
+def is_scalar(x: Any) -> bool:
+    """A Python ``bool``, ``int``, ``float`` or ``complex`` (not a NumPy scalar)."""
+    return isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic)
+
+
+def aval_of(x: Any) -> Any:
+    """The abstract value of a Tracer or Array, else ``None``."""
+    return getattr(x, "aval", None)
+
+
+def _host(x: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(x)
+    except Exception:
+        raise TypeError(f"expected an array-like value, but got {type(x).__name__}") from None
+    if arr.dtype == object or arr.dtype not in dt._SHORT:
+        raise TypeError(f"expected an array-like value of a supported dtype, but got "
+                        f"{type(x).__name__} with dtype {arr.dtype}")
+    target = dt.canonicalize(arr.dtype)
+    return arr if arr.dtype == target else arr.astype(target)
+
+
+def shape(x: Any) -> tuple[int, ...]:
+    """The shape of an array-like value."""
+    av = aval_of(x)
+    if av is not None:
+        return av.shape  # type: ignore[no-any-return]
+    if type(x) is Literal:
+        return ()
+    return tuple(np.shape(x))
+
+
+def ndim(x: Any) -> int:
+    """The number of dimensions of an array-like value."""
+    return len(shape(x))
+
+
+def convert(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
+    """``x`` as an operand of ``dtype`` (weakly typed if ``weak``), staging a cast if needed."""
+    av = aval_of(x)
+    if av is not None:
+        if av.dtype == dtype and av.weak_type == weak:
+            return x
+        return lax.convert_element_type(x, dtype, weak)
+    if type(x) is Literal:
+        if x.aval.dtype == dtype:
+            return x
+        return scalar_literal(x.value, dtype) if weak else Literal(
+            scalar_literal(x.value, dtype).value, x.aval.update(dtype=dtype, weak_type=False))
+    if is_scalar(x):
+        lit = scalar_literal(x, dtype)
+        return lit if weak else Literal(lit.value, lit.aval.strip_weak_type())
+    arr = _host(x)
+    return arr if arr.dtype == dtype else arr.astype(dtype)
+
+
+def _type(x: Any) -> tuple[np.dtype[Any], bool]:
+    if type(x) is Literal:
+        return x.aval.dtype, x.aval.weak_type
+    if aval_of(x) is None and not is_scalar(x) and not isinstance(x, np.ndarray | np.generic):
+        return dt.canonicalize(_host(x).dtype), False
+    return dtype_and_weak(x)
+
+
+def promote(name: str, *args: Any) -> list[Any]:
+    """Convert ``args`` to their common dtype (seed 003's lattice) and rank."""
+    return broadcast_ranks(promote_dtypes(name, *args))
+
+
+def promote_dtypes(name: str, *args: Any) -> list[Any]:
+    """Convert ``args`` to their common dtype, leaving shapes alone."""
+    types = [_type(a) for a in args]
+    dtype, weak = result_type_info(types)
+    return [convert(a, dtype, weak) for a in args]
+
+
+def promote_to_inexact(name: str, *args: Any) -> list[Any]:
+    """Like :func:`promote`, then integers and bools become the default float."""
+    types = [_type(a) for a in args]
+    dtype, weak = result_type_info(types)
+    if not dt.is_inexact(dtype):
+        dtype = dt.canonicalize(dt.float64)
+    return broadcast_ranks([convert(a, dtype, weak) for a in args])
+
+
+def broadcast_ranks(args: list[Any]) -> list[Any]:
+    """Give arrays of differing ranks leading unit dimensions (NumPy broadcasting).
+
+    Rank-0 operands, and operands of one common rank, are left alone: the
+    primitives broadcast those themselves.
+    """
+    shapes = [shape(a) for a in args]
+    ranks = {len(s) for s in shapes if s}
+    if len(ranks) < 2:
+        return args
+    nd = max(ranks)
+    out = []
+    for a, s in zip(args, shapes):
+        if len(s) == nd:
+            out.append(a)
+        else:
+            new = (1,) * (nd - len(s)) + s
+            out.append(lax.broadcast_in_dim(a, new, tuple(range(nd - len(s), nd))))
+    return out
+
+
+def canonical_axis(axis: int, nd: int, name: str = "axis") -> int:
+    """``axis`` made non-negative.
+
+    Raises:
+      ArgumentError: out of range for ``nd`` dimensions.
+    """
+    try:
+        a = int(axis)
+    except TypeError:
+        raise ArgumentError(f"expected an int {name}, but got {axis!r}") from None
+    if not -nd <= a < nd:
+        raise ArgumentError(f"expected {name} in [{-nd}, {nd}) for an array of {nd} "
+                            f"dimensions, but got {axis}")
+    return a % nd if nd else 0
+
+
+def canonical_axes(axis: int | Sequence[int] | None, nd: int) -> tuple[int, ...]:
+    """Axes as a sorted tuple of non-negative ints; ``None`` means all."""
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, int | np.integer):
+        return (canonical_axis(axis, nd),)
+    axes = tuple(canonical_axis(a, nd) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise ArgumentError(f"expected distinct axes, but got {tuple(axis)}")
+    return tuple(sorted(axes))

@@ -1,0 +1,123 @@
+"""``x[index]``: basic NumPy indexing (ints, slices, ``None``, ``...``, traced scalar ints)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from plait.ir import dtypes as dt
+from plait.frontend import lax
+from plait.frontend.array_base import Array
+from plait.frontend.numpy._core import aval_of, ndim, promote, shape
+from plait.frontend.tracing import Tracer
+
+__all__ = ["getitem"]
+
+
+def _static_int(e: Any) -> int | None:
+    if isinstance(e, bool | np.bool_):
+        return None
+    if isinstance(e, int | np.integer):
+        return int(e)
+    av = aval_of(e)
+    if av is not None and type(e) is not Tracer and av.shape == () and dt.is_integer(av.dtype):
+        return int(np.asarray(e))
+    return None
+
+
+def _is_dynamic_int(e: Any) -> bool:
+    av = aval_of(e)
+    return av is not None and av.shape == () and dt.is_integer(av.dtype)
+
+
+def _expand(index: Any, nd: int) -> list[Any]:
+    idx = list(index) if isinstance(index, tuple) else [index]
+    for e in idx:
+        if isinstance(e, list | np.ndarray) or (aval_of(e) is not None and not _is_dynamic_int(e)):
+            raise NotImplementedError(
+                f"indexing with an array ({type(e).__name__}) is advanced indexing (a gather), "
+                "which plait does not support yet; use basic indices (ints, slices, None, ...) "
+                "or plait.lax.dynamic_slice")
+        if isinstance(e, bool | np.bool_):
+            raise NotImplementedError("indexing with a boolean is not supported")
+        if not (e is None or e is Ellipsis or isinstance(e, slice) or _static_int(e) is not None
+                or _is_dynamic_int(e)):
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
+                             f"scalar arrays are valid indices, but got {e!r}")
+    if sum(e is Ellipsis for e in idx) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(e is not None and e is not Ellipsis for e in idx)
+    if n_real > nd:
+        raise IndexError(f"too many indices for an array of {nd} dimensions: {n_real} were given")
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        idx[k:k + 1] = [slice(None)] * (nd - n_real)
+    else:
+        idx += [slice(None)] * (nd - n_real)
+    return idx
+
+
+def getitem(x: Any, index: Any) -> Array:
+    """``x[index]`` for basic indices; out-of-range static ints raise ``IndexError``."""
+    x, = promote("getitem", x)
+    s = shape(x)
+    idx = _expand(index, ndim(x))
+    starts, limits, strides, revs, squeezes, dynamic = [], [], [], [], [], []
+    new_axes: list[int] = []
+    dim = 0
+    out_pos = 0
+    for e in idx:
+        if e is None:
+            new_axes.append(out_pos)
+            out_pos += 1
+            continue
+        n = s[dim]
+        i = _static_int(e)
+        if isinstance(e, slice):
+            start, stop, step = e.indices(n)
+            count = len(range(start, stop, step))
+            if step < 0:
+                revs.append(dim)
+                start = n - 1 - start
+                step = -step
+            limit = start + (count - 1) * step + 1 if count else start
+            starts.append(start if count else 0)
+            limits.append(limit if count else 0)
+            strides.append(step)
+            out_pos += 1
+        elif i is not None:
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            i %= n
+            starts.append(i)
+            limits.append(i + 1)
+            strides.append(1)
+            squeezes.append(dim)
+        else:
+            dynamic.append((dim, e))
+            starts.append(0)
+            limits.append(n)
+            strides.append(1)
+            squeezes.append(dim)
+        dim += 1
+    if revs:
+        x = lax.rev(x, revs)
+    if starts != [0] * len(s) or limits != list(s) or any(st != 1 for st in strides):
+        x = lax.slice(x, starts, limits, None if all(st == 1 for st in strides) else strides)
+    if dynamic:
+        cur = shape(x)
+        index_ops: list[Any] = [0] * len(cur)
+        sizes = list(cur)
+        for d, e in dynamic:
+            i = e
+            if not dt.is_signed(i.dtype) or i.dtype != dt.int32:
+                i = lax.convert_element_type(i, dt.int32)
+            index_ops[d] = lax.select(lax.lt(i, 0), lax.add(i, cur[d]), i)
+            sizes[d] = 1
+        x = lax.dynamic_slice(x, index_ops, sizes)
+    if squeezes:
+        x = lax.squeeze(x, squeezes)
+    if new_axes:
+        x = lax.expand_dims(x, new_axes)
+    return x  # type: ignore[no-any-return]

@@ -1,0 +1,170 @@
+"""Type promotion: the lattice of seed 003 ("Type promotion semantics").
+
+A value's type for promotion is its dtype plus whether it is weak (a Python
+scalar, or derived only from Python scalars).  Weak types are the nodes
+``i*``, ``f*``, ``c*`` of the lattice; the promotion of two types is their
+least upper bound, then canonicalized (64-bit narrows unless x64 is on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from plait import config
+from plait.errors import TypePromotionError
+from plait.ir import dtypes as dt
+
+__all__ = ["promote_types", "result_type", "weak_dtype_for", "numpy_dtype_promotion",
+           "is_weak_scalar", "python_scalar_dtype"]
+
+# Lattice nodes: NumPy dtypes for strong types, these markers for weak ones.
+_I, _F, _C = "i*", "f*", "c*"
+Node = Any
+
+_EDGES: Final[dict[Node, list[Node]]] = {
+    dt.bool_: [_I],
+    dt.uint8: [dt.int16, dt.uint16], dt.uint16: [dt.int32, dt.uint32],
+    dt.uint32: [dt.int64, dt.uint64], dt.uint64: [_F],
+    _I: [dt.uint8, dt.int8], dt.int8: [dt.int16], dt.int16: [dt.int32],
+    dt.int32: [dt.int64], dt.int64: [_F],
+    _F: [dt.bfloat16, dt.float16, _C], dt.bfloat16: [dt.float32], dt.float16: [dt.float32],
+    dt.float32: [dt.float64, dt.complex64], dt.float64: [dt.complex128],
+    _C: [dt.complex64], dt.complex64: [dt.complex128], dt.complex128: [],
+}
+
+
+def _upper_sets() -> dict[Node, frozenset[Node]]:
+    ups: dict[Node, frozenset[Node]] = {}
+
+    def up(n: Node) -> frozenset[Node]:
+        if n not in ups:
+            s = {n}
+            for m in _EDGES[n]:
+                s |= up(m)
+            ups[n] = frozenset(s)
+        return ups[n]
+
+    for n in _EDGES:
+        up(n)
+    return ups
+
+
+_UP: Final = _upper_sets()
+
+_WEAK_DEFAULT: Final[dict[str, np.dtype[Any]]] = {_I: dt.int64, _F: dt.float64, _C: dt.complex128}
+_KIND_OF_WEAK: Final[dict[str, str]] = {"i": _I, "u": _I, "f": _F, "V": _F, "c": _C, "b": _I}
+
+
+def _node(dtype: np.dtype[Any], weak: bool) -> Node:
+    if not weak:
+        return dtype
+    if dtype == dt.bool_:
+        return dt.bool_
+    if dtype == dt.bfloat16:
+        return _F
+    return _KIND_OF_WEAK[dtype.kind]
+
+
+@functools.cache
+def _join(a: Node, b: Node) -> Node:
+    common = _UP[a] & _UP[b]
+    least = [n for n in common if all(m in _UP[n] for m in common)]
+    assert len(least) == 1, (a, b, least)
+    return least[0]
+
+
+def _strict_ok(nodes: Sequence[Node]) -> bool:
+    strong = {n for n in nodes if isinstance(n, np.dtype)}
+    if len(strong) > 1:
+        return False
+    weak = [n for n in nodes if not isinstance(n, np.dtype)]
+    if not strong:
+        return True
+    s = strong.pop()
+    # Weak scalars may only join a strong type of their own kind or higher.
+    return all(_join(s, w) == s for w in weak)
+
+
+def promote_types(a: Any, b: Any) -> np.dtype[Any]:
+    """The dtype two (strong) dtypes promote to, as ``jnp.promote_types``."""
+    return result_type_info([(dt.canonicalize(a), False), (dt.canonicalize(b), False)])[0]
+
+
+def result_type_info(types: Sequence[tuple[np.dtype[Any], bool]]) -> tuple[np.dtype[Any], bool]:
+    """The (dtype, weak) the given (dtype, weak) types promote to.
+
+    Raises:
+      TypePromotionError: promotion is ``'strict'`` and the types differ.
+    """
+    nodes = [_node(d, w) for d, w in types]
+    if config.numpy_dtype_promotion() == "strict" and not _strict_ok(nodes):
+        names = tuple(d.name for d, _ in types)
+        raise TypePromotionError(
+            f"Input dtypes {names} have no available implicit dtype promotion path when "
+            "numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+            "output type, or set numpy_dtype_promotion=standard.")
+    out = nodes[0]
+    for n in nodes[1:]:
+        out = _join(out, n)
+    if isinstance(out, np.dtype):
+        return dt.canonicalize(out), False
+    # A weak result keeps the precision of the weak inputs (float32 stays float32).
+    weak_dtypes = [d for (d, w), n in zip(types, nodes) if n == out and w]
+    d = weak_dtypes[0] if weak_dtypes else _WEAK_DEFAULT[out]
+    return dt.canonicalize(d), True
+
+
+def result_type(*args: Any) -> np.dtype[Any]:
+    """The dtype values or dtypes promote to (``jnp.result_type``)."""
+    return result_type_info([dtype_and_weak(a) for a in args])[0]
+
+
+def python_scalar_dtype(x: bool | int | float | complex) -> np.dtype[Any]:
+    """The dtype a Python scalar gets: bool, or canonical int, float, complex."""
+    if isinstance(x, bool):
+        return dt.bool_
+    if isinstance(x, int):
+        return dt.canonicalize(dt.int64)
+    if isinstance(x, float):
+        return dt.canonicalize(dt.float64)
+    return dt.canonicalize(dt.complex128)
+
+
+def is_weak_scalar(x: Any) -> bool:
+    """True for Python ``int``, ``float`` and ``complex`` (not ``bool``)."""
+    return type(x) in (int, float, complex)
+
+
+def dtype_and_weak(x: Any) -> tuple[np.dtype[Any], bool]:
+    """The (dtype, weak) of a value, a dtype, or a Python scalar type."""
+    aval = getattr(x, "aval", None)
+    if aval is not None and hasattr(aval, "weak_type"):
+        return aval.dtype, aval.weak_type
+    if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
+        return python_scalar_dtype(x), type(x) is not bool
+    if x is int or x is float or x is complex:
+        return python_scalar_dtype(x()), True
+    if isinstance(x, np.ndarray | np.generic):
+        return dt.canonicalize(x.dtype), False
+    return dt.canonicalize(x), False
+
+
+def weak_dtype_for(x: Any) -> np.dtype[Any]:
+    """The dtype of ``x`` where ``x`` is a Python scalar or a typed value."""
+    return dtype_and_weak(x)[0]
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(mode: str) -> Iterator[None]:
+    """Within the block, use ``'standard'`` or ``'strict'`` dtype promotion."""
+    previous = config.numpy_dtype_promotion()
+    config.update("numpy_dtype_promotion", mode)
+    try:
+        yield
+    finally:
+        config.update("numpy_dtype_promotion", previous)

@@ -1,0 +1,59 @@
+"""Tracebacks of user-facing errors without plait's internal frames.
+
+Public entry points are wrapped with :func:`api_boundary`; when an error
+escapes one, frames inside the ``plait`` package are removed from its
+traceback (set ``PLAIT_TRACEBACK_FILTERING=off`` or
+``plait.config.update('traceback_filtering', 'off')`` to keep them).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import types
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from plait import config
+
+__all__ = ["api_boundary", "filter_traceback"]
+
+_PLAIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _internal(tb: types.TracebackType) -> bool:
+    return tb.tb_frame.f_code.co_filename.startswith(_PLAIT_DIR)
+
+
+def filter_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """``tb`` without the frames whose code lives in the plait package."""
+    frames = []
+    while tb is not None:
+        if not _internal(tb):
+            frames.append(tb)
+        tb = tb.tb_next
+    out = None
+    for f in reversed(frames):
+        out = types.TracebackType(out, f.tb_frame, f.tb_lasti, f.tb_lineno)
+    return out
+
+
+def api_boundary(fun: Callable[P, R]) -> Callable[P, R]:
+    """Wrap a public function so errors escaping it hide plait's frames."""
+    @functools.wraps(fun)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fun(*args, **kwargs)
+        except Exception as e:
+            if config.values.traceback_filtering == "off" or getattr(e, "_plait_filtered", False):
+                raise
+            try:
+                e._plait_filtered = True  # type: ignore[attr-defined]
+            except AttributeError:
+                raise e from None
+            raise e.with_traceback(filter_traceback(e.__traceback__)) from e.__cause__
+    return wrapper
+
+

@@ -1,0 +1,381 @@
+"""Tracing: one staging mechanism behind every transformation.
+
+A thread-local stack of :class:`Trace`\\ s, each recording into a
+:class:`~plait.ir.Builder`.  :func:`bind` stages every primitive application
+into the innermost trace (omnistaging), and runs it eagerly when no trace is
+active.  Tracers of an outer trace used inside an inner one are captured as
+constvars of the inner jaxpr; constants (NumPy arrays, concrete Arrays) are
+hoisted to constvars and scalars become literals.  A tracer used after its
+trace ended raises :class:`~plait.errors.UnexpectedTracerError`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from types import CodeType
+from typing import Any
+
+import numpy as np
+
+from plait import config
+from plait.errors import (ConcretizationTypeError, TracerArrayConversionError,
+                          TracerBoolConversionError, TracerIntegerConversionError,
+                          UnexpectedTracerError)
+from plait.ir import dtypes as dt
+from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.avals import ShapedArray
+from plait.ir.builder import Builder
+from plait.ir.debug_info import DebugInfo, SourceInfo
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
+from plait.ir.primitive import Primitive, set_bind_hook
+from plait.frontend.array_base import Array
+
+__all__ = ["Trace", "Tracer", "bind", "current_trace", "new_trace", "trace_flat",
+           "scalar_literal", "is_traced"]
+
+
+class _TraceState(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Trace] = []
+
+
+_state = _TraceState()
+
+
+def current_trace() -> Trace | None:
+    """The innermost active trace, or ``None`` when running eagerly."""
+    stack = _state.stack
+    return stack[-1] if stack else None
+
+
+class Trace:
+    """A staging trace: the builder it records into and what it captured."""
+
+    __slots__ = ("builder", "level", "active", "invars", "debug_info", "purpose",
+                 "_const_index", "consts")
+
+    def __init__(self, purpose: str, debug_info: DebugInfo | None) -> None:
+        self.builder = Builder()
+        self.level = len(_state.stack)
+        self.active = True
+        self.invars: list[Var] = []
+        self.debug_info = debug_info
+        self.purpose = purpose
+        self._const_index: dict[int, Var] = {}
+        self.consts: list[tuple[Var, Any]] = []
+        """(constvar, value) in first-use order; a value is an array or an outer Tracer."""
+
+    def new_arg(self, aval: ShapedArray) -> Tracer:
+        """A fresh input of this trace."""
+        v = Var(aval)
+        self.invars.append(v)
+        return Tracer(self, v)
+
+    def to_atom(self, x: Any) -> Atom:
+        """The atom standing for ``x`` in this trace (capturing or hoisting as needed)."""
+        if type(x) is Tracer:
+            if x._trace is self:
+                return x.var
+            return self._capture(x)
+        if type(x) is Literal:
+            return x
+        if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
+            return scalar_literal(x)
+        return self._hoist(x)
+
+    def _capture(self, t: Tracer) -> Var:
+        if not t._trace.active:
+            raise UnexpectedTracerError(_leak_message(t))
+        v = self._const_index.get(id(t))
+        if v is None:
+            v = self._const_index[id(t)] = Var(t.aval)
+            self.consts.append((v, t))
+        return v
+
+    def _hoist(self, x: Any) -> Atom:
+        aval = getattr(x, "aval", None)
+        if aval is None:
+            arr = _as_numpy(x)
+            aval = ShapedArray(arr.shape, arr.dtype)
+        else:
+            arr = x
+        if aval.shape == ():
+            return Literal(np.asarray(arr).item(), aval)
+        v = self._const_index.get(id(x))
+        if v is None:
+            v = self._const_index[id(x)] = Var(aval)
+            self.consts.append((v, arr))
+        return v
+
+    def close(self) -> None:
+        """Mark the trace ended: its tracers may no longer be used."""
+        self.active = False
+
+
+def _as_numpy(x: Any) -> np.ndarray:
+    if isinstance(x, np.ndarray | np.generic):
+        arr = np.asarray(x)
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception:
+            raise TypeError(f"expected an array, a scalar or a traced value, but got "
+                            f"{type(x).__name__}: {x!r}") from None
+        if arr.dtype == object:
+            raise TypeError(f"expected an array, a scalar or a traced value, but got "
+                            f"{type(x).__name__}: {x!r}")
+    if arr.dtype not in dt._SHORT:
+        raise TypeError(f"expected an array of a supported dtype, but got dtype {arr.dtype}")
+    target = dt.canonicalize(arr.dtype)
+    return arr if target == arr.dtype else arr.astype(target)
+
+
+_WEAK_AVALS: dict[type, ShapedArray] = {}
+
+
+def scalar_literal(x: bool | int | float | complex, dtype: np.dtype[Any] | None = None) -> Literal:
+    """The literal for a Python scalar: weakly typed unless it is a bool.
+
+    With ``dtype``, the literal takes that (weak) dtype, its value converted
+    as a cast to that dtype would (``0.1`` in ``f16`` is ``0.0999755859375``).
+
+    Raises:
+      OverflowError: an int that does not fit the dtype.
+    """
+    t = type(x)
+    if dtype is None:
+        if t is bool:
+            return Literal(x, ShapedArray((), dt.bool_))
+        aval = _WEAK_AVALS.get(t)
+        if aval is None:
+            from plait.frontend.promotion import python_scalar_dtype
+            aval = _WEAK_AVALS[t] = ShapedArray((), python_scalar_dtype(x), True)
+        dtype = aval.dtype
+        if t is int:
+            info = np.iinfo(dtype)
+            if not info.min <= x <= info.max:  # type: ignore[operator]
+                raise OverflowError(f"Python int {x} too large to convert to {dtype}")
+        return Literal(x, aval)
+    aval = ShapedArray((), dtype, t is not bool)
+    return Literal(_cast_scalar(x, dtype), aval)
+
+
+def _cast_scalar(x: Any, dtype: np.dtype[Any]) -> Any:
+    if dtype == dt.bool_:
+        return bool(x)
+    if dt.is_integer(dtype):
+        if isinstance(x, complex):
+            x = x.real
+        if isinstance(x, float):
+            x = int(x)
+        info = np.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {dtype}")
+        return int(x)
+    if dt.is_complex(dtype):
+        return complex(np.asarray(x).astype(dtype).item())
+    if dtype in (dt.float32, dt.float64) and isinstance(x, int | float):
+        return float(x)  # kept exact, as JAX keeps Python floats
+    with np.errstate(over="ignore"):
+        return float(np.asarray(x.real if isinstance(x, complex) else x).astype(dtype).item())
+
+
+_PLAIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_internal_code: dict[CodeType, bool] = {}
+_source_cache: dict[tuple[CodeType, int], SourceInfo] = {}
+
+
+def user_frame_info() -> SourceInfo | None:
+    """The innermost stack frame outside plait, as a :class:`SourceInfo`."""
+    f = sys._getframe(1)
+    internal = _internal_code
+    while f is not None:
+        code = f.f_code
+        is_internal = internal.get(code)
+        if is_internal is None:
+            is_internal = internal[code] = code.co_filename.startswith(_PLAIT_DIR)
+        if not is_internal:
+            key = (code, f.f_lineno)
+            info = _source_cache.get(key)
+            if info is None:
+                info = _source_cache[key] = SourceInfo(code.co_filename, f.f_lineno, code.co_name)
+            return info
+        f = f.f_back  # type: ignore[assignment]
+    return None
+
+
+_values = config.values
+_eager_impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any] | None = None
+
+
+def set_eager_impl(impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any]) -> None:
+    """Install the function that runs a primitive outside any trace."""
+    global _eager_impl
+    _eager_impl = impl
+
+
+def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """Apply ``prim``: staged into the innermost trace, or run eagerly."""
+    stack = _state.stack
+    if not stack:
+        assert _eager_impl is not None
+        return _eager_impl(prim, args, params)
+    trace = stack[-1]
+    atoms = tuple([a.var if type(a) is Tracer and a._trace is trace else trace.to_atom(a)
+                   for a in args])
+    src = user_frame_info() if _values.source_info else None
+    outs = trace.builder.bind(prim, atoms, params, src)
+    if prim.multiple_results:
+        return [Tracer(trace, v) for v in outs]
+    return Tracer(trace, outs[0])
+
+
+set_bind_hook(lambda prim, args, params: bind(prim, *args, **params))
+
+
+def is_traced(x: Any) -> bool:
+    """Whether ``x`` is a tracer (an abstract value of an active or ended trace)."""
+    return type(x) is Tracer
+
+
+class Tracer(Array):
+    """A value inside a trace: it knows its type, not its contents.
+
+    Tracers support the array API of :mod:`plait.numpy` through operators
+    and methods.  Converting one to a concrete Python value (``bool``,
+    ``int``, ``float``, a NumPy array) is an error naming the line.
+    """
+
+    __slots__ = ("_trace", "var")
+    __array_priority__ = 100
+
+    def __init__(self, trace: Trace, var: Var) -> None:
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self) -> ShapedArray:
+        """The abstract value (type) of the traced value."""
+        return self.var.aval  # type: ignore[return-value]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape."""
+        return self.var.aval.shape  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The dtype."""
+        return self.var.aval.dtype  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def weak_type(self) -> bool:
+        """Whether the dtype is weak (derived from Python scalars only)."""
+        return self.var.aval.weak_type  # type: ignore[attr-defined, no-any-return]
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval!r}>with<{self._trace.purpose} trace>"
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: traced array {self.aval.str_short()}")
+
+    def __bool__(self) -> bool:
+        raise TracerBoolConversionError(_concrete_message(self, "boolean conversion (if, while, "
+                                                          "and, or, not, assert)"))
+
+    def __index__(self) -> int:
+        raise TracerIntegerConversionError(_concrete_message(self, "conversion to a Python int "
+                                                             "(an index, range or shape)"))
+
+    def __int__(self) -> int:
+        raise ConcretizationTypeError(_concrete_message(self, "conversion with int()"))
+
+    def __float__(self) -> float:
+        raise ConcretizationTypeError(_concrete_message(self, "conversion with float()"))
+
+    def __complex__(self) -> complex:
+        raise ConcretizationTypeError(_concrete_message(self, "conversion with complex()"))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TracerArrayConversionError(_concrete_message(
+            self, "conversion to a NumPy array (np.asarray, a NumPy function)"))
+
+    def tolist(self) -> Any:
+        """Refused: a traced value has no concrete contents."""
+        raise ConcretizationTypeError(_concrete_message(self, "conversion with tolist()"))
+
+    def item(self) -> Any:
+        """Refused: a traced value has no concrete contents."""
+        raise ConcretizationTypeError(_concrete_message(self, "conversion with item()"))
+
+
+def _depends_on(t: Tracer) -> list[str]:
+    trace = t._trace
+    names = trace.debug_info.arg_names if trace.debug_info else ()
+    deps: set[Var] = {t.var}
+    for eqn in reversed(trace.builder.eqns):
+        if any(v in deps for v in eqn.outvars):
+            deps.update(a for a in eqn.inputs if type(a) is Var)
+    out = []
+    for i, v in enumerate(trace.invars):
+        if v in deps:
+            out.append(names[i] if i < len(names) and names[i] else f"argument {i}")
+    return out
+
+
+def _concrete_message(t: Tracer, what: str) -> str:
+    trace = t._trace
+    where = user_frame_info()
+    line = f" at {where.file}:{where.line}" if where else ""
+    fn = trace.debug_info.func_name if trace.debug_info else "the function"
+    deps = _depends_on(t)
+    because = (f" It depends on the value of {', '.join(deps)}." if deps else "")
+    return (f"Attempted {what} of a traced value of type {t.aval.str_short()}{line}, while "
+            f"tracing {fn} for {trace.purpose}. Its value is not known during tracing.{because}\n"
+            "Use plait.lax.cond, plait.lax.while_loop or plait.numpy.where for value-dependent "
+            "control flow, or mark the argument static with static_argnums/static_argnames.")
+
+
+def _leak_message(t: Tracer) -> str:
+    trace = t._trace
+    fn = trace.debug_info.func_name if trace.debug_info else "a function"
+    return (f"Encountered an unexpected tracer of type {t.aval.str_short()}: it was created "
+            f"while tracing {fn} for {trace.purpose}, and that trace has ended. A traced value "
+            "escaped its function (through a global, an attribute, or a closure called "
+            "later). Return it from the function instead.")
+
+
+def new_trace(purpose: str, debug_info: DebugInfo | None) -> Trace:
+    """Push a fresh trace; pair with :func:`pop_trace`."""
+    t = Trace(purpose, debug_info)
+    _state.stack.append(t)
+    return t
+
+
+def pop_trace(trace: Trace) -> None:
+    """Pop ``trace`` (the innermost) and mark it ended."""
+    popped = _state.stack.pop()
+    assert popped is trace, "trace stack corrupted"
+    trace.close()
+
+
+def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
+               purpose: str, debug_info: DebugInfo | None) -> tuple[ClosedJaxpr, list[Any]]:
+    """Trace ``fun`` (flat list of inputs to flat list of outputs) to a closed jaxpr.
+
+    Returns the closed jaxpr, whose consts may include tracers of enclosing
+    traces (captured values), and the raw outputs ``fun`` returned.
+    """
+    trace = new_trace(purpose, debug_info)
+    try:
+        args = [trace.new_arg(a) for a in in_avals]
+        outs = list(fun(*args))
+        out_atoms = [trace.to_atom(o) for o in outs]
+    finally:
+        pop_trace(trace)
+    constvars = [v for v, _ in trace.consts]
+    jaxpr: Jaxpr = trace.builder.build(trace.invars, out_atoms, constvars, debug_info)
+    return ClosedJaxpr(jaxpr, tuple(c for _, c in trace.consts)), outs

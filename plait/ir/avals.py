@@ -1,0 +1,130 @@
+"""Abstract values: the types of the IR.
+
+A :class:`ShapedArray` is the set of all arrays with one shape and dtype.
+Avals are interned: ``ShapedArray((3,), float32)`` always returns the same
+object, so comparing and hashing them is comparing and hashing identities.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+from plait.ir import dtypes
+
+__all__ = ["AbstractValue", "ShapedArray"]
+
+
+class AbstractValue:
+    """Base class of the types a :class:`~plait.ir.Var` may have."""
+
+    __slots__ = ()
+
+    def str_short(self) -> str:
+        """The compact form used in printed jaxprs, such as ``f32[3,4]``."""
+        raise NotImplementedError
+
+
+class _InternedAval(type):
+    """Metaclass of :class:`ShapedArray`: construction returns the canonical instance.
+
+    The table lookup happens before ``__init__``, so a hit costs one dict
+    access and never re-runs the attrs initializer.
+    """
+
+    _table: dict[Any, Any]
+
+    def __call__(cls, shape: Any, dtype: Any, weak_type: bool = False) -> Any:
+        table = cls._table
+        try:
+            return table[(shape, dtype, weak_type)]
+        except (KeyError, TypeError):
+            pass
+        norm_shape = _normalize_shape(shape)
+        norm_dtype = dtype if isinstance(dtype, np.dtype) else dtypes._to_dtype(dtype)
+        if norm_dtype not in dtypes._SHORT:
+            raise TypeError(
+                f"expected a dtype plait supports, but got {dtype!r} for ShapedArray")
+        key = (norm_shape, norm_dtype, bool(weak_type))
+        aval = table.get(key)
+        if aval is None:
+            aval = super().__call__(norm_shape, norm_dtype, bool(weak_type))
+            table[key] = aval
+        try:
+            table[(shape, dtype, weak_type)] = aval
+        except TypeError:
+            pass  # an unhashable spelling (a list shape) is only normalized
+        return aval
+
+
+def _normalize_shape(shape: Any) -> tuple[int, ...]:
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(
+            f"expected a shape (a sequence of non-negative ints), but got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise TypeError(f"expected non-negative dimensions, but got shape {dims}")
+    return dims
+
+
+@attrs.frozen(eq=False, repr=False, slots=True)
+class ShapedArray(AbstractValue, metaclass=_InternedAval):
+    """The type of an array: its shape, dtype, and whether the dtype is weak.
+
+    A weak type comes from a Python scalar: it takes the dtype of whatever it
+    is combined with (seed 003, "Weakly-typed values in JAX").
+    """
+
+    _table: ClassVar[dict[Any, Any]] = {}
+
+    shape: tuple[int, ...]
+    """The dimensions, each a non-negative int."""
+    dtype: np.dtype[Any]
+    """The element type (a NumPy dtype)."""
+    weak_type: bool = False
+    """True when the value came from a Python scalar and has no committed dtype."""
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def update(self, shape: tuple[int, ...] | None = None, dtype: Any = None,
+               weak_type: bool | None = None) -> ShapedArray:
+        """A copy with some fields replaced; the same object when nothing changes."""
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> ShapedArray:
+        """The same type with a committed (strong) dtype."""
+        return ShapedArray(self.shape, self.dtype, False) if self.weak_type else self
+
+    def str_short(self) -> str:
+        """``f32[3,4]``: short dtype name and dimensions, as printed in jaxprs."""
+        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ShapedArray, (self.shape, self.dtype, self.weak_type))
+
+    def __copy__(self) -> ShapedArray:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> ShapedArray:
+        return self

@@ -1,0 +1,45 @@
+"""Debug information: where IR came from.  Never part of structural identity."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["DebugInfo", "SourceInfo"]
+
+
+@attrs.frozen
+class DebugInfo:
+    """Names of a traced function, its flattened arguments and results.
+
+    Conventions follow JAX (seed 004): a missing argument name is ``""``; a
+    single result is ``("result",)``, a pair ``("result[0]", "result[1]")``,
+    a dict ``("result['k']",)``.
+    """
+
+    func_name: str
+    """The traced function's ``__name__`` (``"<lambda>"`` for lambdas)."""
+    arg_names: tuple[str, ...]
+    """One name per flattened input, such as ``"x"`` or ``"params['w']"``."""
+    result_paths: tuple[str, ...]
+    """One path per flattened output."""
+    func_src_info: str = ""
+    """``"f at /path/file.py:12"`` when known."""
+
+    def with_result_paths(self, result_paths: tuple[str, ...]) -> DebugInfo:
+        """A copy with the result paths set (they are known only after tracing)."""
+        return attrs.evolve(self, result_paths=result_paths)
+
+
+@attrs.frozen
+class SourceInfo:
+    """The user source line that emitted an equation."""
+
+    file: str
+    """The file name."""
+    line: int
+    """The 1-based line number."""
+    function: str
+    """The enclosing function's name."""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} ({self.function})"

@@ -1,0 +1,133 @@
+"""Primitives: the operations equations apply, each with its typing rule.
+
+A :class:`Primitive` owns only what the IR itself needs: its name, its
+declared parameters and its typing rule (abstract evaluation).  Every other
+rule (reference implementation, JVP, transpose, batching, lowering) lives in
+a table keyed by primitive, in the layer that uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from plait.errors import JaxprTypeError
+from plait.ir.avals import AbstractValue
+from plait.ir.effects import NO_EFFECTS, Effect
+from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params, param_table
+
+__all__ = ["Primitive", "TypingRule", "PRIMITIVES", "lookup_primitive", "set_bind_hook"]
+
+TypingRule = Callable[..., tuple[AbstractValue, ...]]
+"""``rule(*in_avals, **params) -> out_avals``; raises :class:`JaxprTypeError` on misuse."""
+
+EffectsRule = Callable[[Params], frozenset[Effect]]
+
+PRIMITIVES: Final[dict[str, Primitive]] = {}
+"""Every primitive created so far, by name (the parser resolves names here)."""
+
+_bind_hook: Callable[[Primitive, tuple[Any, ...], dict[str, Any]], Any] | None = None
+
+
+def set_bind_hook(hook: Callable[[Primitive, tuple[Any, ...], dict[str, Any]], Any]) -> None:
+    """Install the function behind :meth:`Primitive.bind` (the frontend does this)."""
+    global _bind_hook
+    _bind_hook = hook
+
+
+def lookup_primitive(name: str) -> Primitive:
+    """The registered primitive called ``name``.
+
+    Raises:
+      KeyError: no primitive has that name.
+    """
+    return PRIMITIVES[name]
+
+
+@attrs.frozen(eq=False, repr=False)
+class Primitive:
+    """An operation of the IR.
+
+    Primitives compare by identity and register themselves by name on
+    creation, so two primitives may not share a name.
+    """
+
+    name: str
+    """The name printed in jaxprs, such as ``"add"``."""
+    typing_rule: TypingRule = attrs.field(repr=False)
+    """Computes output types from input types and params."""
+    param_defs: tuple[ParamDef, ...] = ()
+    """The declared parameters, in declaration order."""
+    multiple_results: bool = False
+    """Whether ``bind`` returns a list (``True``) or a single value."""
+    effects_rule: EffectsRule | None = None
+    """Computes the effects of an equation from its params; ``None`` means pure."""
+    call_like: bool = False
+    """True for primitives whose ``jaxpr`` param is applied to the operands
+    (``jit``): the printer names the callee's binders after the operands."""
+    print_first: tuple[str, ...] = ()
+    """Params printed before the others (which follow sorted by name)."""
+    params_by_name: Mapping[str, ParamDef] = attrs.field(init=False, repr=False)
+    """:attr:`param_defs` indexed by name."""
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "params_by_name", param_table(self.param_defs))
+        if self.name in PRIMITIVES:
+            raise ValueError(f"a primitive named {self.name!r} already exists")
+        PRIMITIVES[self.name] = self
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        """Apply the primitive: staged into the current trace, or run eagerly."""
+        if _bind_hook is None:
+            raise RuntimeError("Primitive.bind needs the plait frontend: `import plait` first")
+        return _bind_hook(self, args, params)
+
+    def complete_params(self, params: Mapping[str, Any]) -> Params:
+        """Check ``params`` against the declarations and fill constant defaults.
+
+        Raises:
+          JaxprTypeError: an unknown parameter, or a required one missing.
+        """
+        defs = self.params_by_name
+        if not defs and not params:
+            return EMPTY_PARAMS
+        unknown = [k for k in params if k not in defs]
+        if unknown:
+            raise JaxprTypeError(
+                f"{self.name}: expected parameters among ({', '.join(defs) or 'none'}), "
+                f"but got unknown {', '.join(map(repr, unknown))}")
+        if len(params) == len(defs):
+            return params if isinstance(params, Params) else Params(params)
+        full = dict(params)
+        for d in self.param_defs:
+            if d.name not in full:
+                if d.default is REQUIRED or isinstance(d.default, Derived):
+                    raise JaxprTypeError(f"{self.name}: expected parameter {d.name!r}, but it is missing")
+                full[d.name] = d.default
+        return Params(full)
+
+    def abstract_eval(self, in_avals: Sequence[AbstractValue], params: Mapping[str, Any]
+                      ) -> tuple[AbstractValue, ...]:
+        """Output types for inputs of types ``in_avals`` (the typing rule).
+
+        Raises:
+          JaxprTypeError: the inputs or params are ill-typed; the message starts
+            with the primitive's name.
+        """
+        try:
+            return self.typing_rule(*in_avals, **params)
+        except JaxprTypeError as e:
+            msg = str(e)
+            if msg.startswith(f"{self.name}:"):
+                raise
+            raise JaxprTypeError(f"{self.name}: {msg}") from None
+
+    def effects(self, params: Params) -> frozenset[Effect]:
+        """The effects an equation with these params has."""
+        rule = self.effects_rule
+        return NO_EFFECTS if rule is None else rule(params)

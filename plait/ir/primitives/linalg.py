@@ -1,0 +1,57 @@
+"""``dot_general``: contraction with batch dimensions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from plait.ir.avals import ShapedArray
+from plait.ir.params import ParamDef, decode_nested_ints, decode_none, decode_optional_dtype
+from plait.ir.primitive import Primitive
+from plait.ir.primitives._typing import NUM, check_axes, check_dtype, check_same_dtypes, fail
+
+DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
+                         tuple[tuple[int, ...], tuple[int, ...]]]
+
+
+def _encode_dimension_numbers(dn: DimensionNumbers) -> str:
+    # JAX prints the four index tuples as lists, which is shorter.
+    (lc, rc), (lb, rb) = dn
+    return str(((list(lc), list(rc)), (list(lb), list(rb))))
+
+
+def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: DimensionNumbers,
+                      precision: None, preferred_element_type: np.dtype[Any] | None,
+                      out_sharding: None) -> tuple[ShapedArray, ...]:
+    check_dtype(lhs, NUM, "lhs")
+    check_dtype(rhs, NUM, "rhs")
+    check_same_dtypes([lhs, rhs])
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+    except (TypeError, ValueError):
+        fail(f"expected dimension_numbers ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)), "
+             f"but got {dimension_numbers!r}")
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        fail(f"expected contracting and batch dimensions in pairs, but got {dimension_numbers}")
+    check_axes(tuple(lc) + tuple(lb), lhs.ndim, "lhs contracting and batch dimensions")
+    check_axes(tuple(rc) + tuple(rb), rhs.ndim, "rhs contracting and batch dimensions")
+    for kind, ls, rs in (("contracting", lc, rc), ("batch", lb, rb)):
+        for a, b in zip(ls, rs):
+            if lhs.shape[a] != rhs.shape[b]:
+                fail(f"expected equal sizes for {kind} dimensions, but got lhs dimension {a} of "
+                     f"{lhs.str_short()} and rhs dimension {b} of {rhs.str_short()}")
+    batch = tuple(lhs.shape[a] for a in lb)
+    lfree = tuple(d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb)
+    rfree = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
+    dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+    weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
+    return (ShapedArray(batch + lfree + rfree, dtype, weak),)
+
+
+dot_general_p = Primitive("dot_general", _dot_general_rule, (
+    ParamDef("dimension_numbers", decode=decode_nested_ints, encode=_encode_dimension_numbers),
+    ParamDef("precision", None, show="nondefault", decode=decode_none),
+    ParamDef("preferred_element_type", None, show="nondefault", decode=decode_optional_dtype),
+    ParamDef("out_sharding", None, show="never", decode=decode_none),
+))
