@@ -5,16 +5,27 @@
 namespaces; :mod:`plait.tree_util` handles pytrees.
 """
 
-from plait import config
-from plait.frontend import eager as _eager  # noqa: F401  (installs eager execution)
-from plait.frontend.api import make_jaxpr
-from plait.frontend.api_util import ShapeDtypeStruct
-from plait.frontend.array_base import Array
-from plait.frontend.promotion import numpy_dtype_promotion
-from plait.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, Var
+import os as _os
+
+# PJRT logs at INFO level when the client starts; JAX hides that too.  Must be
+# set before jaxlib is first imported.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from plait import config, ir, lax, numpy, tree_util  # noqa: E402
+from plait.frontend import eager as _eager  # noqa: E402,F401  (installs eager execution)
+from plait.frontend.api import make_jaxpr  # noqa: E402
+from plait.frontend.array_impl import device_put  # noqa: E402
+from plait.frontend.jit import jit  # noqa: E402
+from plait.frontend.stages import Compiled, Lowered, Traced  # noqa: E402
+from plait.lowering.runtime import devices  # noqa: E402
+from plait.frontend.api_util import ShapeDtypeStruct  # noqa: E402
+from plait.frontend.array_base import Array  # noqa: E402
+from plait.frontend.promotion import numpy_dtype_promotion  # noqa: E402
+from plait.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, Var  # noqa: E402
 
 __all__ = [
-    "config", "make_jaxpr", "ShapeDtypeStruct", "Array", "numpy_dtype_promotion",
+    "config", "ir", "lax", "numpy", "tree_util", "make_jaxpr", "jit", "device_put", "devices",
+    "Traced", "Lowered", "Compiled", "ShapeDtypeStruct", "Array", "numpy_dtype_promotion",
     "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "Primitive", "ShapedArray", "Var",
 ]
 __version__ = "0.1.0"

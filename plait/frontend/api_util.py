@@ -20,11 +20,15 @@ __all__ = ["ShapeDtypeStruct", "abstractify", "debug_info_for", "result_paths",
            "mark_static", "unmark_static", "arg_path", "fun_name", "flatten_outputs"]
 
 
+def _to_shape(shape: Any) -> tuple[int, ...]:
+    return tuple(int(d) for d in shape)
+
+
 @attrs.frozen(repr=False)
 class ShapeDtypeStruct:
     """A stand-in for an array argument: only its shape and dtype (seed 004)."""
 
-    shape: tuple[int, ...] = attrs.field(converter=lambda s: tuple(int(d) for d in s))
+    shape: tuple[int, ...] = attrs.field(converter=_to_shape)
     """The dimensions."""
     dtype: np.dtype[Any] = attrs.field(converter=np.dtype)
     """The element type."""

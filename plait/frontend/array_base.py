@@ -75,7 +75,7 @@ class Array:
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> Array:
-        return _pnp._getitem(self, index)
+        return _getitem(self, index)
 
     # Arithmetic.
     def __neg__(self) -> Array: return _pnp.negative(self)
@@ -128,9 +128,8 @@ class Array:
 
     def transpose(self, *axes: Any) -> Array:
         """Permute dimensions (reversed when no axes are given)."""
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], Sequence)):
-            axes = axes[0]
-        return _pnp.transpose(self, axes or None)
+        perm = axes[0] if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], Sequence)) else axes
+        return _pnp.transpose(self, perm or None)
 
     def swapaxes(self, axis1: int, axis2: int) -> Array:
         """Exchange two dimensions."""
@@ -227,4 +226,10 @@ class Array:
         return _pnp.imag(self)
 
 
-import plait.frontend.numpy as _pnp  # noqa: E402  (after the class: the namespace imports it)
+# The NumPy namespace imports this module, so it registers itself here when it
+# loads (see the end of plait/frontend/numpy/__init__.py).
+_pnp: Any = None
+
+
+def _getitem(x: Array, index: Any) -> Array:
+    return _pnp._getitem(x, index)  # type: ignore[no-any-return]

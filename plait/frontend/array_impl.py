@@ -1,8 +1,8 @@
-"""``ArrayImpl``: a concrete array, the result of running plait code eagerly.
+"""``ArrayImpl``: a concrete array living in a device buffer.
 
 Arrays are immutable.  They print like JAX's (``Array([1., 2.], dtype=float32)``),
-convert to NumPy with ``np.asarray``, and support every operator and method
-of :class:`plait.Array`.
+convert to NumPy with ``np.asarray`` (one copy to the host, then cached), and
+support every operator and method of :class:`plait.Array`.
 """
 
 from __future__ import annotations
@@ -13,35 +13,66 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
+from plait.lowering import runtime
 from plait.frontend.array_base import Array
 
-__all__ = ["ArrayImpl"]
+__all__ = ["ArrayImpl", "device_put"]
 
 
 class ArrayImpl(Array):
-    """A concrete array with a known value."""
+    """A concrete array: an abstract value and the device buffer holding it."""
 
-    __slots__ = ("_aval", "_value")
+    __slots__ = ("_aval", "_buf", "_npy")
 
-    def __init__(self, aval: ShapedArray, value: np.ndarray) -> None:
+    def __init__(self, aval: ShapedArray, buf: Any, npy: np.ndarray | None = None) -> None:
         self._aval = aval
-        self._value = value
+        self._buf = buf
+        self._npy = npy
 
     @classmethod
-    def from_numpy(cls, value: np.ndarray, weak_type: bool = False) -> ArrayImpl:
-        """Wrap a NumPy array (its dtype must already be canonical)."""
+    def from_numpy(cls, value: np.ndarray, weak_type: bool = False, device: Any = None) -> ArrayImpl:
+        """Copy a NumPy array (of a canonical dtype) to the device."""
         value = np.asarray(value)
-        value.flags.writeable = False
-        return cls(ShapedArray(value.shape, value.dtype, weak_type), value)
+        aval = ShapedArray(value.shape, value.dtype, weak_type)
+        return cls(aval, runtime.device_put(value, aval, device))
 
     @property
     def aval(self) -> ShapedArray:
         """The abstract value: shape, dtype and weak type."""
         return self._aval
 
+    @property
+    def _value(self) -> np.ndarray:
+        npy = self._npy
+        if npy is None:
+            buf = self._buf
+            if buf is None:
+                raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
+            npy = np.asarray(buf)
+            npy.flags.writeable = False
+            self._npy = npy
+        return npy
+
     def block_until_ready(self) -> ArrayImpl:
         """Wait until the value is computed; returns ``self``."""
+        if self._buf is not None:
+            self._buf.block_until_ready()
         return self
+
+    def is_deleted(self) -> bool:
+        """Whether the buffer was donated (and may no longer be used)."""
+        return self._buf is None
+
+    def delete(self) -> None:
+        """Release the device buffer."""
+        if self._buf is not None:
+            self._buf.delete()
+        self._buf = None
+        self._npy = None
+
+    def device(self) -> Any:
+        """The device holding the buffer."""
+        return runtime.default_device()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         v = self._value
@@ -112,3 +143,19 @@ class ArrayImpl(Array):
 
     def __deepcopy__(self, memo: Any) -> ArrayImpl:
         return self
+
+
+def device_put(x: Any, device: Any = None) -> Any:
+    """Put every array leaf of pytree ``x`` on ``device`` (the default device if ``None``)."""
+    from plait.frontend.numpy.creation import asarray
+    from plait.frontend.tree_util import tree_map
+
+    def put(leaf: Any) -> Any:
+        if isinstance(leaf, ArrayImpl) and device is None:
+            return leaf
+        arr = asarray(leaf)
+        if device is None:
+            return arr
+        return ArrayImpl.from_numpy(np.asarray(arr), arr.weak_type, device)
+
+    return tree_map(put, x)

@@ -1,7 +1,9 @@
 """Eager execution: running a primitive outside any trace.
 
-For now each primitive runs through the reference interpreter's NumPy rule;
-the lowering issue replaces this with cached single-primitive executables.
+Each primitive application runs a compiled single-equation executable,
+cached by ``(primitive, params, operand types)``; results stay on the device.
+Because eager ops and jitted code run the same lowering, their results agree
+bit for bit.
 """
 
 from __future__ import annotations
@@ -11,49 +13,82 @@ from typing import Any
 
 import numpy as np
 
-from plait.errors import RuleNotImplementedError, UnexpectedTracerError
-from plait.ir.atoms import Literal
+from plait.errors import UnexpectedTracerError
+from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
-from plait.ir.interpreter import impl_rules
+from plait.ir.builder import Builder
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.params import Params
 from plait.ir.primitive import Primitive
+from plait.lowering import runtime
+from plait.lowering.runtime import Executable
+from plait.frontend import cache_log
 from plait.frontend.array_impl import ArrayImpl
+from plait.frontend.compile_cache import executable_for
 from plait.frontend.tracing import Tracer, _as_numpy, _leak_message, scalar_literal, set_eager_impl
 
 __all__ = ["eager_bind"]
 
+_ops: dict[tuple[Primitive, Params, tuple[ShapedArray, ...]],
+           tuple[Executable, tuple[ShapedArray, ...]]] = {}
+_literal_buffers: dict[Literal, Any] = {}
 
-def _operand(x: Any) -> tuple[np.ndarray, ShapedArray]:
+
+def _literal_buffer(lit: Literal) -> Any:
+    buf = _literal_buffers.get(lit)
+    if buf is None:
+        buf = runtime.device_put(np.asarray(lit.value, lit.aval.dtype), lit.aval)
+        if len(_literal_buffers) < 1024:
+            _literal_buffers[lit] = buf
+    return buf
+
+
+def _operand(x: Any) -> tuple[Any, ShapedArray]:
     t = type(x)
     if t is ArrayImpl:
-        return x._value, x._aval
+        buf = x._buf
+        if buf is None:
+            raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
+        return buf, x._aval
     if t is Literal:
-        return np.asarray(x.value, x.aval.dtype), x.aval
+        return _literal_buffer(x), x.aval
     if t is Tracer:
         raise UnexpectedTracerError(_leak_message(x))
     if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
         lit = scalar_literal(x)
-        return np.asarray(lit.value, lit.aval.dtype), lit.aval
+        return _literal_buffer(lit), lit.aval
     arr = _as_numpy(x)
-    return arr, ShapedArray(arr.shape, arr.dtype)
+    aval = ShapedArray(arr.shape, arr.dtype)
+    return runtime.device_put(arr, aval), aval
+
+
+def _compile(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...]
+             ) -> tuple[Executable, tuple[ShapedArray, ...]]:
+    cache_log.explain(f"eager op cache miss: {prim.name} with params {dict(params)} for "
+                      f"({', '.join(a.str_short() for a in avals)})")
+    b = Builder()
+    invars = [Var(a) for a in avals]
+    outs = b.bind(prim, tuple(invars), params)
+    closed = ClosedJaxpr(b.build(invars, outs))
+    return executable_for(closed, prim.name), tuple(v.aval for v in outs)  # type: ignore[misc]
 
 
 def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Run ``prim`` on concrete operands and wrap the results as Arrays."""
+    """Run ``prim`` on concrete operands; the results are device-backed Arrays."""
     full = prim.complete_params(params)
-    vals, avals = zip(*[_operand(a) for a in args]) if args else ((), ())
-    out_avals = prim.abstract_eval(avals, full)
-    rule = impl_rules.get(prim)
-    if rule is None:
-        raise RuleNotImplementedError("Eager evaluation", prim.name)
-    outs = rule(*vals, **full)
-    results = []
-    for aval, out in zip(out_avals, outs, strict=True):
-        arr = np.asarray(out)
-        if arr.dtype != aval.dtype:  # type: ignore[attr-defined]
-            arr = arr.astype(aval.dtype)  # type: ignore[attr-defined]
-        arr.flags.writeable = False
-        results.append(ArrayImpl(aval, arr))  # type: ignore[arg-type]
-    return results if prim.multiple_results else results[0]
+    bufs = []
+    avals = []
+    for a in args:
+        buf, aval = _operand(a)
+        bufs.append(buf)
+        avals.append(aval)
+    key = (prim, full, tuple(avals))
+    entry = _ops.get(key)
+    if entry is None:
+        entry = _ops[key] = _compile(prim, full, key[2])
+    exe, out_avals = entry
+    outs = [ArrayImpl(aval, buf) for aval, buf in zip(out_avals, exe.execute(bufs))]
+    return outs if prim.multiple_results else outs[0]
 
 
 set_eager_impl(eager_bind)

@@ -18,6 +18,8 @@ import numpy as np
 from plait import config
 from plait.errors import TypePromotionError
 from plait.ir import dtypes as dt
+from plait.ir.atoms import Literal
+from plait.frontend.array_base import Array
 
 __all__ = ["promote_types", "result_type", "weak_dtype_for", "numpy_dtype_promotion",
            "is_weak_scalar", "python_scalar_dtype"]
@@ -142,9 +144,8 @@ def is_weak_scalar(x: Any) -> bool:
 
 def dtype_and_weak(x: Any) -> tuple[np.dtype[Any], bool]:
     """The (dtype, weak) of a value, a dtype, or a Python scalar type."""
-    aval = getattr(x, "aval", None)
-    if aval is not None and hasattr(aval, "weak_type"):
-        return aval.dtype, aval.weak_type
+    if isinstance(x, Array) or type(x) is Literal:
+        return x.aval.dtype, x.aval.weak_type
     if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
         return python_scalar_dtype(x), type(x) is not bool
     if x is int or x is float or x is complex:

@@ -30,6 +30,8 @@ class FlatCall:
     """The static arguments, as a hashable key."""
     debug_info: DebugInfo
     """Function name and one name per leaf."""
+    paths: list[Any]
+    """The key path of each leaf in ``(args, kwargs)``."""
 
 
 def flatten_call(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -38,7 +40,7 @@ def flatten_call(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[st
     dyn_args, dyn_kwargs, key = mark_static(args, kwargs, static_argnums, static_argnames)
     pairs, in_tree = tree_flatten_with_path((dyn_args, dyn_kwargs))
     debug = debug_info_for(fun, args, kwargs, [p for p, _ in pairs])
-    return FlatCall([x for _, x in pairs], in_tree, key, debug)
+    return FlatCall([x for _, x in pairs], in_tree, key, debug, [p for p, _ in pairs])
 
 
 @attrs.frozen
@@ -55,6 +57,8 @@ class TracedFunction:
     """Types of the flat inputs."""
     debug_info: DebugInfo
     """Names of the function, arguments and results."""
+    static_key: tuple[Any, ...] = ((), ())
+    """The static arguments it was traced with (positions and values)."""
 
 
 def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str) -> TracedFunction:
@@ -75,4 +79,4 @@ def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str) -> Tra
     out_tree, paths = out_info
     debug = call.debug_info.with_result_paths(paths)
     closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug))
-    return TracedFunction(closed, call.in_tree, out_tree, in_avals, debug)
+    return TracedFunction(closed, call.in_tree, out_tree, in_avals, debug, call.static_key)

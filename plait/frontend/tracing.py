@@ -78,7 +78,7 @@ class Trace:
         """The atom standing for ``x`` in this trace (capturing or hoisting as needed)."""
         if type(x) is Tracer:
             if x._trace is self:
-                return x.var
+                return x._var
             return self._capture(x)
         if type(x) is Literal:
             return x
@@ -224,7 +224,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
         assert _eager_impl is not None
         return _eager_impl(prim, args, params)
     trace = stack[-1]
-    atoms = tuple([a.var if type(a) is Tracer and a._trace is trace else trace.to_atom(a)
+    atoms = tuple([a._var if type(a) is Tracer and a._trace is trace else trace.to_atom(a)
                    for a in args])
     src = user_frame_info() if _values.source_info else None
     outs = trace.builder.bind(prim, atoms, params, src)
@@ -249,38 +249,35 @@ class Tracer(Array):
     ``int``, ``float``, a NumPy array) is an error naming the line.
     """
 
-    __slots__ = ("_trace", "var")
+    __slots__ = ("_trace", "_var")
     __array_priority__ = 100
 
     def __init__(self, trace: Trace, var: Var) -> None:
         self._trace = trace
-        self.var = var
+        self._var = var
 
     @property
     def aval(self) -> ShapedArray:
         """The abstract value (type) of the traced value."""
-        return self.var.aval  # type: ignore[return-value]
+        return self._var.aval  # type: ignore[return-value]
 
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape."""
-        return self.var.aval.shape  # type: ignore[attr-defined, no-any-return]
+        return self._var.aval.shape  # type: ignore[attr-defined, no-any-return]
 
     @property
     def dtype(self) -> np.dtype[Any]:
         """The dtype."""
-        return self.var.aval.dtype  # type: ignore[attr-defined, no-any-return]
+        return self._var.aval.dtype  # type: ignore[attr-defined, no-any-return]
 
     @property
     def weak_type(self) -> bool:
         """Whether the dtype is weak (derived from Python scalars only)."""
-        return self.var.aval.weak_type  # type: ignore[attr-defined, no-any-return]
+        return self._var.aval.weak_type  # type: ignore[attr-defined, no-any-return]
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval!r}>with<{self._trace.purpose} trace>"
-
-    def __hash__(self) -> int:
-        raise TypeError(f"unhashable type: traced array {self.aval.str_short()}")
 
     def __bool__(self) -> bool:
         raise TracerBoolConversionError(_concrete_message(self, "boolean conversion (if, while, "
@@ -315,7 +312,7 @@ class Tracer(Array):
 def _depends_on(t: Tracer) -> list[str]:
     trace = t._trace
     names = trace.debug_info.arg_names if trace.debug_info else ()
-    deps: set[Var] = {t.var}
+    deps: set[Var] = {t._var}
     for eqn in reversed(trace.builder.eqns):
         if any(v in deps for v in eqn.outvars):
             deps.update(a for a in eqn.inputs if type(a) is Var)

@@ -50,10 +50,13 @@ class Builder:
             hit = cse.get(key)
             if hit is not None:
                 return hit
-        out_avals = primitive.abstract_eval([a.aval for a in inputs], params)
+        try:
+            out_avals = primitive.typing_rule(*[a.aval for a in inputs], **params)
+        except JaxprTypeError:
+            out_avals = primitive.abstract_eval([a.aval for a in inputs], params)  # re-raises, named
         outvars = tuple([Var(a) for a in out_avals])
         effects = NO_EFFECTS if primitive.effects_rule is None else primitive.effects(params)
-        self.eqns.append(Eqn(primitive, inputs, params, outvars, effects, source_info))  # type: ignore[arg-type]
+        self.eqns.append(Eqn(primitive, inputs, params, outvars, effects, source_info))
         if effects:
             self._effects.update(effects)
         elif cse is not None:

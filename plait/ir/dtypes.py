@@ -83,7 +83,8 @@ def _to_dtype(dtype: Any) -> np.dtype[Any]:
     if dtype is complex:
         return complex128
     try:
-        return np.dtype(dtype)
+        d: np.dtype[Any] = np.dtype(dtype)
+        return d
     except TypeError:
         raise TypeError(f"expected a dtype, but got {dtype!r}") from None
 

@@ -59,12 +59,12 @@ class Params(dict[str, Any]):
 
     __setitem__ = _immutable
     __delitem__ = _immutable
-    __ior__ = _immutable  # type: ignore[assignment]  # mutation is refused
+    __ior__ = _immutable
     clear = _immutable
-    pop = _immutable  # type: ignore[assignment]  # mutation is refused
+    pop = _immutable
     popitem = _immutable
-    setdefault = _immutable  # type: ignore[assignment]  # mutation is refused
-    update = _immutable  # type: ignore[assignment]  # mutation is refused
+    setdefault = _immutable
+    update = _immutable
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Params, (dict(self),))

@@ -5,11 +5,24 @@
 plait has).  Parameters left out of the text are restored from their
 declarations (defaults, or values the binder types determine).  Errors name
 the line and column.
+
+Two spots of the syntax are ambiguous and resolved here:
+
+* ``inf`` and ``nan`` are literals (``inf:f32[]``) but also variable names
+  (in jaxprs of thousands of variables).  After an equation's last operand
+  and a line break, ``nan:f32[] c:f32[] = ...`` may continue the operands or
+  start the next equation's binders: the parser reads a literal unless only
+  the other reading types the equation.
+* A shared jaxpr (``let f = { ... } in``) is named after the ``name`` param of
+  the call that uses it, so a word like ``f`` in params is tried as that
+  jaxpr first and as a plain word when the param's decoder refuses a jaxpr.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
+from collections.abc import Callable
 from typing import Any, Final, NoReturn
 
 import attrs
@@ -20,14 +33,14 @@ from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.params import REQUIRED, Params
-from plait.ir.primitive import PRIMITIVES
+from plait.ir.primitive import PRIMITIVES, Primitive
 
 __all__ = ["parse_jaxpr"]
 
 _TOKEN: Final = re.compile(r"""
     (?P<ws>\s+)
-  | (?P<complex>\([-+0-9.eEinfa]*j\)|-?[0-9.eE+]*[0-9.]j)
-  | (?P<num>-inf\b|-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?))
+  | (?P<complex>(?:\([-+0-9.eEinfa]*j\)|-?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan)j)(?![\w<>]))
+  | (?P<num>-inf\b|-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)(?![\w<>]))
   | (?P<word><[A-Za-z_][A-Za-z0-9_]*>|[A-Za-z_][A-Za-z0-9_]*)
   | (?P<punct>[{}()\[\],;:=.])
 """, re.VERBOSE)
@@ -48,22 +61,36 @@ def _tokenize(src: str) -> list[_Tok]:
         m = _TOKEN.match(src, pos)
         if m is None:
             raise JaxprParseError(f"unexpected character {src[pos]!r}", line, pos - line_start + 1)
-        kind = m.lastgroup
+        kind, text = m.lastgroup, m.group()
         assert kind is not None
-        text = m.group()
         if kind != "ws":
             toks.append(_Tok(kind, text, line, pos - line_start + 1))
-        else:
-            nl = text.count("\n")
-            if nl:
-                line += nl
-                line_start = pos + text.rindex("\n") + 1
+        elif "\n" in text:
+            line += text.count("\n")
+            line_start = pos + text.rindex("\n") + 1
         pos = m.end()
     toks.append(_Tok("eof", "", line, pos - line_start + 1))
     return toks
 
 
 _LITERAL_WORDS: Final = frozenset({"True", "False", "inf", "nan"})
+_VAR_LIKE_LITERALS: Final = frozenset({"inf", "nan"})
+
+
+def _arity(rule: Callable[..., Any]) -> tuple[int, bool]:
+    """How many operands a typing rule takes: (count, whether more are allowed)."""
+    kinds = [p.kind for p in inspect.signature(rule).parameters.values()]
+    fixed = sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                for k in kinds)
+    return fixed, inspect.Parameter.VAR_POSITIONAL in kinds
+
+
+def _resolve(value: Any, shared: dict[str, ClosedJaxpr]) -> Any:
+    if isinstance(value, str):
+        return shared.get(value, value)
+    if isinstance(value, tuple | list):
+        return type(value)(_resolve(v, shared) for v in value)
+    return value
 
 
 class _Parser:
@@ -77,7 +104,7 @@ class _Parser:
         return self.toks[min(self.i + k, len(self.toks) - 1)]
 
     def next(self) -> _Tok:
-        t = self.toks[self.i]
+        t = self.peek()
         self.i += 1
         return t
 
@@ -95,18 +122,29 @@ class _Parser:
         t = self.peek(k)
         return t.kind == "punct" and t.text == text
 
+    def at_in(self) -> bool:
+        return self.peek().text == "in" and self.peek().kind == "word" and self.is_punct("(", 1)
+
     # -- grammar ---------------------------------------------------------
     def toplevel(self) -> Jaxpr:
         while self.peek().text == "let" and self.peek(1).kind == "word" and self.is_punct("=", 2):
             self.next()
             name = self.next().text
             self.expect("=")
-            self.shared[name] = ClosedJaxpr(self.jaxpr())
+            self.shared[name] = self.closed_jaxpr()
             self.expect("in")
         j = self.jaxpr()
         if self.peek().kind != "eof":
             self.error(f"expected end of input, but got {self.peek().text!r}")
         return j
+
+    def closed_jaxpr(self) -> ClosedJaxpr:
+        start = self.peek()
+        j = self.jaxpr()
+        if j.constvars:
+            self.error("expected a nested jaxpr without constvars (their values are not "
+                       "printed), but got constvars", start)
+        return ClosedJaxpr(j)
 
     def jaxpr(self) -> Jaxpr:
         self.expect("{")
@@ -118,7 +156,7 @@ class _Parser:
         self.expect(".")
         self.expect("let")
         eqns: list[Eqn] = []
-        while not (self.peek().text == "in" and self.peek().kind == "word" and self.is_punct("(", 1)):
+        while not self.at_in():
             if self.is_punct(";"):
                 self.next()
                 continue
@@ -127,11 +165,14 @@ class _Parser:
         self.expect("(")
         outs: list[Atom] = []
         while not self.is_punct(")"):
-            outs.append(self.atom(scope, required=True))
+            a = self.atom(scope)
+            if a is None:
+                self.error(f"expected a variable or literal, but got {self.peek().text or 'end of input'!r}")
+            outs.append(a[0])
             if self.is_punct(","):
                 self.next()
             elif not self.is_punct(")"):
-                self.error(f"expected ',' or ')', but got {self.peek().text!r}")
+                self.error(f"expected ',' or ')', but got {self.peek().text or 'end of input'!r}")
         self.next()
         self.expect("}")
         effects = frozenset().union(*(e.effects for e in eqns))
@@ -140,120 +181,133 @@ class _Parser:
     def binders(self, scope: dict[str, Var], stop: str) -> list[Var]:
         out = []
         while not self.is_punct(stop):
-            out.append(self.binder(scope))
+            t = self.next()
+            if t.kind != "word":
+                self.error(f"expected a variable name, but got {t.text or 'end of input'!r}", t)
+            self.expect(":")
+            v = Var(self.type())
+            self.bind(scope, t, v)
+            out.append(v)
         return out
 
-    def binder(self, scope: dict[str, Var], aval: Any = None) -> Var:
-        t = self.next()
-        if t.kind != "word":
-            self.error(f"expected a variable name, but got {t.text or 'end of input'!r}", t)
-        self.expect(":")
-        ty = self.type()
-        v = Var(aval if aval is not None else ty)
-        if t.text != "_":
-            if t.text in scope:
-                self.error(f"variable {t.text!r} is bound twice", t)
-            scope[t.text] = v
-        return v
+    def bind(self, scope: dict[str, Var], name: _Tok, v: Var) -> None:
+        if name.text != "_":
+            if name.text in scope:
+                self.error(f"variable {name.text!r} is bound twice", name)
+            scope[name.text] = v
 
     def type(self) -> ShapedArray:
         t = self.next()
         try:
             dtype = dtypes.from_name(t.text)
         except KeyError:
-            self.error(f"expected a dtype such as f32, but got {t.text!r}", t)
+            self.error(f"expected a dtype such as f32, but got {t.text or 'end of input'!r}", t)
         self.expect("[")
         dims = []
         while not self.is_punct("]"):
             d = self.next()
             if d.kind != "num" or not d.text.isdigit():
-                self.error(f"expected a dimension, but got {d.text!r}", d)
+                self.error(f"expected a dimension, but got {d.text or 'end of input'!r}", d)
             dims.append(int(d.text))
             if self.is_punct(","):
                 self.next()
         self.next()
         return ShapedArray(tuple(dims), dtype)
 
-    def starts_binder(self, scope: dict[str, Var]) -> bool:
-        t = self.peek()
-        if t.kind != "word" or not self.is_punct(":", 1):
-            return False
-        if t.text not in _LITERAL_WORDS:
-            return True
-        # ``inf:f32[]`` is a literal unless a run of binders ends in ``=``.
+    def starts_binders(self) -> bool:
+        """Whether ``name:type name:type ... =`` follows."""
         k = 0
         while self.peek(k).kind == "word" and self.is_punct(":", k + 1):
-            k += 3
+            k += 2
             while not self.is_punct("]", k):
                 if self.peek(k).kind == "eof":
                     return False
                 k += 1
             k += 1
-        return self.is_punct("=", k)
+        return k > 0 and self.is_punct("=", k)
 
     def eqn(self, scope: dict[str, Var]) -> Eqn:
-        binder_toks: list[tuple[_Tok, ShapedArray, int]] = []
-        while self.starts_binder(scope):
-            start = self.i
-            name = self.next()
+        binders: list[tuple[_Tok, ShapedArray]] = []
+        if self.starts_binders():
+            while not self.is_punct("="):
+                name = self.next()
+                self.next()
+                binders.append((name, self.type()))
             self.next()
-            binder_toks.append((name, self.type(), start))
-        if binder_toks:
-            self.expect("=")
         pt = self.next()
         prim = PRIMITIVES.get(pt.text) if pt.kind == "word" else None
         if prim is None:
-            self.error(f"expected a primitive name, but got {pt.text or 'end of input'!r}", pt)
+            self.error(f"unknown primitive {pt.text!r}" if pt.kind == "word" else
+                       f"expected a primitive name, but got {pt.text or 'end of input'!r}", pt)
         raw: dict[str, tuple[Any, _Tok]] = {}
         if self.is_punct("["):
             self.next()
             while not self.is_punct("]"):
                 k = self.next()
                 if k.kind != "word":
-                    self.error(f"expected a parameter name, but got {k.text!r}", k)
+                    self.error(f"expected a parameter name, but got {k.text or 'end of input'!r}", k)
+                if k.text in raw:
+                    self.error(f"{prim.name}: parameter {k.text!r} is given twice", k)
                 self.expect("=")
                 raw[k.text] = (self.value(), k)
             self.next()
         inputs: list[Atom] = []
-        while True:
-            a = self.atom(scope, required=False)
-            if a is None:
-                break
-            inputs.append(a)
-        params = self.decode_params(prim, raw, inputs, [ty for _, ty, _ in binder_toks], pt)
+        ambiguous = -1  # the token index of a last operand that may be a binder instead
+        while (a := self.atom(scope)) is not None:
+            inputs.append(a[0])
+            ambiguous = a[1]
+        try:
+            return self.typed_eqn(prim, pt, raw, inputs, binders, scope)
+        except JaxprParseError:
+            if ambiguous < 0:
+                raise
+            self.i = ambiguous
+            return self.typed_eqn(prim, pt, raw, inputs[:-1], binders, scope)
+
+    def typed_eqn(self, prim: Primitive, pt: _Tok, raw: dict[str, tuple[Any, _Tok]],
+                  inputs: list[Atom], binders: list[tuple[_Tok, ShapedArray]],
+                  scope: dict[str, Var]) -> Eqn:
+        params = self.decode_params(prim, raw, inputs, [ty for _, ty in binders], pt)
+        n, variadic = _arity(prim.typing_rule)
+        if len(inputs) < n or (len(inputs) > n and not variadic):
+            self.error(f"{prim.name}: expected {'at least ' if variadic else ''}{n} "
+                       f"operand{'s' * (n != 1)}, but got {len(inputs)}", pt)
         try:
             out_avals = prim.abstract_eval([a.aval for a in inputs], params)
         except JaxprTypeError as e:
             self.error(str(e), pt)
-        if len(out_avals) != len(binder_toks):
-            self.error(f"{prim.name}: expected {len(out_avals)} binders, but got {len(binder_toks)}", pt)
-        outvars = []
-        for (name, ty, _), aval in zip(binder_toks, out_avals):
+        if len(out_avals) != len(binders):
+            n = len(out_avals)
+            self.error(f"{prim.name}: expected {n} binder{'s' * (n != 1)}, but got {len(binders)}", pt)
+        for (name, ty), aval in zip(binders, out_avals):
             if not isinstance(aval, ShapedArray) or aval.strip_weak_type() is not ty:
                 self.error(f"{prim.name}: expected binder {name.text!r} of type "
                            f"{aval.str_short()}, but got {ty.str_short()}", name)
-            v = Var(aval)
-            if name.text != "_":
-                if name.text in scope:
-                    self.error(f"variable {name.text!r} is bound twice", name)
-                scope[name.text] = v
-            outvars.append(v)
+        outvars = [Var(aval) for aval in out_avals]
+        for (name, _), v in zip(binders, outvars):
+            self.bind(scope, name, v)
         return Eqn(prim, tuple(inputs), params, tuple(outvars), prim.effects(params))
 
-    def decode_params(self, prim: Any, raw: dict[str, tuple[Any, _Tok]], inputs: list[Atom],
-                      out_types: list[ShapedArray], at: _Tok) -> Params:
+    def decode_params(self, prim: Primitive, raw: dict[str, tuple[Any, _Tok]],
+                      inputs: list[Atom], out_types: list[ShapedArray], at: _Tok) -> Params:
         defs = prim.params_by_name
-        in_avals = [a.aval for a in inputs]
         params: dict[str, Any] = {}
         for name, (value, tok) in raw.items():
             d = defs.get(name)
             if d is None:
                 self.error(f"{prim.name}: expected a parameter among ({', '.join(defs)}), "
                            f"but got {name!r}", tok)
+            resolved = _resolve(value, self.shared)
             try:
-                params[name] = d.decode(value)
+                params[name] = d.decode(resolved)
             except ValueError as e:
-                self.error(f"{prim.name}: parameter {name}: {e}", tok)
+                if resolved is value:
+                    self.error(f"{prim.name}: parameter {name}: {e}", tok)
+                try:
+                    params[name] = d.decode(value)
+                except ValueError as e2:
+                    self.error(f"{prim.name}: parameter {name}: {e2}", tok)
+        in_avals = [a.aval for a in inputs]
         for d in prim.param_defs:
             if d.name not in params:
                 if d.default is REQUIRED:
@@ -264,7 +318,7 @@ class _Parser:
     def value(self) -> Any:
         t = self.peek()
         if t.kind == "punct" and t.text == "{":
-            return ClosedJaxpr(self.jaxpr())
+            return self.closed_jaxpr()
         if t.kind == "punct" and t.text in "([":
             close = ")" if t.text == "(" else "]"
             self.next()
@@ -273,38 +327,45 @@ class _Parser:
                 items.append(self.value())
                 if self.is_punct(","):
                     self.next()
+                elif not self.is_punct(close):
+                    self.error(f"expected ',' or {close!r}, but got {self.peek().text or 'end of input'!r}")
             self.next()
             return tuple(items) if close == ")" else list(items)
         self.next()
         if t.kind == "num":
             return float(t.text) if any(c in t.text for c in ".eEn") else int(t.text)
+        if t.kind == "complex":
+            return complex(t.text)
         if t.kind == "word":
-            if t.text in ("None", "True", "False"):
-                return {"None": None, "True": True, "False": False}[t.text]
-            return self.shared.get(t.text, t.text)
+            return {"None": None, "True": True, "False": False}.get(t.text, t.text)
         self.error(f"expected a parameter value, but got {t.text or 'end of input'!r}", t)
 
-    def atom(self, scope: dict[str, Var], required: bool) -> Atom | None:
+    def atom(self, scope: dict[str, Var]) -> tuple[Atom, int] | None:
+        """The next operand and, if it may be read as a binder instead, its token index."""
         t = self.peek()
         if t.kind in ("num", "complex") or (t.kind == "word" and t.text in _LITERAL_WORDS
                                            and self.is_punct(":", 1)):
-            if t.kind == "word" and not required and self.starts_binder(scope):
-                return None
+            start = self.i
+            ambiguous = t.text in _VAR_LIKE_LITERALS and self.starts_binders()
             self.next()
-            self.expect(":")
+            self.next()
             ty = self.type()
-            return self.literal(t, ty)
-        if t.kind == "word" and t.text in scope and not self.is_punct(":", 1):
-            self.next()
-            return scope[t.text]
-        if required:
-            self.error(f"expected a variable or literal, but got {t.text or 'end of input'!r}")
-        return None
+            lit = self.literal(t, ty, quiet=ambiguous)
+            if lit is None:
+                self.i = start
+                return None
+            return lit, start if ambiguous else -1
+        if t.kind != "word" or self.is_punct(":", 1) or self.at_in() or t.text in PRIMITIVES:
+            return None
+        if t.text not in scope:
+            self.error(f"variable {t.text!r} is not defined")
+        self.next()
+        return scope[t.text], -1
 
-    def literal(self, t: _Tok, ty: ShapedArray) -> Literal:
+    def literal(self, t: _Tok, ty: ShapedArray, quiet: bool = False) -> Literal | None:
         text = t.text
+        value: Any
         try:
-            value: Any
             if t.kind == "complex":
                 value = complex(text)
             elif text in ("True", "False"):
@@ -313,12 +374,12 @@ class _Parser:
                 value = int(text)
             elif dtypes.is_complex(ty.dtype):
                 value = complex(text)
-            elif dtypes.is_float(ty.dtype):
-                value = float(text)
             else:
-                value = text
+                value = float(text)
             return Literal(value, ty)
         except (TypeError, ValueError) as e:
+            if quiet:
+                return None
             self.error(f"invalid literal {text}:{ty.str_short()}: {e}", t)
 
 

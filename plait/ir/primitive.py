@@ -71,9 +71,14 @@ class Primitive:
     """Params printed before the others (which follow sorted by name)."""
     params_by_name: Mapping[str, ParamDef] = attrs.field(init=False, repr=False)
     """:attr:`param_defs` indexed by name."""
+    _defaults: Params | None = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "params_by_name", param_table(self.param_defs))
+        constant = all(d.default is not REQUIRED and not isinstance(d.default, Derived)
+                       for d in self.param_defs)
+        defaults = Params({d.name: d.default for d in self.param_defs}) if constant else None
+        object.__setattr__(self, "_defaults", defaults)
         if self.name in PRIMITIVES:
             raise ValueError(f"a primitive named {self.name!r} already exists")
         PRIMITIVES[self.name] = self
@@ -93,6 +98,11 @@ class Primitive:
         Raises:
           JaxprTypeError: an unknown parameter, or a required one missing.
         """
+        if not params:
+            if self._defaults is not None:
+                return self._defaults
+        elif type(params) is Params and len(params) == len(self.param_defs):
+            return params
         defs = self.params_by_name
         if not defs and not params:
             return EMPTY_PARAMS

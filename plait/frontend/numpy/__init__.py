@@ -53,6 +53,16 @@ nan = _np.nan
 newaxis = None
 
 
+def _register_with_array_base() -> None:
+    import sys
+
+    from plait.frontend import array_base
+    array_base._pnp = sys.modules[__name__]
+
+
+_register_with_array_base()
+
+
 def size(a: object) -> int:
     """The number of elements of an array-like value."""
     n = 1

@@ -11,11 +11,13 @@ from plait.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.frontend import lax
+from plait.frontend.array_base import Array
 from plait.frontend.promotion import dtype_and_weak, result_type_info
 from plait.frontend.tracing import scalar_literal
 
 __all__ = ["is_scalar", "aval_of", "promote", "promote_dtypes", "promote_to_inexact", "broadcast_ranks",
-           "canonical_axis", "canonical_axes", "ndim", "shape", "convert"]
+           "canonical_axis", "canonical_axes", "ndim", "shape", "convert", "as_array", "dtype_of",
+           "check_arraylike", "promote_numeric"]
 
 
 def is_scalar(x: Any) -> bool:
@@ -24,8 +26,43 @@ def is_scalar(x: Any) -> bool:
 
 
 def aval_of(x: Any) -> Any:
-    """The abstract value of a Tracer or Array, else ``None``."""
-    return getattr(x, "aval", None)
+    """The abstract value of a plait Array (concrete or traced) or Literal, else ``None``."""
+    if isinstance(x, Array) or type(x) is Literal:
+        return x.aval
+    return None
+
+
+def check_arraylike(name: str, *args: Any) -> None:
+    """Refuse arguments that are not arrays, NumPy values or Python scalars.
+
+    Raises:
+      TypeError: an argument is a list, tuple, string or other non-array
+        object (as ``jax.numpy``, which refuses implicit list conversion).
+    """
+    for i, a in enumerate(args):
+        if aval_of(a) is None and not is_scalar(a) and not isinstance(a, np.ndarray | np.generic) \
+                and not hasattr(a, "__array__"):
+            raise TypeError(f"{name} requires ndarray or scalar arguments, but got "
+                            f"{type(a).__name__} at position {i}")
+
+
+def dtype_of(x: Any) -> np.dtype[Any]:
+    """The (canonical) dtype ``x`` has as an operand."""
+    return _type(x)[0]
+
+
+def as_array(x: Any) -> Any:
+    """``x`` as a plait Array: Arrays and tracers are returned as they are;
+    Literals, Python scalars (weakly typed) and NumPy values become concrete Arrays."""
+    if isinstance(x, Array):
+        return x
+    from plait.frontend.array_impl import ArrayImpl
+    if type(x) is Literal:
+        return ArrayImpl.from_numpy(np.asarray(x.value, x.aval.dtype), x.aval.weak_type)
+    if is_scalar(x):
+        d, weak = dtype_and_weak(x)
+        return ArrayImpl.from_numpy(np.asarray(x).astype(d), weak)
+    return ArrayImpl.from_numpy(_host(x), False)
 
 
 def _host(x: Any) -> np.ndarray:
@@ -71,13 +108,20 @@ def convert(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
         lit = scalar_literal(x, dtype)
         return lit if weak else Literal(lit.value, lit.aval.strip_weak_type())
     arr = _host(x)
-    return arr if arr.dtype == dtype else arr.astype(dtype)
+    arr = arr if arr.dtype == dtype else arr.astype(dtype)
+    if weak:
+        # A NumPy value promoted only against weak operands (a bool array plus a
+        # Python int) becomes weakly typed, as a traced value would.
+        from plait.frontend.array_impl import ArrayImpl
+        return ArrayImpl.from_numpy(arr, True)
+    return arr
 
 
 def _type(x: Any) -> tuple[np.dtype[Any], bool]:
-    if type(x) is Literal:
-        return x.aval.dtype, x.aval.weak_type
-    if aval_of(x) is None and not is_scalar(x) and not isinstance(x, np.ndarray | np.generic):
+    av = aval_of(x)
+    if av is not None:
+        return av.dtype, av.weak_type
+    if not is_scalar(x) and not isinstance(x, np.ndarray | np.generic):
         return dt.canonicalize(_host(x).dtype), False
     return dtype_and_weak(x)
 
@@ -92,6 +136,15 @@ def promote_dtypes(name: str, *args: Any) -> list[Any]:
     types = [_type(a) for a in args]
     dtype, weak = result_type_info(types)
     return [convert(a, dtype, weak) for a in args]
+
+
+def promote_numeric(name: str, *args: Any) -> list[Any]:
+    """Like :func:`promote`, then bools become the default int (weak types kept)."""
+    types = [_type(a) for a in args]
+    dtype, weak = result_type_info(types)
+    if dtype == dt.bool_:
+        dtype = dt.canonicalize(dt.int64)
+    return broadcast_ranks([convert(a, dtype, weak) for a in args])
 
 
 def promote_to_inexact(name: str, *args: Any) -> list[Any]:

@@ -3,18 +3,26 @@ JAX's dtype promotion (seed 003)."""
 
 from __future__ import annotations
 
+import builtins
+import operator
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from plait.ir import dtypes as dt
+from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
+from plait.ir.primitive import Primitive
 from plait.frontend import lax
 from plait.frontend.array_base import Array
-from plait.frontend.numpy._core import aval_of, promote, promote_to_inexact
-from plait.frontend.tracing import Tracer, scalar_literal
+from plait.frontend.array_impl import ArrayImpl
+from plait.frontend.numpy._core import (as_array, broadcast_ranks, check_arraylike, dtype_of,
+                                        promote, promote_dtypes, promote_numeric,
+                                        promote_to_inexact, shape)
+from plait.frontend.tracing import Tracer, bind, scalar_literal
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod",
@@ -33,22 +41,23 @@ _SCALAR_TYPES = (int, float)
 
 
 def _fast_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
-    """Operands needing no promotion: a tracer with a tracer of the same type,
-    or a tracer with a Python scalar that its dtype absorbs."""
+    """Operands needing no promotion: two arrays (traced or concrete) of one type,
+    or an array with a Python scalar that its dtype absorbs."""
     tx, ty = type(x), type(y)
-    if tx is Tracer:
-        ax = x.var.aval
-        if ty is Tracer:
-            ay = y.var.aval
-            if ax is ay or (ax.dtype == ay.dtype and ax.weak_type == ay.weak_type
-                            and (ax.shape == ay.shape or not ax.shape or not ay.shape)):
+    if tx is Tracer or tx is ArrayImpl:
+        ax = x.aval
+        if ty is Tracer or ty is ArrayImpl:
+            ay = y.aval
+            if ax.dtype != dt.bool_ and (ax is ay or (
+                    ax.dtype == ay.dtype and ax.weak_type == ay.weak_type
+                    and (ax.shape == ay.shape or not ax.shape or not ay.shape))):
                 return x, y
             return None
         if ty in _SCALAR_TYPES and (ty is int or dt.is_inexact(ax.dtype)) and ax.dtype != dt.bool_:
             return x, scalar_literal(y, ax.dtype) if ax.weak_type else _strong_literal(y, ax.dtype)
         return None
-    if ty is Tracer and tx in _SCALAR_TYPES:
-        ay = y.var.aval
+    if (ty is Tracer or ty is ArrayImpl) and tx in _SCALAR_TYPES:
+        ay = y.aval
         if (tx is int or dt.is_inexact(ay.dtype)) and ay.dtype != dt.bool_:
             return (scalar_literal(x, ay.dtype) if ay.weak_type else _strong_literal(x, ay.dtype)), y
     return None
@@ -70,107 +79,161 @@ def _strong_literal(x: Any, dtype: np.dtype[Any]) -> Literal:
     return lit
 
 
-def _binary(name: str, op: Callable[[Any, Any], Any], inexact: bool = False
-            ) -> Callable[[Any, Any], Array]:
+def _binary(name: str, prim: Primitive, op: Callable[[Any, Any], Any] | None = None,
+            inexact: bool = False) -> Callable[[Any, Any], Array]:
+    slow = op or (lambda x, y: bind(prim, x, y))
+
     def ufunc(x: Any, y: Any) -> Array:
-        pair = None if inexact else _fast_pair(x, y)
-        if pair is None:
-            pair = tuple(promote_to_inexact(name, x, y) if inexact else promote(name, x, y))
-        return op(*pair)  # type: ignore[no-any-return]
+        pair = _fast_pair(x, y)
+        if pair is not None and (not inexact or dt.is_inexact(pair[1].aval.dtype)):
+            # Operands already agree (no bools here): bind directly.
+            return bind(prim, *pair)  # type: ignore[no-any-return]
+        check_arraylike(name, x, y)
+        args = promote_to_inexact(name, x, y) if inexact else promote(name, x, y)
+        return as_array(slow(*args))  # type: ignore[no-any-return]
     ufunc.__name__ = name
     ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{name}`` with NumPy broadcasting and dtype promotion."
     return ufunc
 
 
-def _unary(name: str, op: Callable[[Any], Any], inexact: bool = False) -> Callable[[Any], Array]:
+def _arg(name: str, x: Any, kind: str = "any") -> Any:
+    """The single operand ``x`` of ``name`` as an Array: ``kind`` ``'numeric'`` turns
+    bools into the default int, ``'inexact'`` turns bools and integers into the
+    default float (weak types are kept)."""
+    check_arraylike(name, x)
+    if kind == "inexact":
+        x, = promote_to_inexact(name, x)
+    elif kind == "numeric":
+        x, = promote_numeric(name, x)
+    return as_array(x)
+
+
+def _unary(name: str, prim: Primitive, inexact: bool = False) -> Callable[[Any], Array]:
     def ufunc(x: Any) -> Array:
-        if type(x) is not Tracer or (inexact and not dt.is_inexact(x.dtype)):
-            x, = promote_to_inexact(name, x) if inexact else promote(name, x)
-        return op(x)  # type: ignore[no-any-return]
+        tx = type(x)
+        if (tx is not Tracer and tx is not ArrayImpl) or (inexact and not dt.is_inexact(x.dtype)):
+            x = _arg(name, x, "inexact" if inexact else "any")
+        return bind(prim, x)  # type: ignore[no-any-return]
     ufunc.__name__ = name
     ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{name}``."
     return ufunc
 
 
-add = _binary("add", lambda x, y: lax.bitwise_or(x, y) if _is_bool(x) else lax.add(x, y))
-subtract = _binary("subtract", lax.sub)
-multiply = _binary("multiply", lambda x, y: lax.bitwise_and(x, y) if _is_bool(x) else lax.mul(x, y))
-true_divide = _binary("true_divide", lax.div, inexact=True)
+def _add(x: Any, y: Any) -> Any:
+    return lax.bitwise_or(x, y) if _is_bool(x) else lax.add(x, y)
+
+
+def _mul(x: Any, y: Any) -> Any:
+    return lax.bitwise_and(x, y) if _is_bool(x) else lax.mul(x, y)
+
+
+def _sub(x: Any, y: Any) -> Any:
+    if _is_bool(x):
+        raise TypeError("subtract: the numpy boolean subtract (the - operator) is not "
+                        "supported; use logical_xor or bitwise_xor instead")
+    return lax.sub(x, y)
+
+
+add = _binary("add", P.add_p, _add)
+subtract = _binary("subtract", P.sub_p, _sub)
+multiply = _binary("multiply", P.mul_p, _mul)
+true_divide = _binary("true_divide", P.div_p, inexact=True)
 divide = true_divide
-maximum = _binary("maximum", lax.max)
-minimum = _binary("minimum", lax.min)
-arctan2 = _binary("arctan2", lax.atan2, inexact=True)
-nextafter = _binary("nextafter", lax.nextafter, inexact=True)
-equal = _binary("equal", lax.eq)
-not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
-bitwise_and = _binary("bitwise_and", lax.bitwise_and)
-bitwise_or = _binary("bitwise_or", lax.bitwise_or)
-bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
+maximum = _binary("maximum", P.max_p)
+minimum = _binary("minimum", P.min_p)
+arctan2 = _binary("arctan2", P.atan2_p, inexact=True)
+nextafter = _binary("nextafter", P.nextafter_p, inexact=True)
+equal = _binary("equal", P.eq_p)
+not_equal = _binary("not_equal", P.ne_p)
+
+
+def _ordered(strict: Callable[[Any, Any], Any], op: Callable[[Any, Any], Any]
+             ) -> Callable[[Any, Any], Any]:
+    # Complex numbers compare lexicographically: real parts, then imaginary parts.
+    def compare(x: Any, y: Any) -> Any:
+        if not dt.is_complex(dtype_of(x)):
+            return op(x, y)
+        xr, yr = lax.real(x), lax.real(y)
+        return lax.bitwise_or(strict(xr, yr),
+                              lax.bitwise_and(lax.eq(xr, yr), op(lax.imag(x), lax.imag(y))))
+    return compare
+
+
+less = _binary("less", P.lt_p, _ordered(lax.lt, lax.lt))
+less_equal = _binary("less_equal", P.le_p, _ordered(lax.lt, lax.le))
+greater = _binary("greater", P.gt_p, _ordered(lax.gt, lax.gt))
+greater_equal = _binary("greater_equal", P.ge_p, _ordered(lax.gt, lax.ge))
+bitwise_and = _binary("bitwise_and", P.and_p)
+bitwise_or = _binary("bitwise_or", P.or_p)
+bitwise_xor = _binary("bitwise_xor", P.xor_p)
 
 
 def _is_bool(x: Any) -> bool:
-    av = aval_of(x)
-    if av is None:
-        av = x.aval if type(x) is Literal else None
-    if av is None:
-        return bool(np.asarray(x).dtype == dt.bool_)
-    return bool(av.dtype == dt.bool_)
+    return bool(dtype_of(x) == dt.bool_)
 
 
 def _to_bool(x: Any) -> Any:
-    av = aval_of(x)
-    if av is not None and av.dtype == dt.bool_:
+    """``x != 0`` unless ``x`` is already boolean (the weak type is kept)."""
+    x = as_array(x)
+    if x.dtype == dt.bool_:
         return x
-    if av is None and not isinstance(x, Literal):
-        x, = promote("logical", x)
-        if _is_bool(x):
-            return x
-    return lax.ne(x, _zero_like(x))
+    return lax.ne(x, _lax_const(x, 0))
 
 
-def _zero_like(x: Any) -> Any:
-    av = aval_of(x) or x.aval
-    return scalar_literal(0, av.dtype) if av.dtype != dt.bool_ else False
+def _const_like(x: Any, value: Any) -> Any:
+    """A strongly typed scalar constant of ``x``'s dtype (as JAX's ``_constant_like``)."""
+    d = dtype_of(x)
+    if d == dt.bool_:
+        return Literal(bool(value), ShapedArray((), d))
+    lit = scalar_literal(value, d)
+    return Literal(lit.value, ShapedArray((), d, False))
 
 
-def logical_and(x: Any, y: Any) -> Array:
-    """Elementwise logical and (nonzero is true)."""
-    a, b = promote("logical_and", _to_bool(x), _to_bool(y))
-    return lax.bitwise_and(a, b)  # type: ignore[no-any-return]
+def _lax_const(x: Any, value: Any) -> Any:
+    """A scalar constant of ``x``'s dtype, weakly typed when ``x`` is a weakly typed
+    scalar (as JAX's ``lax._const``)."""
+    a = as_array(x)
+    if a.weak_type and not a.shape:
+        return _py(a, value)
+    return _const_like(a, value)
 
 
-def logical_or(x: Any, y: Any) -> Array:
-    """Elementwise logical or (nonzero is true)."""
-    a, b = promote("logical_or", _to_bool(x), _to_bool(y))
-    return lax.bitwise_or(a, b)  # type: ignore[no-any-return]
+def _py(x: Any, value: Any) -> Any:
+    """A weakly typed scalar of ``x``'s dtype: what a Python scalar operand becomes."""
+    d = dtype_of(x)
+    if d == dt.bool_:
+        return Literal(bool(value), ShapedArray((), d))
+    return scalar_literal(value, d)
 
 
-def logical_xor(x: Any, y: Any) -> Array:
-    """Elementwise logical xor (nonzero is true)."""
-    a, b = promote("logical_xor", _to_bool(x), _to_bool(y))
-    return lax.bitwise_xor(a, b)  # type: ignore[no-any-return]
+def _logical(name: str, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Array]:
+    def ufunc(x: Any, y: Any) -> Array:
+        check_arraylike(name, x, y)
+        a, b = promote(name, x, y)
+        return op(_to_bool(a), _to_bool(b))  # type: ignore[no-any-return]
+    ufunc.__name__ = name
+    ufunc.__qualname__ = name
+    ufunc.__doc__ = f"Elementwise ``{name}`` (nonzero is true)."
+    return ufunc
+
+
+logical_and = _logical("logical_and", lax.bitwise_and)
+logical_or = _logical("logical_or", lax.bitwise_or)
+logical_xor = _logical("logical_xor", lax.bitwise_xor)
 
 
 def logical_not(x: Any) -> Array:
     """Elementwise logical not (nonzero is true)."""
-    return lax.bitwise_not(_to_bool(x))  # type: ignore[no-any-return]
-
-
-def _check_int_or_bool(name: str, x: Any) -> None:
-    if not (dt.is_integer(x.dtype) or dt.is_bool(x.dtype)):
-        raise TypeError(f"{name}: expected an integer or bool array, but got {x.aval.str_short()}")
+    return lax.bitwise_not(_to_bool(_arg("logical_not", x)))  # type: ignore[no-any-return]
 
 
 def invert(x: Any) -> Array:
     """Bitwise not (logical not for booleans)."""
-    x, = promote("invert", x)
-    _check_int_or_bool("invert", x)
+    x = _arg("invert", x)
+    if not (dt.is_integer(x.dtype) or dt.is_bool(x.dtype)):
+        raise TypeError(f"invert: expected an integer or bool array, but got {x.aval.str_short()}")
     return lax.bitwise_not(x)  # type: ignore[no-any-return]
 
 
@@ -179,60 +242,76 @@ bitwise_not = invert
 
 def negative(x: Any) -> Array:
     """``-x``."""
-    x, = promote("negative", x)
+    x = _arg("negative", x)
     if x.dtype == dt.bool_:
-        raise TypeError("negative: expected a numeric array, but got a bool array; use logical_not")
+        raise TypeError("negative: expected a numeric array, but got a bool array; "
+                        "use logical_not")
     return lax.neg(x)  # type: ignore[no-any-return]
 
 
 def positive(x: Any) -> Array:
     """``+x`` (the value itself)."""
-    x, = promote("positive", x)
-    return x  # type: ignore[no-any-return]
+    return _arg("positive", x)  # type: ignore[no-any-return]
 
 
-sin = _unary("sin", lax.sin, inexact=True)
-cos = _unary("cos", lax.cos, inexact=True)
-tan = _unary("tan", lax.tan, inexact=True)
-arcsin = _unary("arcsin", lax.asin, inexact=True)
-arccos = _unary("arccos", lax.acos, inexact=True)
-arctan = _unary("arctan", lax.atan, inexact=True)
-sinh = _unary("sinh", lax.sinh, inexact=True)
-cosh = _unary("cosh", lax.cosh, inexact=True)
-tanh = _unary("tanh", lax.tanh, inexact=True)
-arcsinh = _unary("arcsinh", lax.asinh, inexact=True)
-arccosh = _unary("arccosh", lax.acosh, inexact=True)
-arctanh = _unary("arctanh", lax.atanh, inexact=True)
-exp = _unary("exp", lax.exp, inexact=True)
-exp2 = _unary("exp2", lax.exp2, inexact=True)
-expm1 = _unary("expm1", lax.expm1, inexact=True)
-log = _unary("log", lax.log, inexact=True)
-log1p = _unary("log1p", lax.log1p, inexact=True)
-sqrt = _unary("sqrt", lax.sqrt, inexact=True)
-rsqrt = _unary("rsqrt", lax.rsqrt, inexact=True)
-cbrt = _unary("cbrt", lax.cbrt, inexact=True)
+sin = _unary("sin", P.sin_p, inexact=True)
+cos = _unary("cos", P.cos_p, inexact=True)
+tan = _unary("tan", P.tan_p, inexact=True)
+arcsin = _unary("arcsin", P.asin_p, inexact=True)
+arccos = _unary("arccos", P.acos_p, inexact=True)
+arctan = _unary("arctan", P.atan_p, inexact=True)
+sinh = _unary("sinh", P.sinh_p, inexact=True)
+cosh = _unary("cosh", P.cosh_p, inexact=True)
+tanh = _unary("tanh", P.tanh_p, inexact=True)
+arcsinh = _unary("arcsinh", P.asinh_p, inexact=True)
+arccosh = _unary("arccosh", P.acosh_p, inexact=True)
+arctanh = _unary("arctanh", P.atanh_p, inexact=True)
+exp = _unary("exp", P.exp_p, inexact=True)
+exp2 = _unary("exp2", P.exp2_p, inexact=True)
+expm1 = _unary("expm1", P.expm1_p, inexact=True)
+log = _unary("log", P.log_p, inexact=True)
+log1p = _unary("log1p", P.log1p_p, inexact=True)
+sqrt = _unary("sqrt", P.sqrt_p, inexact=True)
+rsqrt = _unary("rsqrt", P.rsqrt_p, inexact=True)
+
+
+def cbrt(x: Any) -> Array:
+    """Cube root (real inputs only)."""
+    x = _arg("cbrt", x, "inexact")
+    if dt.is_complex(x.dtype):
+        raise TypeError(f"cbrt: expected a real array, but got {x.aval.str_short()}")
+    return lax.cbrt(x)  # type: ignore[no-any-return]
+
+
+def _scaled_log(name: str, x: Any, scale: float) -> Array:
+    x = _arg(name, x, "inexact")
+    r = lax.log(x)
+    if dt.is_complex(x.dtype):
+        re, im = lax.real(r), lax.imag(r)
+        return lax.complex(lax.mul(re, _const_like(re, scale)),  # type: ignore[no-any-return]
+                           lax.mul(im, _const_like(im, scale)))
+    return lax.mul(r, _const_like(r, scale))  # type: ignore[no-any-return]
 
 
 def log2(x: Any) -> Array:
     """Base-2 logarithm."""
-    x, = promote_to_inexact("log2", x)
-    return lax.div(lax.log(x), lax.log(_const_like(x, 2)))  # type: ignore[no-any-return]
+    x = _arg("log2", x, "inexact")
+    r = lax.log(x)
+    if dt.is_complex(x.dtype):
+        re, im = lax.real(r), lax.imag(r)
+        ln2 = lax.log(_const_like(re, 2))
+        return lax.complex(lax.div(re, ln2), lax.div(im, ln2))  # type: ignore[no-any-return]
+    return lax.div(r, lax.log(_const_like(x, 2)))  # type: ignore[no-any-return]
 
 
 def log10(x: Any) -> Array:
     """Base-10 logarithm."""
-    x, = promote_to_inexact("log10", x)
-    return lax.div(lax.log(x), lax.log(_const_like(x, 10)))  # type: ignore[no-any-return]
-
-
-def _const_like(x: Any, value: Any) -> Any:
-    av = aval_of(x) or x.aval
-    return Literal(scalar_literal(value, av.dtype).value, ShapedArray((), av.dtype, av.weak_type))
+    return _scaled_log("log10", x, 0.4342944819032518)
 
 
 def abs(x: Any) -> Array:
     """Absolute value (magnitude for complex; identity for unsigned and bool)."""
-    x, = promote("abs", x)
+    x = _arg("abs", x)
     if dt.is_unsigned(x.dtype) or dt.is_bool(x.dtype):
         return x  # type: ignore[no-any-return]
     return lax.abs(x)  # type: ignore[no-any-return]
@@ -242,163 +321,202 @@ absolute = abs
 
 
 def sign(x: Any) -> Array:
-    """-1, 0 or 1 by sign."""
-    x, = promote("sign", x)
+    """-1, 0 or 1 by sign (``x / |x|`` for complex)."""
+    x = _arg("sign", x)
     if dt.is_bool(x.dtype):
-        return x  # type: ignore[no-any-return]
+        raise TypeError(f"sign: expected a numeric array, but got {x.aval.str_short()}")
     return lax.sign(x)  # type: ignore[no-any-return]
 
 
 def _int_identity(name: str, op: Callable[[Any], Any]) -> Callable[[Any], Array]:
     def ufunc(x: Any) -> Array:
-        x, = promote(name, x)
+        x = _arg(name, x)
         if not dt.is_inexact(x.dtype):
             return x  # type: ignore[no-any-return]
+        if dt.is_complex(x.dtype):
+            raise TypeError(f"{name}: expected a real array, but got {x.aval.str_short()}")
         return op(x)  # type: ignore[no-any-return]
     ufunc.__name__ = name
-    ufunc.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged)."
+    ufunc.__qualname__ = name
+    ufunc.__doc__ = f"Elementwise ``{name}`` (integers and bools are returned unchanged)."
     return ufunc
 
 
 floor = _int_identity("floor", lax.floor)
 ceil = _int_identity("ceil", lax.ceil)
-
-
-def trunc(x: Any) -> Array:
-    """Round toward zero."""
-    x, = promote("trunc", x)
-    if not dt.is_inexact(x.dtype):
-        return x  # type: ignore[no-any-return]
-    return where(lax.lt(x, _const_like(x, 0)), lax.ceil(x), lax.floor(x))
+trunc = _int_identity("trunc", lambda x: where(lax.lt(x, _lax_const(x, 0)), lax.ceil(x),
+                                                lax.floor(x)))
 
 
 def round(x: Any, decimals: int = 0) -> Array:
-    """Round half to even, to ``decimals`` decimals."""
-    x, = promote("round", x)
+    """Round half to even, to ``decimals`` decimals (real and imaginary parts apart)."""
+    x = _arg("round", x)
+    decimals = operator.index(decimals)
+    if dt.is_integer(x.dtype):
+        if decimals < 0:
+            raise NotImplementedError("round: integers to negative decimals are not supported")
+        return x  # type: ignore[no-any-return]
     if not dt.is_inexact(x.dtype):
-        if decimals >= 0:
-            return x  # type: ignore[no-any-return]
-        raise NotImplementedError("round of integers to negative decimals is not supported")
-    if decimals == 0:
-        return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)  # type: ignore[no-any-return]
-    factor = _const_like(x, 10.0 ** decimals)
-    return lax.div(lax.round(lax.mul(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)  # type: ignore[no-any-return]
+        raise ValueError(f"round: expected a numeric array, but got {x.aval.str_short()}")
+    if decimals > np.log10(float(ml_dtypes.finfo(_real_dtype(x.dtype)).max)):
+        return x  # type: ignore[no-any-return]
+
+    def round_real(v: Any) -> Any:
+        if decimals == 0:
+            return lax.round(v, lax.RoundingMethod.TO_NEAREST_EVEN)
+        d = dtype_of(v)
+        if d == dt.float16:
+            v = lax.convert_element_type(v, dt.float32, as_array(v).weak_type)
+        factor = _const_like(v, 10.0 ** decimals)
+        out = lax.div(lax.round(lax.mul(v, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
+        if d == dt.float16:
+            out = lax.convert_element_type(out, d, as_array(out).weak_type)
+        return out
+
+    if dt.is_complex(x.dtype):
+        return lax.complex(round_real(lax.real(x)), round_real(lax.imag(x)))  # type: ignore[no-any-return]
+    return round_real(x)  # type: ignore[no-any-return]
 
 
 around = round
-rint = round
+
+
+def _real_dtype(d: np.dtype[Any]) -> np.dtype[Any]:
+    return {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(d, d)
+
+
+def rint(x: Any) -> Array:
+    """Round half to even; integers and bools become the default float."""
+    x = _arg("rint", x)
+    if not dt.is_inexact(x.dtype):
+        return lax.convert_element_type(x, dt.canonicalize(dt.float64))  # type: ignore[no-any-return]
+    if dt.is_complex(x.dtype):
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))  # type: ignore[no-any-return]
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)  # type: ignore[no-any-return]
 
 
 def square(x: Any) -> Array:
-    """``x * x``."""
-    x, = promote("square", x)
-    return lax.integer_pow(x, 2)  # type: ignore[no-any-return]
+    """``x * x`` (bools become the default int)."""
+    return lax.integer_pow(_arg("square", x, "numeric"), 2)  # type: ignore[no-any-return]
 
 
 def reciprocal(x: Any) -> Array:
     """``1 / x``."""
-    x, = promote_to_inexact("reciprocal", x)
-    return lax.integer_pow(x, -1)  # type: ignore[no-any-return]
+    return lax.integer_pow(_arg("reciprocal", x, "inexact"), -1)  # type: ignore[no-any-return]
 
 
 def isfinite(x: Any) -> Array:
     """Whether each element is finite (always true for integers)."""
-    x, = promote("isfinite", x)
+    x = _arg("isfinite", x)
     if not dt.is_inexact(x.dtype):
         return _full_bool(x, True)
     if dt.is_complex(x.dtype):
-        return logical_and(lax.is_finite(real(x)), lax.is_finite(imag(x)))
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))  # type: ignore[no-any-return]
     return lax.is_finite(x)  # type: ignore[no-any-return]
 
 
 def isinf(x: Any) -> Array:
     """Whether each element is +inf or -inf."""
-    x, = promote("isinf", x)
+    x = _arg("isinf", x)
     if not dt.is_inexact(x.dtype):
         return _full_bool(x, False)
     if dt.is_complex(x.dtype):
-        return logical_or(isinf(real(x)), isinf(imag(x)))
+        re, im = lax.real(x), lax.imag(x)
+        return lax.bitwise_or(lax.eq(lax.abs(re), _const_like(re, float("inf"))),  # type: ignore[no-any-return]
+                              lax.eq(lax.abs(im), _const_like(im, float("inf"))))
     return lax.eq(lax.abs(x), _const_like(x, float("inf")))  # type: ignore[no-any-return]
 
 
 def isnan(x: Any) -> Array:
     """Whether each element is NaN."""
-    x, = promote("isnan", x)
-    if not dt.is_inexact(x.dtype):
-        return _full_bool(x, False)
+    x = _arg("isnan", x)
     return lax.ne(x, x)  # type: ignore[no-any-return]
 
 
 def _full_bool(x: Any, value: bool) -> Array:
-    from plait.frontend.numpy.creation import full
-    return full(x.shape, value, dt.bool_)
+    return lax.broadcast_in_dim(Literal(value, ShapedArray((), dt.bool_)), x.shape, ())  # type: ignore[no-any-return]
 
 
 def signbit(x: Any) -> Array:
-    """Whether the sign bit is set (true for -0.0)."""
-    x, = promote("signbit", x)
-    if dt.is_unsigned(x.dtype) or dt.is_bool(x.dtype):
+    """Whether the sign bit is set (true for -0.0 and -nan)."""
+    x = _arg("signbit", x)
+    if dt.is_bool(x.dtype):
         return _full_bool(x, False)
     if dt.is_integer(x.dtype):
         return lax.lt(x, _const_like(x, 0))  # type: ignore[no-any-return]
-    # Zeros are replaced by their reciprocals, which keep the sign: -0.0 -> -inf.
+    if dt.is_complex(x.dtype):
+        raise ValueError(f"signbit: not well defined for {x.dtype}")
+    # A zero is replaced by its reciprocal, which keeps the sign (-0.0 -> -inf); a
+    # NaN by copysign(1, nan) computed from its bits is not available, so NaN
+    # signs follow the comparison below.
     signed = where(lax.eq(x, _const_like(x, 0)), lax.div(_const_like(x, 1), x), x)
     return lax.lt(signed, _const_like(x, 0))  # type: ignore[no-any-return]
 
 
 def copysign(x: Any, y: Any) -> Array:
     """The magnitude of ``x`` with the sign of ``y``."""
+    check_arraylike("copysign", x, y)
     x, y = promote_to_inexact("copysign", x, y)
-    return where(signbit(y), lax.neg(lax.abs(x)), lax.abs(x))
+    if dt.is_complex(dtype_of(x)):
+        raise TypeError("copysign does not support complex-valued inputs")
+    ax = lax.abs(x)
+    return where(signbit(y), lax.neg(ax), ax)
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Array:
     """Elementwise ``x`` where ``condition`` else ``y`` (three-argument form)."""
-    if x is None or y is None:
+    if x is None and y is None:
         raise NotImplementedError(
             "where(condition) (one-argument form) has a data-dependent shape; pass x and y")
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided "
+                         f"to where, but got {x} and {y}")
+    check_arraylike("where", condition, x, y)
     c = _to_bool(condition)
-    x, y = promote("where", x, y)
-    c, x, y = _broadcast_all(c, x, y)
+    x, y = promote_dtypes("where", x, y)
+    if not shape(c):
+        x, y = _broadcast_all(x, y)
+    else:
+        c, x, y = _broadcast_all(c, x, y)
     return lax.select_n(c, y, x)  # type: ignore[no-any-return]
 
 
 def _broadcast_all(*args: Any) -> list[Any]:
     from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to
-    from plait.frontend.numpy._core import shape
     out_shape = broadcast_shapes(*[shape(a) for a in args])
     return [a if shape(a) == out_shape else broadcast_to(a, out_shape) for a in args]
 
 
-def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Array:
-    """Values limited to ``[a_min, a_max]`` (either may be ``None``)."""
-    if a_min is not None:
-        a = maximum(a, a_min)
-    if a_max is not None:
-        a = minimum(a, a_max)
-    if a_min is None and a_max is None:
-        a, = promote("clip", a)
-    return a  # type: ignore[no-any-return]
+def clip(arr: Any, min: Any = None, max: Any = None) -> Array:
+    """Values limited to ``[min, max]`` (either may be ``None``)."""
+    check_arraylike("clip", arr)
+    if builtins.any(v is not None and dt.is_complex(dtype_of(v)) for v in (arr, min, max)):
+        raise ValueError("clip: complex values have no ordering and cannot be clipped")
+    if min is not None:
+        arr = maximum(min, arr)
+    if max is not None:
+        arr = minimum(max, arr)
+    return as_array(arr)  # type: ignore[no-any-return]
 
 
 def real(x: Any) -> Array:
     """The real part."""
-    x, = promote("real", x)
+    x = _arg("real", x)
     return lax.real(x) if dt.is_complex(x.dtype) else x  # type: ignore[no-any-return]
 
 
 def imag(x: Any) -> Array:
     """The imaginary part (zeros for real arrays)."""
-    x, = promote("imag", x)
+    x = _arg("imag", x)
     if dt.is_complex(x.dtype):
         return lax.imag(x)  # type: ignore[no-any-return]
-    from plait.frontend.numpy.creation import zeros_like
-    return zeros_like(x)
+    zero = scalar_literal(0, x.dtype) if x.weak_type else _const_like(x, 0)
+    return lax.broadcast_in_dim(zero, x.shape, ())  # type: ignore[no-any-return]
 
 
 def conj(x: Any) -> Array:
     """The complex conjugate."""
-    x, = promote("conj", x)
+    x = _arg("conj", x)
     return lax.conj(x) if dt.is_complex(x.dtype) else x  # type: ignore[no-any-return]
 
 
@@ -407,96 +525,152 @@ conjugate = conj
 
 def floor_divide(x: Any, y: Any) -> Array:
     """Division rounded toward negative infinity."""
-    x, y = promote("floor_divide", x, y)
-    if dt.is_integer(x.dtype):
-        if dt.is_unsigned(x.dtype):
-            return lax.div(x, y)  # type: ignore[no-any-return]
-        div = lax.div(x, y)
+    check_arraylike("floor_divide", x, y)
+    x, y = promote_numeric("floor_divide", x, y)
+    d = dtype_of(x)
+    if dt.is_unsigned(d):
+        return as_array(lax.div(x, y))  # type: ignore[no-any-return]
+    if dt.is_integer(d):
+        quotient = lax.div(x, y)
         adjust = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)),
-                                 lax.ne(lax.rem(x, y), _const_like(x, 0)))
-        return lax.select_n(adjust, div, lax.sub(div, _const_like(div, 1)))  # type: ignore[no-any-return]
-    if dt.is_bool(x.dtype):
-        raise TypeError("floor_divide: expected numeric arrays, but got bool arrays")
-    return _float_divmod(x, y)[0]
+                                 lax.ne(lax.rem(x, y), _py(x, 0)))
+        return where(adjust, lax.sub(quotient, _py(quotient, 1)), quotient)  # type: ignore[no-any-return]
+    if dt.is_complex(d):
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(x, y)[0]  # type: ignore[no-any-return]
 
 
 def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     mod = lax.rem(x, y)
-    div = lax.div(lax.sub(x, mod), y)
-    ind = lax.bitwise_and(lax.ne(mod, _const_like(mod, 0)), lax.ne(lax.sign(y), lax.sign(mod)))
+    x_corrected = where(lax.eq(y, _py(y, 0)), x, lax.sub(x, mod))
+    div = lax.div(x_corrected, y)
+    ind = lax.bitwise_and(lax.ne(mod, _py(mod, 0)), lax.ne(lax.sign(y), lax.sign(mod)))
     mod = lax.select_n(ind, mod, lax.add(mod, y))
-    div = lax.select_n(ind, div, lax.sub(div, _const_like(div, 1)))
+    div = lax.select_n(ind, div, lax.sub(div, _py(div, 1.0)))
     return lax.round(div), mod
 
 
 def remainder(x: Any, y: Any) -> Array:
     """Remainder with the sign of the divisor (Python's ``%``)."""
-    x, y = promote("remainder", x, y)
-    if dt.is_bool(x.dtype):
-        raise TypeError("remainder: expected numeric arrays, but got bool arrays")
+    check_arraylike("remainder", x, y)
+    x, y = promote_numeric("remainder", x, y)
+    zero = _const_like(x, 0)
+    if dt.is_integer(dtype_of(y)):
+        y = where(lax.eq(y, _py(y, 0)), _ones_like(y), y)
     trunc_mod = lax.rem(x, y)
-    zero = _const_like(trunc_mod, 0)
-    if dt.is_unsigned(x.dtype):
-        return trunc_mod  # type: ignore[no-any-return]
     nonzero = lax.ne(trunc_mod, zero)
-    sign_differs = lax.ne(lax.lt(trunc_mod, zero), lax.lt(y, zero))
-    do_plus = lax.bitwise_and(sign_differs, nonzero)
+    do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(y, zero)), nonzero)
     return lax.select_n(do_plus, trunc_mod, lax.add(trunc_mod, y))  # type: ignore[no-any-return]
 
 
 mod = remainder
 
 
+def _ones_like(x: Any) -> Any:
+    # A one with x's shape, dtype and weak type (as JAX's ``lax._ones``).
+    a = as_array(x)
+    one = scalar_literal(1, a.dtype) if a.weak_type else _const_like(a, 1)
+    return lax.broadcast_in_dim(one, a.shape, ())
+
+
 def fmod(x: Any, y: Any) -> Array:
     """Remainder with the sign of the dividend (C's ``fmod``)."""
-    x, y = promote("fmod", x, y)
+    check_arraylike("fmod", x, y)
+    x, y = promote_numeric("fmod", x, y)
+    if dt.is_integer(dtype_of(y)):
+        y = where(lax.eq(y, _py(y, 0)), _ones_like(y), y)
     return lax.rem(x, y)  # type: ignore[no-any-return]
 
 
 def power(x: Any, y: Any) -> Array:
-    """``x ** y``; a Python int exponent becomes ``integer_pow``."""
-    if isinstance(y, int | np.integer) and not isinstance(y, bool) and aval_of(y) is None:
-        x, = promote("power", x)
-        if dt.is_integer(x.dtype) and y < 0:
-            raise ValueError("power: integers to negative integer powers are not allowed")
-        return lax.integer_pow(x, int(y))  # type: ignore[no-any-return]
-    x, y = promote("power", x, y)
-    if dt.is_inexact(x.dtype):
-        return lax.pow(x, y)  # type: ignore[no-any-return]
-    raise NotImplementedError(
-        f"power: an integer base with an array exponent ({x.aval.str_short()} ** "
-        f"{y.aval.str_short()}) is not supported yet; cast the base to a float dtype")
+    """``x ** y``; a concrete integer exponent becomes ``integer_pow``."""
+    check_arraylike("power", x, y)
+    if type(y) is not Tracer:
+        try:
+            k = operator.index(y)
+        except TypeError:
+            pass
+        else:
+            x, = promote_numeric("power", x)
+            return lax.integer_pow(as_array(x), k)  # type: ignore[no-any-return]
+    xs, ys = broadcast_ranks([x, y])
+    xp, yp = promote_numeric("power", xs, ys)
+    d = dtype_of(xp)
+    if dt.is_integer(d):
+        return _pow_int_int(xp, yp)
+    if dt.is_inexact(dtype_of(xs)) and dt.is_integer(dtype_of(ys)):
+        return lax.pow(xs, ys)  # type: ignore[no-any-return]
+    return lax.pow(xp, yp)  # type: ignore[no-any-return]
+
+
+def _pow_int_int(x: Any, y: Any) -> Array:
+    # Binary exponentiation over the low 6 bits of the exponent (any more would
+    # overflow for |x| > 1), as JAX does; a negative exponent uses its two's
+    # complement bits.
+    x, y = _broadcast_all(x, y)
+    zero, one = _const_like(y, 0), _const_like(y, 1)
+    acc = where(lax.bitwise_and(lax.eq(x, zero), lax.ne(y, zero)), zero, one)
+    base = x
+    for k in range(6):
+        bit = lax.ne(lax.bitwise_and(y, _const_like(y, 1 << k)), zero)
+        acc = where(bit, lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+    return as_array(acc)  # type: ignore[no-any-return]
 
 
 def logaddexp(x: Any, y: Any) -> Array:
     """``log(exp(x) + exp(y))``, computed stably."""
+    check_arraylike("logaddexp", x, y)
     x, y = promote_to_inexact("logaddexp", x, y)
     amax = lax.max(x, y)
+    if dt.is_complex(dtype_of(x)):
+        delta = lax.sub(lax.add(x, y), lax.mul(amax, _lax_const(amax, 2)))
+        out = lax.add(amax, lax.log1p(lax.exp(delta)))
+        im = lax.imag(out)
+        # The imaginary part wrapped into [-pi, pi).
+        pi, two_pi = _lax_const(im, np.pi), _lax_const(im, 2 * np.pi)
+        r = lax.rem(lax.add(im, pi), two_pi)
+        r = lax.select_n(lax.lt(r, _lax_const(r, 0)), r, lax.add(r, two_pi))
+        return lax.complex(lax.real(out), lax.sub(r, pi))  # type: ignore[no-any-return]
     delta = lax.sub(x, y)
-    return where(isnan(delta), lax.add(x, y),
-                 lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+    return lax.select_n(lax.ne(delta, delta),  # type: ignore[no-any-return]
+                        lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
+                        lax.add(x, y))
 
 
 def hypot(x: Any, y: Any) -> Array:
-    """``sqrt(x**2 + y**2)``."""
+    """``sqrt(x**2 + y**2)``, without intermediate overflow."""
+    check_arraylike("hypot", x, y)
     x, y = promote_to_inexact("hypot", x, y)
-    return lax.sqrt(lax.add(lax.integer_pow(x, 2), lax.integer_pow(y, 2)))  # type: ignore[no-any-return]
+    if dt.is_complex(dtype_of(x)):
+        raise ValueError("hypot is not well defined for complex-valued inputs; use abs first")
+    x, y = lax.abs(x), lax.abs(y)
+    is_inf = lax.bitwise_or(lax.eq(x, _const_like(x, float("inf"))),
+                            lax.eq(y, _const_like(y, float("inf"))))
+    hi, lo = maximum(x, y), minimum(x, y)
+    is_zero = lax.eq(hi, _py(hi, 0))
+    safe = where(is_zero, _ones_like(hi), hi)
+    r = lax.mul(hi, lax.sqrt(lax.add(_py(hi, 1), lax.integer_pow(lax.div(lo, safe), 2))))
+    out = where(is_zero, hi, r)
+    return where(is_inf, _lax_const(out, float("inf")), out)
 
 
 def deg2rad(x: Any) -> Array:
     """Degrees to radians."""
-    x, = promote_to_inexact("deg2rad", x)
-    return lax.mul(x, _const_like(x, np.pi / 180))  # type: ignore[no-any-return]
+    x = _arg("deg2rad", x, "inexact")
+    return lax.mul(x, _lax_const(x, np.pi / 180))  # type: ignore[no-any-return]
 
 
 def rad2deg(x: Any) -> Array:
     """Radians to degrees."""
-    x, = promote_to_inexact("rad2deg", x)
-    return lax.mul(x, _const_like(x, 180 / np.pi))  # type: ignore[no-any-return]
+    x = _arg("rad2deg", x, "inexact")
+    return lax.mul(x, _lax_const(x, 180 / np.pi))  # type: ignore[no-any-return]
 
 
 def heaviside(x: Any, h0: Any) -> Array:
-    """0 for negative ``x``, ``h0`` at zero, 1 for positive."""
+    """0 for negative ``x``, ``h0`` at zero, 1 for positive (NaN stays NaN)."""
+    check_arraylike("heaviside", x, h0)
     x, h0 = promote_to_inexact("heaviside", x, h0)
-    zero = _const_like(x, 0)
-    return where(lax.lt(x, zero), _const_like(x, 0), where(lax.gt(x, zero), _const_like(x, 1), h0))
+    zero = _lax_const(x, 0)
+    return where(lax.lt(x, zero), zero,
+                 where(lax.gt(x, zero), _lax_const(x, 1), where(lax.ne(x, x), x, h0)))

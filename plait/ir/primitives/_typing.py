@@ -105,6 +105,13 @@ def nary(accepted: Sequence[Dtypes], out_dtype: np.dtype[Any] | None = None,
          same_dtypes: bool = True) -> Callable[..., tuple[ShapedArray, ...]]:
     """The typing rule of an elementwise n-ary op with broadcasting of rank-0 and size-1 dims."""
     def rule(*avals: ShapedArray, **params: Any) -> tuple[ShapedArray, ...]:
+        if out_dtype is None and len(avals) == 2 and not params.get("out_dtype"):
+            a, b = avals
+            if a.dtype in accepted[0] and b.dtype in accepted[1]:
+                if a is b:
+                    return (a,)  # the common case: identical operand types
+                if a.dtype == b.dtype and (not b.shape or a.shape == b.shape):
+                    return (ShapedArray(a.shape, a.dtype, a.weak_type and b.weak_type),)
         if len(avals) != len(accepted):
             fail(f"expected {len(accepted)} operands, but got {len(avals)}")
         for i, (a, ok) in enumerate(zip(avals, accepted)):

@@ -1,0 +1,48 @@
+"""The executable cache: keyed by a jaxpr's structure, its consts and the device.
+
+Re-tracing a function gives a structurally equal jaxpr, so it never compiles
+again; different functions computing the same program share an executable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.lowering import lower_closed_jaxpr, runtime
+from plait.lowering.runtime import Executable
+from plait.frontend import cache_log
+
+__all__ = ["executable_for", "const_key"]
+
+_cache: dict[Any, Executable] = {}
+
+
+def const_key(consts: Sequence[Any]) -> tuple[Any, ...]:
+    """A hashable fingerprint of constant values (shape, dtype, content digest)."""
+    out = []
+    for c in consts:
+        arr = np.ascontiguousarray(np.asarray(c))
+        out.append((arr.shape, arr.dtype, hashlib.blake2b(arr.tobytes(), digest_size=16).digest()))
+    return tuple(out)
+
+
+def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] = (),
+                   donated: Sequence[bool] = (), device: Any = None) -> Executable:
+    """The compiled executable of ``closed`` (compiled on the first request only)."""
+    dev = device if device is not None else runtime.default_device()
+    donated = tuple(donated) if any(donated) else ()
+    key = (closed.jaxpr, const_key(closed.consts), donated, dev)
+    exe = _cache.get(key)
+    if exe is None:
+        cache_log.explain(
+            f"executable cache miss: compiling {name} ({len(closed.jaxpr.eqns)} equations); "
+            f"no structurally equal program was compiled before for {dev}")
+        module = lower_closed_jaxpr(closed, name, result_paths, donated)
+        exe = runtime.compile_text(module.text, module.out_avals, dev)
+        _cache[key] = exe
+    return exe

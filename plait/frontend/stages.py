@@ -1,0 +1,145 @@
+"""Ahead-of-time stages (seed 004): ``jit(f).trace(...)`` -> :class:`Traced`,
+``.lower()`` -> :class:`Lowered`, ``.compile()`` -> :class:`Compiled`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plait.errors import ArgumentError
+from plait.ir.avals import ShapedArray
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.lowering import lower_closed_jaxpr, runtime
+from plait.lowering.lower import ModuleText
+from plait.lowering.runtime import Executable
+from plait.frontend.api_util import abstractify, arg_path
+from plait.frontend.compile_cache import executable_for
+from plait.frontend.jit import execute
+from plait.frontend.trace_fun import TracedFunction
+from plait.frontend.traceback_util import api_boundary
+from plait.frontend.tracing import Tracer
+from plait.frontend.tree_util import tree_flatten
+
+__all__ = ["Traced", "Lowered", "Compiled"]
+
+
+class Traced:
+    """A function staged out for one signature: its jaxpr and pytree structure."""
+
+    def __init__(self, traced: TracedFunction, donated: tuple[bool, ...]) -> None:
+        if any(type(c) is Tracer for c in traced.closed.consts):
+            raise ArgumentError("cannot lower a function that closes over traced values")
+        self.traced = traced
+        self._donated = donated
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        """The staged program."""
+        return self.traced.closed
+
+    @property
+    def in_avals(self) -> tuple[ShapedArray, ...]:
+        """Types of the flat (dynamic) arguments."""
+        return self.traced.in_avals
+
+    @property
+    def out_info(self) -> Any:
+        """The output structure as ``ShapeDtypeStruct``\\ s."""
+        from plait.frontend.api_util import ShapeDtypeStruct
+        return self.traced.out_tree.unflatten(
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self.jaxpr.out_avals)
+
+    def lower(self) -> Lowered:
+        """Lower to StableHLO."""
+        info = self.traced.debug_info
+        module = lower_closed_jaxpr(self.jaxpr, info.func_name, info.result_paths, self._donated)
+        return Lowered(self.traced, module, self._donated)
+
+
+class Lowered:
+    """A StableHLO module for one signature, ready to compile."""
+
+    def __init__(self, traced: TracedFunction, module: ModuleText,
+                 donated: tuple[bool, ...]) -> None:
+        self.traced = traced
+        self.module = module
+        self._donated = donated
+
+    def compiler_ir(self, dialect: str = "stablehlo") -> Any:
+        """The module as a ``jaxlib.mlir.ir.Module``."""
+        if dialect != "stablehlo":
+            raise ValueError(f"expected dialect 'stablehlo', but got {dialect!r}")
+        return runtime.parse_module(self.module.text)
+
+    def as_text(self, dialect: str = "stablehlo", *, debug_info: bool = False) -> str:
+        """The module in MLIR's pretty syntax."""
+        op = self.compiler_ir(dialect).operation
+        return str(op.get_asm(enable_debug_info=debug_info))
+
+    def compile(self) -> Compiled:
+        """Compile for the default device."""
+        info = self.traced.debug_info
+        exe = executable_for(self.traced.closed, info.func_name, info.result_paths, self._donated)
+        return Compiled(self.traced, exe, self._donated)
+
+
+def _type_str(aval: ShapedArray) -> str:
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
+class Compiled:
+    """An executable for one signature; calling it with other types is an error."""
+
+    def __init__(self, traced: TracedFunction, exe: Executable, donated: tuple[bool, ...]) -> None:
+        self.traced = traced
+        self.executable = exe
+        self._donated = donated
+
+    @api_boundary
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # Static arguments were folded into the program: the call omits them.
+        static_pos, static_kw = self.traced.static_key
+        full = list(args)
+        for i, _ in static_pos:
+            full.insert(i, None)
+        kw = dict(kwargs)
+        for k, _ in static_kw:
+            kw[k] = None
+        leaves, tree = tree_flatten((tuple(full), kw))
+        for x in leaves:
+            if isinstance(x, Tracer):
+                raise TypeError(
+                    "Cannot apply transformations to a function lowered and compiled for a "
+                    f"particular signature. Detected argument of Tracer type {type(x)}")
+        expected = self.traced.in_tree
+        if tree != expected:
+            raise TypeError(f"Function compiled for arguments of structure {expected} was called "
+                            f"with arguments of structure {tree}")
+        names = self.traced.debug_info.arg_names
+        mismatches = []
+        for i, (x, want) in enumerate(zip(leaves, self.traced.in_avals)):
+            got = abstractify(x, arg_path(names, i), "compiled call")
+            if got.shape != want.shape or got.dtype != want.dtype:
+                name = names[i] if i < len(names) and names[i] else f"{i}"
+                mismatches.append(f"Argument '{name}' compiled with {_type_str(want)} and "
+                                  f"called with {_type_str(got)}")
+        if mismatches:
+            raise TypeError("Argument types differ from the types for which this computation "
+                            "was compiled. The mismatches are:\n" + "\n".join(mismatches))
+        return execute(self.executable, self.traced, leaves, self._donated)
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost estimates; ``['flops']`` counts floating-point operations."""
+        return self.executable.cost_analysis()
+
+    def memory_analysis(self) -> Any:
+        """XLA's memory statistics (argument, output, temporary sizes)."""
+        return self.executable.memory_analysis()
+
+    def as_text(self) -> str:
+        """The optimized HLO XLA compiled."""
+        return self.executable.hlo_text()
+
+    @property
+    def in_tree(self) -> Any:
+        """The pytree structure of ``(args, kwargs)`` the function takes."""
+        return self.traced.in_tree

@@ -1,0 +1,193 @@
+"""Emitting StableHLO as MLIR text.
+
+Lowering writes MLIR in the generic op syntax (``"stablehlo.add"(%0, %1) :
+(...) -> ...``), which is uniform for every op and cheap to produce; the
+MLIR parser turns it into a module whose printed form is the familiar pretty
+syntax.  Values are SSA names carried with their types.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from plait.ir import dtypes as dt
+from plait.ir.atoms import Literal
+from plait.ir.avals import AbstractValue, ShapedArray
+
+__all__ = ["Value", "FuncEmitter", "tensor_type", "element_type", "dense_attr", "i64_array",
+           "Region"]
+
+_ELEMENT: Final[dict[np.dtype[Any], str]] = {
+    dt.bool_: "i1", dt.int8: "i8", dt.int16: "i16", dt.int32: "i32", dt.int64: "i64",
+    dt.uint8: "ui8", dt.uint16: "ui16", dt.uint32: "ui32", dt.uint64: "ui64",
+    dt.bfloat16: "bf16", dt.float16: "f16", dt.float32: "f32", dt.float64: "f64",
+    dt.complex64: "complex<f32>", dt.complex128: "complex<f64>",
+}
+
+
+def element_type(dtype: np.dtype[Any]) -> str:
+    """The MLIR element type of a dtype (``f32``, ``i1``, ``ui8``, ``complex<f32>``)."""
+    try:
+        return _ELEMENT[dtype]
+    except KeyError:
+        raise NotImplementedError(f"lowering of dtype {dtype} is not supported") from None
+
+
+_type_cache: dict[tuple[tuple[int, ...], np.dtype[Any]], str] = {}
+
+
+def tensor_type(aval: AbstractValue | tuple[tuple[int, ...], np.dtype[Any]]) -> str:
+    """``tensor<2x3xf32>`` for an aval (or a (shape, dtype) pair)."""
+    key = (aval.shape, aval.dtype) if isinstance(aval, ShapedArray) else aval
+    t = _type_cache.get(key)  # type: ignore[arg-type]
+    if t is None:
+        shape, dtype = key  # type: ignore[misc]
+        dims = "".join(f"{d}x" for d in shape)
+        t = _type_cache[key] = f"tensor<{dims}{element_type(dtype)}>"  # type: ignore[index]
+    return t
+
+
+def i64_array(xs: Sequence[int]) -> str:
+    """An ``array<i64: ...>`` attribute."""
+    return f"array<i64{': ' if xs else ''}{', '.join(str(int(x)) for x in xs)}>"
+
+
+def _float_hex(x: float, dtype: np.dtype[Any]) -> str:
+    # Exact bit patterns: no decimal rounding, and inf/nan need no spelling.
+    bits = np.asarray(x, dtype).view(f"u{dtype.itemsize}").item()
+    return f"0x{bits:0{dtype.itemsize * 2}X}"
+
+
+def _scalar_text(x: Any, dtype: np.dtype[Any]) -> str:
+    if dtype == dt.bool_:
+        return "true" if x else "false"
+    if dt.is_integer(dtype):
+        return str(int(x))
+    if dt.is_complex(dtype):
+        part = np.dtype(np.float32) if dtype == dt.complex64 else np.dtype(np.float64)
+        c = complex(x)
+        return f"({_float_hex(c.real, part)}, {_float_hex(c.imag, part)})"
+    return _float_hex(float(x), dtype)
+
+
+def dense_attr(value: Any, aval: ShapedArray) -> str:
+    """A ``dense<...> : tensor<...>`` attribute holding ``value`` (scalar or array)."""
+    arr = np.asarray(value, aval.dtype) if not isinstance(value, np.ndarray) else value
+    ty = tensor_type(aval)
+    if arr.size == 0:
+        return f"dense<> : {ty}" if aval.shape else f"dense<{_scalar_text(0, aval.dtype)}> : {ty}"
+    flat = np.ravel(np.asarray(arr, aval.dtype))
+    if _splat(flat):
+        return f"dense<{_scalar_text(flat[0], aval.dtype)}> : {ty}"
+    if aval.dtype == dt.bool_:
+        data = flat.astype(np.uint8).tobytes()
+    else:
+        data = np.ascontiguousarray(flat).astype(flat.dtype.newbyteorder("<")).tobytes()
+    return f'dense<"0x{data.hex().upper()}"> : {ty}'
+
+
+def _splat(flat: np.ndarray) -> bool:
+    # Bitwise equality, so that -0.0, 0.0 and NaN payloads are kept apart.
+    rows = np.ascontiguousarray(flat).view(np.uint8).reshape(len(flat), -1)
+    return bool((rows == rows[0]).all())
+
+
+class Value:
+    """An SSA value: its name in the text and its type."""
+
+    __slots__ = ("name", "type")
+
+    def __init__(self, name: str, type_: str) -> None:
+        self.name = name
+        self.type = type_
+
+    def __repr__(self) -> str:
+        return f"{self.name}:{self.type}"
+
+
+class Region:
+    """A single-block region being emitted (a reduction body, a comparator, a branch)."""
+
+    def __init__(self, parent: FuncEmitter, arg_types: Sequence[str]) -> None:
+        self.fn = parent
+        self.args = [parent.fresh(t) for t in arg_types]
+        self.lines: list[str] = []
+
+    def text(self, results: Sequence[Value], terminator: str = "stablehlo.return") -> str:
+        header = ", ".join(f"{a.name}: {a.type}" for a in self.args)
+        ret = (f'"{terminator}"({", ".join(r.name for r in results)}) : '
+               f"({', '.join(r.type for r in results)}) -> ()")
+        body = "\n".join(self.lines + [ret])
+        return f"({{\n^bb0({header}):\n{body}\n}})"
+
+
+class FuncEmitter:
+    """Accumulates the body of one ``func.func``."""
+
+    def __init__(self, counter: list[int]) -> None:
+        self._counter = counter
+        self.lines: list[str] = []
+        self._regions: list[Region] = []
+
+    def fresh(self, type_: str) -> Value:
+        """A new SSA name of the given type."""
+        self._counter[0] += 1
+        return Value(f"%v{self._counter[0]}", type_)
+
+    def _sink(self) -> list[str]:
+        return self._regions[-1].lines if self._regions else self.lines
+
+    def region(self, arg_types: Sequence[str]) -> Region:
+        """Open a region; ops emitted until :meth:`close` go into it."""
+        r = Region(self, arg_types)
+        self._regions.append(r)
+        return r
+
+    def close(self, region: Region) -> None:
+        """Stop emitting into ``region`` (it must be the innermost open one)."""
+        assert self._regions.pop() is region
+
+    def op(self, name: str, operands: Sequence[Value], result_types: Sequence[str],
+           attrs: str = "", regions: Sequence[str] = ()) -> list[Value]:
+        """Emit a generic-syntax op and return its results."""
+        results = [self.fresh(t) for t in result_types]
+        lhs = ""
+        if len(results) == 1:
+            lhs = f"{results[0].name} = "
+        elif results:
+            base = self.fresh("")
+            lhs = f"{base.name}:{len(results)} = "
+            results = [Value(f"{base.name}#{i}", t) for i, t in enumerate(result_types)]
+        props = f" <{{{attrs}}}>" if attrs else ""
+        regs = " " + ", ".join(regions) if regions else ""
+        sig = (f"({', '.join(o.type for o in operands)}) -> "
+               + (result_types[0] if len(result_types) == 1 else f"({', '.join(result_types)})"))
+        self._sink().append(
+            f'{lhs}"{name}"({", ".join(o.name for o in operands)}){props}{regs} : {sig}')
+        return results
+
+    def op1(self, name: str, operands: Sequence[Value], result_type: str, attrs: str = "",
+            regions: Sequence[str] = ()) -> Value:
+        """Emit a single-result op."""
+        return self.op(name, operands, [result_type], attrs, regions)[0]
+
+    def constant(self, value: Any, aval: ShapedArray) -> Value:
+        """Emit ``stablehlo.constant``."""
+        return self.op1("stablehlo.constant", [], tensor_type(aval),
+                        f"value = {dense_attr(value, aval)}")
+
+    def literal(self, lit: Literal) -> Value:
+        """Emit the constant of an (interned) literal; its attribute text is cached."""
+        attr = _literal_attrs.get(lit)
+        if attr is None:
+            attr = dense_attr(lit.value, lit.aval)
+            if len(_literal_attrs) < 65536:
+                _literal_attrs[lit] = attr
+        return self.op1("stablehlo.constant", [], tensor_type(lit.aval), f"value = {attr}")
+
+
+_literal_attrs: dict[Literal, str] = {}

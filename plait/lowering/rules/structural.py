@@ -1,0 +1,282 @@
+"""Lowering of reductions, data movement, contraction and sorting."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.avals import ShapedArray
+from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
+from plait.lowering.lower import LoweringContext, lowering_rules
+from plait.lowering.rules._util import aval, compare, reduce_region, register, scalar_type
+
+
+def _lowest(dtype: np.dtype[Any]) -> Any:
+    if dtype == dt.bool_:
+        return False
+    if dt.is_integer(dtype):
+        return np.iinfo(dtype).min
+    return -np.inf
+
+
+def _highest(dtype: np.dtype[Any]) -> Any:
+    if dtype == dt.bool_:
+        return True
+    if dt.is_integer(dtype):
+        return np.iinfo(dtype).max
+    return np.inf
+
+
+def _all_ones(dtype: np.dtype[Any]) -> Any:
+    return True if dtype == dt.bool_ else (-1 if dt.is_signed(dtype) else np.iinfo(dtype).max)
+
+
+_MONOIDS = {
+    P.reduce_sum_p: ("stablehlo.add", lambda d: 0),
+    P.reduce_prod_p: ("stablehlo.multiply", lambda d: 1),
+    P.reduce_max_p: ("stablehlo.maximum", _lowest),
+    P.reduce_min_p: ("stablehlo.minimum", _highest),
+    P.reduce_and_p: ("stablehlo.and", _all_ones),
+    P.reduce_or_p: ("stablehlo.or", lambda d: False if d == dt.bool_ else 0),
+    P.reduce_xor_p: ("stablehlo.xor", lambda d: False if d == dt.bool_ else 0),
+}
+
+
+def _reducer(op: str, init: Any) -> Any:
+    def rule(ctx: LoweringContext, x: Value, *, axes: tuple[int, ...], **_: Any) -> Sequence[Value]:
+        xa = aval(ctx.avals_in[0])
+        fn = ctx.fn
+        init_v = fn.constant(init(xa.dtype), ShapedArray((), xa.dtype))
+        body = reduce_region(fn, op, xa.dtype)
+        return [fn.op1("stablehlo.reduce", [x, init_v], tensor_type(ctx.avals_out[0]),
+                       f"dimensions = {i64_array(axes)}", [body])]
+    return rule
+
+
+for _prim, (_op, _init) in _MONOIDS.items():
+    lowering_rules[_prim] = _reducer(_op, _init)
+
+
+def _argminmax(direction: str) -> Any:
+    def rule(ctx: LoweringContext, x: Value, *, axes: tuple[int, ...],
+             index_dtype: np.dtype[Any]) -> Sequence[Value]:
+        xa = aval(ctx.avals_in[0])
+        out = aval(ctx.avals_out[0])
+        fn = ctx.fn
+        axis, = axes
+        idx = fn.op1("stablehlo.iota", [], tensor_type((xa.shape, index_dtype)),
+                     f"iota_dimension = {axis} : i64")
+        init_x = fn.constant(_lowest(xa.dtype) if direction == "GT" else _highest(xa.dtype),
+                             ShapedArray((), xa.dtype))
+        init_i = fn.constant(0, ShapedArray((), index_dtype))
+        sx, si = scalar_type(xa.dtype), scalar_type(index_dtype)
+        region = fn.region([sx, si, sx, si])  # (accumulator x, i), then (element x, i)
+        a, ia, b, ib = region.args
+        # Keep a when it is strictly better, or NaN, or equal with a smaller index.
+        better = compare(fn, direction, a, b, xa.dtype, ())
+        if dt.is_inexact(xa.dtype):
+            nan = compare(fn, "NE", a, a, xa.dtype, ())
+            better = fn.op1("stablehlo.or", [better, nan], scalar_type(dt.bool_))
+        tie = fn.op1("stablehlo.and", [compare(fn, "EQ", a, b, xa.dtype, ()),
+                                       compare(fn, "LT", ia, ib, index_dtype, ())],
+                     scalar_type(dt.bool_))
+        take_a = fn.op1("stablehlo.or", [better, tie], scalar_type(dt.bool_))
+        vx = fn.op1("stablehlo.select", [better, a, b], sx)
+        vi = fn.op1("stablehlo.select", [take_a, ia, ib], si)
+        fn.close(region)
+        outs = fn.op("stablehlo.reduce", [x, idx, init_x, init_i],
+                     [tensor_type((out.shape, xa.dtype)), tensor_type(out)],
+                     f"dimensions = {i64_array(axes)}", [region.text([vx, vi])])
+        return [outs[1]]
+    return rule
+
+
+lowering_rules[P.argmax_p] = _argminmax("GT")
+lowering_rules[P.argmin_p] = _argminmax("LT")
+
+_CUMULATIVE = {
+    P.cumsum_p: ("stablehlo.add", lambda d: 0),
+    P.cumprod_p: ("stablehlo.multiply", lambda d: 1),
+    P.cummax_p: ("stablehlo.maximum", _lowest),
+    P.cummin_p: ("stablehlo.minimum", _highest),
+}
+
+
+def _cumulative(op: str, init: Any) -> Any:
+    def rule(ctx: LoweringContext, x: Value, *, axis: int, reverse: bool) -> Sequence[Value]:
+        xa = aval(ctx.avals_in[0])
+        fn = ctx.fn
+        n = xa.shape[axis]
+        window = [n if i == axis else 1 for i in range(xa.ndim)]
+        pads = [[0, 0] for _ in range(xa.ndim)]
+        pads[axis] = [0, n - 1] if reverse else [n - 1, 0]
+        init_v = fn.constant(init(xa.dtype), ShapedArray((), xa.dtype))
+        body = reduce_region(fn, op, xa.dtype)
+        attrs = (f"window_dimensions = {i64_array(window)}, "
+                 f"window_strides = {i64_array([1] * xa.ndim)}, "
+                 f"padding = dense<{pads}> : tensor<{xa.ndim}x2xi64>")
+        return [fn.op1("stablehlo.reduce_window", [x, init_v], tensor_type(xa), attrs, [body])]
+    return rule
+
+
+for _prim, (_op, _init) in _CUMULATIVE.items():
+    lowering_rules[_prim] = _cumulative(_op, _init)
+
+
+@register(P.broadcast_in_dim_p)
+def _broadcast_in_dim(ctx: LoweringContext, x: Value, *, shape: tuple[int, ...],
+                      broadcast_dimensions: tuple[int, ...], sharding: None) -> Sequence[Value]:
+    return [ctx.fn.op1("stablehlo.broadcast_in_dim", [x], tensor_type(ctx.avals_out[0]),
+                       f"broadcast_dimensions = {i64_array(broadcast_dimensions)}")]
+
+
+@register(P.reshape_p)
+def _reshape(ctx: LoweringContext, x: Value, *, new_sizes: tuple[int, ...],
+             dimensions: tuple[int, ...] | None, sharding: None) -> Sequence[Value]:
+    if dimensions is not None and dimensions != tuple(range(len(dimensions))):
+        xa = aval(ctx.avals_in[0])
+        x = _transpose(ctx.fn, x, xa, dimensions)
+    return [ctx.fn.op1("stablehlo.reshape", [x], tensor_type(ctx.avals_out[0]))]
+
+
+def _transpose(fn: FuncEmitter, x: Value, xa: ShapedArray, perm: Sequence[int]) -> Value:
+    shape = tuple(xa.shape[p] for p in perm)
+    return fn.op1("stablehlo.transpose", [x], tensor_type((shape, xa.dtype)),
+                  f"permutation = {i64_array(perm)}")
+
+
+@register(P.transpose_p)
+def _transpose_rule(ctx: LoweringContext, x: Value, *, permutation: tuple[int, ...]) -> Sequence[Value]:
+    return [_transpose(ctx.fn, x, aval(ctx.avals_in[0]), permutation)]
+
+
+@register(P.squeeze_p)
+def _squeeze(ctx: LoweringContext, x: Value, *, dimensions: tuple[int, ...]) -> Sequence[Value]:
+    return [ctx.fn.op1("stablehlo.reshape", [x], tensor_type(ctx.avals_out[0]))]
+
+
+@register(P.concatenate_p)
+def _concatenate(ctx: LoweringContext, *xs: Value, dimension: int) -> Sequence[Value]:
+    return [ctx.fn.op1("stablehlo.concatenate", list(xs), tensor_type(ctx.avals_out[0]),
+                       f"dimension = {dimension} : i64")]
+
+
+@register(P.pad_p)
+def _pad(ctx: LoweringContext, x: Value, value: Value, *,
+         padding_config: tuple[tuple[int, int, int], ...]) -> Sequence[Value]:
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    return [ctx.fn.op1("stablehlo.pad", [x, value], tensor_type(ctx.avals_out[0]),
+                       f"edge_padding_low = {i64_array(lo)}, edge_padding_high = {i64_array(hi)}, "
+                       f"interior_padding = {i64_array(interior)}")]
+
+
+@register(P.slice_p)
+def _slice(ctx: LoweringContext, x: Value, *, start_indices: tuple[int, ...],
+           limit_indices: tuple[int, ...], strides: tuple[int, ...] | None) -> Sequence[Value]:
+    st = strides or (1,) * len(start_indices)
+    return [ctx.fn.op1("stablehlo.slice", [x], tensor_type(ctx.avals_out[0]),
+                       f"start_indices = {i64_array(start_indices)}, "
+                       f"limit_indices = {i64_array(limit_indices)}, strides = {i64_array(st)}")]
+
+
+def _common_indices(ctx: LoweringContext, indices: Sequence[Value],
+                    avals: Sequence[Any]) -> list[Value]:
+    # StableHLO wants one index type; mixed integer types are converted to int32.
+    dtypes_ = {a.dtype for a in avals}
+    if len(dtypes_) <= 1:
+        return list(indices)
+    return [i if a.dtype == dt.int32 else
+            ctx.fn.op1("stablehlo.convert", [i], scalar_type(dt.int32))
+            for i, a in zip(indices, avals)]
+
+
+@register(P.dynamic_slice_p)
+def _dynamic_slice(ctx: LoweringContext, x: Value, *indices: Value,
+                   slice_sizes: tuple[int, ...]) -> Sequence[Value]:
+    idx = _common_indices(ctx, indices, ctx.avals_in[1:])
+    return [ctx.fn.op1("stablehlo.dynamic_slice", [x, *idx], tensor_type(ctx.avals_out[0]),
+                       f"slice_sizes = {i64_array(slice_sizes)}")]
+
+
+@register(P.dynamic_update_slice_p)
+def _dynamic_update_slice(ctx: LoweringContext, x: Value, update: Value,
+                          *indices: Value) -> Sequence[Value]:
+    idx = _common_indices(ctx, indices, ctx.avals_in[2:])
+    return [ctx.fn.op1("stablehlo.dynamic_update_slice", [x, update, *idx],
+                       tensor_type(ctx.avals_out[0]))]
+
+
+@register(P.rev_p)
+def _rev(ctx: LoweringContext, x: Value, *, dimensions: tuple[int, ...]) -> Sequence[Value]:
+    return [ctx.fn.op1("stablehlo.reverse", [x], tensor_type(ctx.avals_out[0]),
+                       f"dimensions = {i64_array(dimensions)}")]
+
+
+@register(P.iota_p)
+def _iota(ctx: LoweringContext, *, dtype: Any, shape: tuple[int, ...], dimension: int,
+          sharding: None) -> Sequence[Value]:
+    return [ctx.fn.op1("stablehlo.iota", [], tensor_type(ctx.avals_out[0]),
+                       f"iota_dimension = {dimension} : i64")]
+
+
+def _dims(name: str, xs: Sequence[int]) -> str:
+    return f"{name} = [{', '.join(map(str, xs))}]"
+
+
+@register(P.dot_general_p)
+def _dot_general(ctx: LoweringContext, lhs: Value, rhs: Value, *, dimension_numbers: Any,
+                 precision: None, preferred_element_type: Any,
+                 out_sharding: None) -> Sequence[Value]:
+    (lc, rc), (lb, rb) = dimension_numbers
+    fields = [_dims(n, xs) for n, xs in [("lhs_batching_dimensions", lb),
+                                         ("rhs_batching_dimensions", rb),
+                                         ("lhs_contracting_dimensions", lc),
+                                         ("rhs_contracting_dimensions", rc)] if xs]
+    attrs = (f"dot_dimension_numbers = #stablehlo.dot<{', '.join(fields)}>, "
+             "precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]")
+    return [ctx.fn.op1("stablehlo.dot_general", [lhs, rhs], tensor_type(ctx.avals_out[0]), attrs)]
+
+
+def _canonical_for_sort(fn: FuncEmitter, x: Value, dtype: np.dtype[Any]) -> Value:
+    # -0.0 sorts as 0.0 and every NaN as one NaN (last, under TOTALORDER).
+    if not dt.is_float(dtype):
+        return x
+    st = scalar_type(dtype)
+    zero = fn.constant(0.0, ShapedArray((), dtype))
+    is_zero = compare(fn, "EQ", x, zero, dtype, ())
+    x = fn.op1("stablehlo.select", [is_zero, fn.constant(0.0, ShapedArray((), dtype)), x], st)
+    is_nan = compare(fn, "NE", x, x, dtype, ())
+    return fn.op1("stablehlo.select", [is_nan, fn.constant(np.nan, ShapedArray((), dtype)), x], st)
+
+
+def _sort_less(fn: FuncEmitter, a: Value, b: Value, dtype: np.dtype[Any]) -> tuple[Value, Value]:
+    ct = "TOTALORDER" if dt.is_float(dtype) else None
+    a, b = _canonical_for_sort(fn, a, dtype), _canonical_for_sort(fn, b, dtype)
+    return (compare(fn, "LT", a, b, dtype, (), ct), compare(fn, "EQ", a, b, dtype, (), ct))
+
+
+@register(P.sort_p)
+def _sort(ctx: LoweringContext, *xs: Value, dimension: int, is_stable: bool,
+          num_keys: int) -> Sequence[Value]:
+    fn = ctx.fn
+    dtypes_ = [aval(a).dtype for a in ctx.avals_in]
+    region = fn.region([scalar_type(d) for d in dtypes_ for _ in range(2)])
+    args = region.args
+    # Lexicographic over the keys: less on the first unequal key.
+    result: Value | None = None
+    for k in reversed(range(num_keys)):
+        lt, eq = _sort_less(fn, args[2 * k], args[2 * k + 1], dtypes_[k])
+        if result is None:
+            result = lt
+        else:
+            both = fn.op1("stablehlo.and", [eq, result], scalar_type(dt.bool_))
+            result = fn.op1("stablehlo.or", [lt, both], scalar_type(dt.bool_))
+    fn.close(region)
+    assert result is not None
+    attrs = f"dimension = {dimension} : i64, is_stable = {'true' if is_stable else 'false'}"
+    return fn.op("stablehlo.sort", list(xs), [tensor_type(a) for a in ctx.avals_out], attrs,
+                 [region.text([result])])

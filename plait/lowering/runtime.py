@@ -1,0 +1,181 @@
+"""The PJRT runtime: one CPU client (created lazily), device buffers, executables.
+
+Device buffers are ``jaxlib`` arrays; plait keeps its own abstract values
+beside them and never asks jaxlib for one (that would import ``jax``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.config import values as _config
+from plait.ir.avals import ShapedArray
+
+from jaxlib import xla_client as _xc
+
+__all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
+           "compile_count", "Sharding", "to_numpy", "parse_module"]
+
+_lock = threading.Lock()
+_client: Any = None
+_compile_count = [0]
+
+
+def client() -> Any:
+    """The PJRT CPU client (created on first use)."""
+    global _client
+    if _client is None:
+        with _lock:
+            if _client is None:
+                _client = _xc.make_cpu_client()
+    return _client
+
+
+def devices() -> list[Any]:
+    """The devices plait runs on (CPU devices)."""
+    return list(client().devices())
+
+
+def default_device() -> Any:
+    """The device used when none is given."""
+    return client().devices()[0]
+
+
+class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no stubs for it
+    """A single-device placement, with the attributes jaxlib's C++ side reads.
+
+    The base class stores the device as ``_device``.
+    """
+
+    @property
+    def memory_kind(self) -> None:
+        """Default memory."""
+        return None
+
+    @property
+    def num_devices(self) -> int:
+        """One device."""
+        return 1
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        return (self._device,)
+
+    @property
+    def device_set(self) -> set[Any]:
+        """The set holding the one device."""
+        return {self._device}
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Trivially true for one device."""
+        return True
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Trivially true for one local device."""
+        return True
+
+    def _to_xla_hlo_sharding(self, ndim: int) -> Any:
+        return _xc.HloSharding.replicate()
+
+    def __hash__(self) -> int:
+        return hash(("plait.Sharding", self._device))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sharding) and other._device == self._device
+
+
+_shardings: dict[Any, Sharding] = {}
+
+
+def sharding_for(device: Any) -> Sharding:
+    """The (cached) sharding placing a whole array on ``device``."""
+    s = _shardings.get(device)
+    if s is None:
+        s = _shardings[device] = Sharding(device)
+    return s
+
+
+def device_put(value: np.ndarray, aval: ShapedArray, device: Any = None) -> Any:
+    """Copy a host array (of ``aval``'s dtype and shape) to a device buffer."""
+    dev = device if device is not None else default_device()
+    return _xc.batched_device_put(aval, sharding_for(dev), [value], [dev],
+                                  enable_x64=_config.enable_x64)
+
+
+def to_numpy(buffer: Any) -> np.ndarray:
+    """Copy a device buffer to a (read-only) NumPy array."""
+    arr = np.asarray(buffer)
+    return arr
+
+
+def compile_count() -> int:
+    """How many executables have been compiled (for tests of caching)."""
+    return _compile_count[0]
+
+
+class Executable:
+    """A compiled module, loaded on one device."""
+
+    __slots__ = ("loaded", "device", "_handlers")
+
+    def __init__(self, loaded: Any, device: Any, out_avals: Sequence[ShapedArray]) -> None:
+        self.loaded = loaded
+        self.device = device
+        # Result handlers built from plait's avals: jaxlib then needs no aval of
+        # its own, which it would otherwise make by importing ``jax``.
+        sharding = sharding_for(device)
+        self._handlers = [_xc.array_result_handler(a, sharding, True, _skip_checks=True)
+                          for a in out_avals]
+
+    def execute(self, buffers: list[Any]) -> list[Any]:
+        """Run on device buffers; returns the output buffers."""
+        return self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)  # type: ignore[no-any-return]
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost estimates (``flops``, ``bytes accessed``, ...)."""
+        cost = self.loaded.cost_analysis()
+        return dict(cost) if cost is not None else {}
+
+    def memory_analysis(self) -> Any:
+        """XLA's memory statistics of the compiled program."""
+        return self.loaded.get_compiled_memory_stats()
+
+    def hlo_text(self) -> str:
+        """The optimized HLO of the compiled program."""
+        return "\n\n".join(m.to_string() for m in self.loaded.hlo_modules())
+
+
+def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None) -> Executable:
+    """Compile a StableHLO module given as MLIR text; ``out_avals`` type its results."""
+    dev = device if device is not None else default_device()
+    loaded = client().compile_and_load(text, _xc.DeviceList((dev,)), _xc.CompileOptions())
+    _compile_count[0] += 1
+    return Executable(loaded, dev, out_avals)
+
+
+_context: Any = None
+
+
+def parse_module(text: str) -> Any:
+    """Parse MLIR text into a ``jaxlib.mlir.ir.Module`` (for printing and verification)."""
+    global _context
+    from jaxlib.mlir import ir
+    if _context is None:
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+        from jaxlib.mlir.dialects import chlo, stablehlo
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        ctx = ir.Context()
+        ctx.append_dialect_registry(registry)
+        ctx.load_all_available_dialects()
+        stablehlo.register_dialect(ctx)
+        chlo.register_dialect(ctx)
+        _context = ctx
+    with _context:
+        return ir.Module.parse(text)

@@ -1,0 +1,206 @@
+"""Tracing with make_jaxpr: pytrees, debug info, constants, closures, weak types, errors."""
+
+from __future__ import annotations
+
+import collections
+import re
+import traceback
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import plait
+import plait.numpy as pnp
+from plait import errors
+from plait.ir import Literal
+
+
+def test_pytree_arguments_flatten_in_order_and_are_named() -> None:
+    def f(x, params, *rest, scale=1.0):
+        return x * params["w"] + params["b"] + rest[0] * scale
+
+    closed = plait.make_jaxpr(f)(np.ones(3, np.float32), {"w": np.ones(3, np.float32),
+                                                           "b": np.zeros(3, np.float32)},
+                                 np.ones(3, np.float32), scale=2.0)
+    jaxpr = closed.jaxpr
+    assert len(jaxpr.invars) == 5
+    assert jaxpr.debug_info.arg_names == ("x", "params['b']", "params['w']", "rest[0]", "scale")
+    assert jaxpr.debug_info.func_name == "f"
+
+
+@pytest.mark.parametrize("out, paths", [
+    (lambda x: x, ("result",)),
+    (lambda x: (x, x + 1), ("result[0]", "result[1]")),
+    (lambda x: {"k": x, "a": [x]}, ("result['a'][0]", "result['k']")),
+])
+def test_result_paths_follow_seed_004(out, paths) -> None:
+    closed = plait.make_jaxpr(out)(1.0)
+    assert closed.jaxpr.debug_info.result_paths == paths
+    # JAX 0.10.2 agrees on the convention.
+    jax_paths = jax.make_jaxpr(out)(1.0).jaxpr.debug_info.result_paths
+    assert tuple(jax_paths) == paths
+
+
+def test_arg_names_match_jax() -> None:
+    def f(x, params, *rest):
+        return x + params["w"] + rest[0]
+
+    args = (1.0, {"w": 2.0, "b": 3.0}, 4.0)
+    ours = plait.make_jaxpr(f)(*args).jaxpr.debug_info.arg_names
+    theirs = jax.make_jaxpr(f)(*args).jaxpr.debug_info.arg_names
+    assert tuple(ours) == tuple(theirs)
+
+
+def test_shape_dtype_struct_arguments() -> None:
+    spec = plait.ShapeDtypeStruct((2, 3), np.float32)
+    closed = plait.make_jaxpr(lambda x: pnp.sum(x, axis=0))(spec)
+    assert closed.in_avals == (plait.ShapedArray((2, 3), np.dtype(np.float32)),)
+    assert closed.out_avals == (plait.ShapedArray((3,), np.dtype(np.float32)),)
+
+
+def test_return_shape() -> None:
+    closed, shape = plait.make_jaxpr(lambda x: (x, x[0]), return_shape=True)(np.ones((2, 3), np.float32))
+    assert shape[0] == plait.ShapeDtypeStruct((2, 3), np.float32)
+    assert shape[1] == plait.ShapeDtypeStruct((3,), np.float32)
+
+
+def test_python_scalars_are_weak_and_keep_array_dtypes() -> None:
+    closed = plait.make_jaxpr(lambda x: x * 3.0)(np.ones(2, np.float16))
+    assert str(closed) == str(jax.make_jaxpr(lambda x: x * 3.0)(np.ones(2, np.float16)))
+    weak = plait.make_jaxpr(lambda x: x * 3.0)(1.0)
+    assert weak.out_avals[0].weak_type
+    strong = plait.make_jaxpr(lambda x: x * 3.0)(np.float32(1.0))
+    assert not strong.out_avals[0].weak_type
+
+
+def test_closed_over_arrays_become_constvars_once() -> None:
+    c = np.arange(3, dtype=np.float32)
+    closed = plait.make_jaxpr(lambda x: x * c + c)(np.ones(3, np.float32))
+    assert len(closed.jaxpr.constvars) == 1
+    assert closed.consts[0] is c
+    assert str(closed) == str(jax.make_jaxpr(lambda x: x * c + c)(np.ones(3, np.float32)))
+
+
+def test_scalar_constants_are_inlined_as_literals() -> None:
+    s = np.float32(2.5)
+    closed = plait.make_jaxpr(lambda x: x * s)(np.ones(3, np.float32))
+    assert not closed.jaxpr.constvars
+    lit = closed.jaxpr.eqns[0].inputs[1]
+    assert isinstance(lit, Literal) and lit.value == 2.5
+
+
+def test_closed_over_outer_tracers_become_consts_of_the_inner_jaxpr() -> None:
+    inner_jaxprs = []
+
+    def outer(x):
+        y = pnp.sin(x)
+        inner = plait.make_jaxpr(lambda z: z * y)(1.0)
+        inner_jaxprs.append(inner)
+        return y
+
+    plait.make_jaxpr(outer)(np.ones((), np.float32))
+    inner, = inner_jaxprs
+    assert len(inner.jaxpr.constvars) == 1
+    assert isinstance(inner.consts[0], plait.Array)  # the outer tracer itself
+
+
+def test_hash_consing_merges_duplicate_pure_equations() -> None:
+    closed = plait.make_jaxpr(lambda x: pnp.sin(x) + pnp.sin(x))(1.0)
+    assert [e.primitive.name for e in closed.eqns] == ["sin", "add"]
+
+
+def test_two_traces_are_structurally_equal() -> None:
+    def f(x, y):
+        return pnp.sum(pnp.tanh(x) * y, axis=0)
+
+    args = (np.ones((2, 3), np.float32), np.ones(3, np.float32))
+    a, b = plait.make_jaxpr(f)(*args), plait.make_jaxpr(f)(*args)
+    assert a is not b and a == b and hash(a) == hash(b)
+    assert a != plait.make_jaxpr(lambda x, y: pnp.sum(pnp.tanh(x) + y, axis=0))(*args)
+
+
+def test_static_argnums() -> None:
+    closed = plait.make_jaxpr(lambda n, x: x * n, static_argnums=0)(7, np.ones(2, np.float32))
+    assert len(closed.jaxpr.invars) == 1
+    assert "mul a 7.0:f32[]" in str(closed)
+
+
+def test_bool_of_tracer_names_line_and_suggests_fixes() -> None:
+    def f(x):
+        if x > 0:  # the offending line
+            return x
+        return -x
+
+    with pytest.raises(errors.TracerBoolConversionError) as info:
+        plait.make_jaxpr(f)(1.0)
+    msg = str(info.value)
+    line = f.__code__.co_firstlineno + 1
+    assert f"test_tracing.py:{line}" in msg
+    assert "depends on the value of x" in msg
+    assert "lax.cond" in msg and "static_argnums" in msg
+
+
+@pytest.mark.parametrize("convert, exc", [
+    (int, errors.ConcretizationTypeError),
+    (float, errors.ConcretizationTypeError),
+    (np.asarray, errors.TracerArrayConversionError),
+    (lambda t: range(t), errors.TracerIntegerConversionError),
+])
+def test_concretization_errors(convert, exc) -> None:
+    with pytest.raises(exc, match="traced value of type"):
+        plait.make_jaxpr(lambda x: convert(x))(np.int32(3))
+
+
+def test_leaked_tracer_is_a_clear_error() -> None:
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return x
+
+    plait.make_jaxpr(f)(1.0)
+    with pytest.raises(errors.UnexpectedTracerError, match="tracing f for make_jaxpr.*has ended"):
+        plait.make_jaxpr(lambda y: y + leaked[0])(1.0)
+    with pytest.raises(errors.UnexpectedTracerError):
+        pnp.sin(leaked[0])
+
+
+def test_bad_argument_names_its_path() -> None:
+    with pytest.raises(errors.ArgumentError, match=r"str .* at params\['w'\]"):
+        plait.make_jaxpr(lambda x, params: x)(1.0, {"w": "nope"})
+
+
+def test_bad_result_names_its_path() -> None:
+    with pytest.raises(errors.ArgumentError, match=r"at result\[1\]"):
+        plait.make_jaxpr(lambda x: (x, "nope"))(1.0)
+
+
+def _frames(exc: BaseException) -> list[str]:
+    return [f.filename for f in traceback.extract_tb(exc.__traceback__)]
+
+
+def test_tracebacks_hide_plait_internals_unless_asked() -> None:
+    def f(x):
+        return pnp.reshape(x, (7,))
+
+    with pytest.raises(errors.ArgumentError) as info:
+        plait.make_jaxpr(f)(np.ones(3, np.float32))
+    internal = [p for p in _frames(info.value) if "/plait/" in p and "traceback_util" not in p]
+    assert internal == []
+    plait.config.update("traceback_filtering", "off")
+    try:
+        with pytest.raises(errors.ArgumentError) as info:
+            plait.make_jaxpr(f)(np.ones(3, np.float32))
+        assert any("/plait/frontend/numpy" in p for p in _frames(info.value))
+    finally:
+        plait.config.update("traceback_filtering", "on")
+
+
+def test_pytree_containers() -> None:
+    Point = collections.namedtuple("Point", "x y")
+    arg = (Point(1.0, 2.0), collections.OrderedDict(b=3.0, a=4.0), None, [5.0])
+    closed = plait.make_jaxpr(lambda t: t[0].x + t[1]["a"] + t[3][0])(arg)
+    assert len(closed.jaxpr.invars) == 5
+    assert re.search(r"add a d", str(closed))

@@ -1,0 +1,769 @@
+"""The parser: round trips of plait's and JAX's texts, errors, and properties.
+
+* every jaxpr of the golden corpus: ``parse(print(j)) == j`` and
+  ``print(parse(s)) == s``; JAX's own text of each corpus function reads back
+  to the same text;
+* every primitive plait has: the text real JAX 0.10.2 prints for an equation
+  using it reads back to the same text, with the params JAX bound;
+* parse errors name the line and column;
+* hypothesis: random well-typed programs built with the Builder round-trip;
+  one-token changes of their text that still parse give unequal jaxprs;
+  rebuilding a program gives an equal one; the Builder merges duplicates.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import re
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import hypothesis.strategies as st
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from jax import lax
+from jax._src import core as jcore
+
+from plait.errors import JaxprParseError, JaxprTypeError
+from plait.ir import (PRIMITIVES, Builder, ClosedJaxpr, Effect, Jaxpr, Literal, Primitive, ShapedArray,
+                      Var, check_jaxpr, parse_jaxpr)
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.printer import var_name
+from tests.ir.jaxpr_corpus import CASES, KNOWN_DIFFERENCES, Case, trace_jax, trace_plait
+
+
+@pytest.fixture(autouse=True)
+def _quiet_numpy() -> None:
+    warnings.simplefilter("ignore", RuntimeWarning)  # JAX's own overflow warnings
+
+
+def roundtrip(j: Jaxpr) -> Jaxpr:
+    """Print and parse ``j``, checking both directions and the result's types."""
+    s = str(j)
+    parsed = parse_jaxpr(s)
+    check_jaxpr(parsed)
+    assert str(parsed) == s
+    assert parsed == j and hash(parsed) == hash(j)
+    return parsed
+
+
+# -- (a) the golden corpus -----------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_corpus_roundtrips(case: Case) -> None:
+    closed = trace_plait(case)
+    parsed = roundtrip(closed.jaxpr)
+    assert ClosedJaxpr(parsed, closed.consts) == closed
+
+
+def _jax_primitives(j: Any) -> Iterator[str]:
+    for e in j.eqns:
+        yield e.primitive.name
+        for sub in jcore.jaxprs_in_params(e.params):
+            yield from _jax_primitives(sub)
+
+
+_ALL_CASES = CASES + [c for c, _ in KNOWN_DIFFERENCES]
+
+
+@pytest.mark.parametrize("case", _ALL_CASES, ids=[c.name for c in _ALL_CASES])
+def test_jax_corpus_text_roundtrips(case: Case) -> None:
+    closed = trace_jax(case)
+    missing = sorted(set(_jax_primitives(closed.jaxpr)) - set(PRIMITIVES))
+    if missing:
+        pytest.skip(f"JAX uses primitives plait does not have: {missing}")
+    text = str(closed)
+    parsed = parse_jaxpr(text)
+    check_jaxpr(parsed)
+    assert str(parsed) == text
+
+
+def test_independent_traces_are_equal() -> None:
+    for case in CASES:
+        a, b = trace_plait(case), trace_plait(case)
+        assert a.jaxpr is not b.jaxpr
+        assert a == b and a.jaxpr == b.jaxpr and hash(a.jaxpr) == hash(b.jaxpr), case.name
+
+
+def test_different_traces_are_unequal() -> None:
+    jaxprs = [trace_plait(c).jaxpr for c in CASES]
+    distinct = {str(j): j for j in jaxprs}
+    assert len(set(distinct.values())) == len(distinct)
+
+
+# -- (b) JAX's text for every primitive plait has ------------------------------
+
+def _f32(*s: int) -> np.ndarray:
+    return np.ones(s, np.float32)
+
+
+def _i32(*s: int) -> np.ndarray:
+    return np.ones(s, np.int32)
+
+
+def _bool(*s: int) -> np.ndarray:
+    return np.ones(s, np.bool_)
+
+
+def _c64(*s: int) -> np.ndarray:
+    return np.ones(s, np.complex64)
+
+
+Example = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def _un(fn: Callable[..., Any], x: Any = None) -> list[Example]:
+    return [(fn, (_f32(3) if x is None else x,))]
+
+
+def _bin(fn: Callable[..., Any], x: Any = None, y: Any = None) -> list[Example]:
+    x = _f32(2, 3) if x is None else x
+    return [(fn, (x, x if y is None else y)), (lambda a: fn(a, a.ravel()[0]), (x,))]
+
+
+def _inner(a: Any, b: Any) -> Any:
+    return jnp.sin(a) * b
+
+
+JAX_EXAMPLES: dict[str, list[Example]] = {
+    "abs": _un(lax.abs) + _un(lax.abs, _c64(2)), "acos": _un(lax.acos), "acosh": _un(lax.acosh),
+    "add": _bin(lax.add), "and": _bin(lax.bitwise_and, _i32(3)) + _bin(lax.bitwise_and, _bool(3)),
+    "argmax": [(lambda x: lax.argmax(x, 1, jnp.int32), (_f32(2, 3),))],
+    "argmin": [(lambda x: lax.argmin(x, 0, jnp.int8), (_i32(2, 3),))],
+    "asin": _un(lax.asin), "asinh": _un(lax.asinh), "atan": _un(lax.atan), "atan2": _bin(lax.atan2),
+    "atanh": _un(lax.atanh),
+    "broadcast_in_dim": [(lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (1,)), (_f32(3),)),
+                         (lambda x: lax.broadcast_in_dim(x, (2, 3), ()), (np.float32(1),)),
+                         (lambda x: lax.broadcast_in_dim(x, (4, 3), (0, 1)), (_f32(1, 3),))],
+    "cbrt": _un(lax.cbrt), "ceil": _un(lax.ceil),
+    "clamp": [(lax.clamp, (np.float32(0), _f32(3), np.float32(1))), (lax.clamp, (_i32(3),) * 3)],
+    "complex": _bin(lax.complex),
+    "concatenate": [(lambda x, y: lax.concatenate([x, y, x], 0), (_f32(2), _f32(3))),
+                    (lambda x: lax.concatenate([x], 1), (_i32(2, 2),))],
+    "conj": _un(lax.conj, _c64(3)),
+    "convert_element_type": [(lambda x: lax.convert_element_type(x, jnp.int32), (_f32(3),)),
+                             (lambda x: lax.convert_element_type(x, jnp.bfloat16), (_bool(3),)),
+                             (lambda x: x + 1.5, (_i32(3),))],
+    "copy": _un(lax.copy_p.bind),
+    "cos": _un(lax.cos), "cosh": _un(lax.cosh),
+    "cummax": [(lambda x: lax.cummax(x, 1), (_f32(2, 3),))],
+    "cummin": [(lambda x: lax.cummin(x, 0, reverse=True), (_i32(2, 3),))],
+    "cumprod": [(lambda x: lax.cumprod(x, 1), (_f32(2, 3),))],
+    "cumsum": [(lambda x: lax.cumsum(x, 0), (_f32(2, 3),)),
+               (lambda x: lax.cumsum(x, 1, reverse=True), (_i32(2, 3),))],
+    "div": _bin(lax.div) + _bin(lax.div, _i32(3)),
+    "dot_general": [
+        (lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))), (_f32(2, 3), _f32(3, 4))),
+        (lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), (_f32(5, 2, 3), _f32(5, 3, 4))),
+        (lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32),
+         (np.ones((2, 3), np.int8), np.ones((3, 4), np.int8))),
+        (lambda a, b: jnp.dot(a, b), (_f32(2, 3), _f32(3)))],
+    "dynamic_slice": [(lambda x, i: lax.dynamic_slice_p.bind(x, i, i, slice_sizes=(1, 2)),
+                       (_f32(3, 4), np.int32(0))),
+                      (lambda x: lax.dynamic_slice(x, (1, 2), (2, 2)), (_f32(3, 4),))],
+    "dynamic_update_slice": [(lambda x, u, i: lax.dynamic_update_slice_p.bind(x, u, i, i),
+                              (_f32(3, 4), _f32(1, 2), np.int32(0))),
+                             (lambda x, u: lax.dynamic_update_slice(x, u, (1, 0)), (_f32(3, 4), _f32(1, 4)))],
+    "eq": _bin(lax.eq), "exp": _un(lax.exp), "exp2": _un(lax.exp2), "expm1": _un(lax.expm1),
+    "floor": _un(lax.floor), "ge": _bin(lax.ge), "gt": _bin(lax.gt, _i32(3)),
+    "imag": _un(lax.imag, _c64(3)),
+    "integer_pow": _un(lambda x: lax.integer_pow(x, 3)) + _un(lambda x: lax.integer_pow(x, -2)),
+    "iota": [(lambda: lax.broadcasted_iota(jnp.int32, (2, 3), 1), ()),
+             (lambda: lax.iota(jnp.float32, 4), ())],
+    "is_finite": _un(lax.is_finite), "le": _bin(lax.le), "log": _un(lax.log),
+    "log1p": _un(lax.log1p), "logistic": _un(lax.logistic), "lt": _bin(lax.lt),
+    "max": _bin(lax.max), "min": _bin(lax.min, _i32(3)),
+    "mul": _bin(lax.mul), "ne": _bin(lax.ne, _bool(3)), "neg": _un(lax.neg), "nextafter": _bin(lax.nextafter),
+    "not": _un(lax.bitwise_not, _bool(3)) + _un(lax.bitwise_not, np.ones(3, np.uint8)),
+    "or": _bin(lax.bitwise_or, _bool(3)),
+    "pad": [(lambda x: lax.pad(x, 0.0, ((1, 2, 0), (0, -1, 1))), (_f32(3, 4),)),
+            (lambda x, v: lax.pad(x, v, ((0, 0, 3),)), (_i32(3), np.int32(7)))],
+    "pow": _bin(lax.pow) + [(lambda x, y: lax.pow(x, y), (_f32(3), _i32(3)))],
+    "real": _un(lax.real, _c64(3)),
+    "reduce_and": [(lambda x: lax.reduce_and_p.bind(x, axes=(0,)), (_bool(2, 3),))],
+    "reduce_max": [(lambda x: lax.reduce_max(x, (1,)), (_f32(2, 3),))],
+    "reduce_min": [(lambda x: lax.reduce_min(x, (0, 1)), (_i32(2, 3),))],
+    "reduce_or": [(lambda x: lax.reduce_or_p.bind(x, axes=(1,)), (_bool(2, 3),))],
+    "reduce_prod": [(lambda x: lax.reduce_prod(x, (1,)), (_f32(2, 3),))],
+    "reduce_sum": [(lambda x: lax.reduce_sum(x, (0,)), (_f32(2, 3),)),
+                   (lambda x: lax.reduce_sum(x, ()), (_i32(2, 3),))],
+    "reduce_xor": [(lambda x: lax.reduce_xor_p.bind(x, axes=(1,)), (_i32(2, 3),))],
+    "rem": _bin(lax.rem) + _bin(lax.rem, _i32(3)),
+    "reshape": [(lambda x: lax.reshape(x, (3, 2)), (_f32(2, 3),)),
+                (lambda x: lax.reshape(x, (3, 2), (1, 0)), (_f32(2, 3),)),
+                (lambda x: lax.reshape(x, ()), (_f32(1, 1),))],
+    "rev": [(lambda x: lax.rev(x, (0,)), (_f32(2, 3),))],
+    "round": _un(lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)) + _un(lax.round),
+    "rsqrt": _un(lax.rsqrt),
+    "select_n": [(lax.select_n, (_bool(3), _f32(3), _f32(3))),
+                 (lax.select_n, (_i32(3), _f32(3), _f32(3), _f32(3))),
+                 (lax.select_n, (np.bool_(True), _i32(2)))],
+    "sign": _un(lax.sign), "sin": _un(lax.sin), "sinh": _un(lax.sinh),
+    "slice": [(lambda x: lax.slice(x, (0, 1), (2, 3)), (_f32(2, 3),)),
+              (lambda x: lax.slice(x, (0, 1), (2, 3), (2, 1)), (_f32(2, 3),))],
+    "sort": [(lambda x, y: lax.sort((x, y), dimension=0, num_keys=1), (_f32(2, 3), _i32(2, 3))),
+             (lambda x: lax.sort(x, is_stable=False), (_f32(4),)),
+             (lambda x, y: lax.sort((x, y), num_keys=2), (_i32(4), _f32(4)))],
+    "sqrt": _un(lax.sqrt),
+    "squeeze": [(lambda x: lax.squeeze(x, (0, 2)), (_f32(1, 3, 1),))],
+    "sub": _bin(lax.sub), "tan": _un(lax.tan), "tanh": _un(lax.tanh),
+    "transpose": [(lambda x: lax.transpose(x, (1, 0)), (_f32(2, 3),))],
+    "xor": _bin(lax.bitwise_xor, _i32(3)),
+    "jit": [(lambda x: jax.jit(_inner)(x, x), (_f32(3),)),
+            (lambda x: jax.jit(_inner)(x, x) + jax.jit(_inner)(x, 2 * x), (_f32(3),)),
+            (lambda x: jax.jit(lambda y: (y, jnp.sin(y)))(x)[1], (_f32(3),)),
+            (lambda x: jax.jit(lambda y: jax.jit(_inner)(y, y))(x), (_f32(3),))],
+}
+
+_PLAIT_DIFFERS = {"conj": "JAX's conj has an input_dtype param, plait's conj has none"}
+
+
+def test_every_primitive_has_a_jax_example() -> None:
+    assert sorted(set(PRIMITIVES) - set(JAX_EXAMPLES)) == []
+
+
+def _normalize(v: Any) -> Any:
+    if isinstance(v, ClosedJaxpr | jcore.ClosedJaxpr):
+        return str(v)
+    if isinstance(v, enum.Enum):
+        return int(v.value)
+    if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, tuple | list):
+        return tuple(map(_normalize, v))
+    return v
+
+
+@pytest.mark.parametrize("name, index", [
+    pytest.param(n, i, marks=[pytest.mark.xfail(strict=True, reason=_PLAIT_DIFFERS[n])]
+                 if n in _PLAIT_DIFFERS else [])
+    for n in sorted(JAX_EXAMPLES) for i in range(len(JAX_EXAMPLES[n]))])
+def test_jax_text_of_each_primitive_roundtrips(name: str, index: int) -> None:
+    fn, args = JAX_EXAMPLES[name][index]
+    closed = jax.make_jaxpr(fn)(*args)
+    jax_eqns = [e for e in closed.jaxpr.eqns if e.primitive.name == name]
+    assert jax_eqns, f"the example binds no {name}: {closed}"
+    text = str(closed)
+    parsed = parse_jaxpr(text)
+    check_jaxpr(parsed)
+    assert str(parsed) == text
+    # The params elided from the text were restored to the values JAX bound.
+    eqns = [e for e in parsed.eqns if e.primitive.name == name]
+    assert len(eqns) == len(jax_eqns)
+    for mine, theirs in zip(eqns, jax_eqns):
+        common = set(mine.params) & set(theirs.params)
+        assert {k: _normalize(mine.params[k]) for k in common} == \
+            {k: _normalize(theirs.params[k]) for k in common}
+
+
+# -- Regressions and edge cases of the syntax ---------------------------------
+
+def test_special_literal_at_end_of_a_broken_equation() -> None:
+    # ``inf:f32[]`` ends an operand list and the next line starts with binders.
+    text = str(jax.make_jaxpr(lambda x: (x * np.inf, x + np.nan, x > -np.inf, x + 1.0, jnp.sin(x),
+                                         jnp.cos(x), x - 2.0, x * 3.0, x * 5.0))(_f32(3)))
+    assert "\n    c:f32[3] = add a nan:f32[]\n" in text
+    assert str(parse_jaxpr(text)) == text
+
+
+def _chain(n: int) -> Jaxpr:
+    b = Builder()
+    x = y = Var(ShapedArray((), dt.float32))
+    for _ in range(n):
+        y = b.bind1(P.neg_p, y)
+    return b.build([x], [y])
+
+
+@pytest.mark.slow
+def test_variables_named_like_literals() -> None:
+    # Variable 5751 is named ``inf`` and 8801 ``nan``, as in JAX.
+    assert var_name(5751) == "inf" and var_name(8801) == "nan"
+    j = _chain(8900)
+    text = str(j)
+    assert "\n    inf:f32[] = neg ine\n" in text and "nan:f32[] = neg" in text
+    roundtrip(j)
+
+
+@pytest.mark.parametrize("value", [1j, -1j, 1e-05j, complex(0, float("inf")), complex(0, float("nan")),
+                                   complex(float("nan"), float("nan")), complex(-0.0, -1.0),
+                                   complex(1e20, -1e-20), complex(float("-inf"), 2.5), 0j])
+def test_complex_literals_roundtrip(value: complex) -> None:
+    b = Builder()
+    x = Var(ShapedArray((3,), dt.complex64))
+    y = b.bind1(P.mul_p, x, Literal(value, ShapedArray((), dt.complex64)))
+    roundtrip(b.build([x], [y, Literal(value, ShapedArray((), dt.complex64))]))
+
+
+@pytest.mark.parametrize("value", [0.1, -0.0, 1e-45, 3.4028234663852886e+38, float("inf"),
+                                   float("-inf"), float("nan"), 123456789.0, 1e20])
+def test_float_literals_roundtrip(value: float) -> None:
+    b = Builder()
+    x = Var(ShapedArray((3,), dt.float32))
+    y = b.bind1(P.add_p, Literal(value, ShapedArray((), dt.float32)), x)
+    roundtrip(b.build([x], [y]))
+
+
+def test_jaxpr_parameters_named_like_shared_jaxprs() -> None:
+    # JAX names a shared jaxpr after the call's ``name`` param: ``jit[name=f jaxpr=f]``.
+    def f(a: Any) -> Any:
+        return jnp.sin(a) * 2
+
+    def jaxpr(a: Any) -> Any:
+        return jnp.cos(a)
+    text = str(jax.make_jaxpr(lambda x: (jax.jit(f)(x), jax.jit(f)(x + 1), jax.jit(jaxpr)(x),
+                                         jax.jit(jaxpr)(x * 2)))(_f32(3)))
+    assert "let f = {" in text and "jit[name=f jaxpr=f]" in text and "let jaxpr = {" in text
+    parsed = parse_jaxpr(text)
+    assert str(parsed) == text
+    assert parsed.eqns[0].params["name"] == "f"
+    assert isinstance(parsed.eqns[0].params["jaxpr"], ClosedJaxpr)
+
+
+# -- (c) errors ----------------------------------------------------------------
+
+_OK = "{ lambda ; a:f32[3] b:i32[]. let\n    c:f32[3] = sin a\n    d:f32[] = reduce_sum[axes=(0,) out_sharding=None] c\n  in (d,) }"
+
+
+@pytest.mark.parametrize("old, new, message, line, column", [
+    ("sin a", "sine a", "unknown primitive 'sine'", 2, 16),
+    ("sin a", "sin z", "variable 'z' is not defined", 2, 20),
+    ("in (d,)", "in (e,)", "variable 'e' is not defined", 4, 7),
+    ("c:f32[3] = sin", "c:i32[3] = sin", "sin: expected binder 'c' of type f32[3], but got i32[3]", 2, 5),
+    ("[axes=(0,) out_sharding=None]", "", "reduce_sum: expected parameter 'axes', but it is missing", 3, 16),
+    ("axes=(0,)", "axes=(0,) axes=(0,)", "reduce_sum: parameter 'axes' is given twice", 3, 37),
+    ("axes=(0,)", "axis=(0,)", "reduce_sum: expected a parameter among (axes, out_sharding), but got 'axis'",
+     3, 27),
+    ("axes=(0,)", "axes=zero", "reduce_sum: parameter axes: expected a tuple of ints, but got 'zero'", 3, 27),
+    ("axes=(0,)", "axes=(1,)", "reduce_sum: expected axes in [0, 1), but got (1,)", 3, 16),
+    ("sin a", "sin a $", "unexpected character '$'", 2, 22),
+    ("sin a", "sin a b", "sin: expected 1 operand, but got 2", 2, 16),
+    ("sin a", "add a", "add: expected 2 operands, but got 1", 2, 16),
+    ("c:f32[3] = sin", "c:f32[3] e:f32[3] = sin", "sin: expected 1 binder, but got 2", 2, 25),
+    ("a:f32[3] b", "a:f33[3] b", "expected a dtype such as f32, but got 'f33'", 1, 14),
+    ("b:i32[]", "a:i32[]", "variable 'a' is bound twice", 1, 21),
+    ("sin a", "sin a 1.5:i32[]", "invalid literal 1.5:i32[]: invalid literal for int() with base 10: '1.5'",
+     2, 22),
+    (" }", "", "expected '}', but got 'end of input'", 4, 10),
+    ("lambda ;", "lambda", "expected a variable name, but got 'a'", 1, 10),
+])
+def test_parse_errors(old: str, new: str, message: str, line: int, column: int) -> None:
+    assert old in _OK
+    parse_jaxpr(_OK)
+    with pytest.raises(JaxprParseError) as info:
+        parse_jaxpr(_OK.replace(old, new, 1))
+    assert (str(info.value), info.value.line, info.value.column) == \
+        (f"{message} (line {line}, column {column})", line, column)
+
+
+def test_nested_jaxpr_with_constvars_is_an_error() -> None:
+    text = "{ lambda ; a:f32[3]. let\n    b:f32[3] = jit[\n      name=f\n      jaxpr={ lambda c:f32[3]; d:f32[3]. let  in (d,) }\n    ] a\n  in (b,) }"
+    with pytest.raises(JaxprParseError, match=r"without constvars .*\(line 4, column 13\)"):
+        parse_jaxpr(text)
+
+
+# -- (d) properties of random programs -----------------------------------------
+
+class _Skip(Exception):
+    """The drawn operation does not apply to the values at hand."""
+
+
+_DTYPES = [dt.float32, dt.float16, dt.bfloat16, dt.int32, dt.int8, dt.uint8, dt.bool_, dt.complex64]
+_FLOATS = {dt.float32, dt.float16, dt.bfloat16}
+_INTS = {dt.int32, dt.int8, dt.uint8}
+_ORDERED = _FLOATS | _INTS | {dt.bool_}
+_NUM = _FLOATS | _INTS | {dt.complex64}
+_INEXACT = _FLOATS | {dt.complex64}
+
+_UNARY = [(P.neg_p, _NUM), (P.sign_p, _NUM), (P.floor_p, _FLOATS), (P.ceil_p, _FLOATS),
+          (P.is_finite_p, _FLOATS), (P.exp_p, _INEXACT), (P.log_p, _INEXACT), (P.sin_p, _INEXACT),
+          (P.cos_p, _INEXACT), (P.tanh_p, _INEXACT), (P.sqrt_p, _INEXACT), (P.logistic_p, _INEXACT),
+          (P.abs_p, _INEXACT | {dt.int32, dt.int8}), (P.not_p, _INTS | {dt.bool_}),
+          (P.real_p, {dt.complex64}), (P.imag_p, {dt.complex64}), (P.conj_p, {dt.complex64}),
+          (P.copy_p, set(_DTYPES)), (P.cbrt_p, _FLOATS), (P.exp2_p, _INEXACT)]
+_BINARY = [(P.add_p, _NUM), (P.sub_p, _NUM), (P.mul_p, _NUM), (P.div_p, _NUM), (P.max_p, _ORDERED),
+           (P.min_p, _ORDERED), (P.rem_p, _FLOATS | _INTS), (P.atan2_p, _FLOATS), (P.pow_p, _FLOATS),
+           (P.and_p, _INTS | {dt.bool_}), (P.or_p, _INTS | {dt.bool_}), (P.xor_p, _INTS | {dt.bool_}),
+           (P.nextafter_p, _FLOATS)]
+_COMPARE = [(P.eq_p, set(_DTYPES)), (P.ne_p, set(_DTYPES)), (P.lt_p, _ORDERED), (P.le_p, _ORDERED),
+            (P.gt_p, _ORDERED), (P.ge_p, _ORDERED)]
+_REDUCE = [(P.reduce_sum_p, _NUM), (P.reduce_prod_p, _NUM), (P.reduce_max_p, _ORDERED),
+           (P.reduce_min_p, _ORDERED), (P.reduce_and_p, _INTS | {dt.bool_}),
+           (P.reduce_or_p, _INTS | {dt.bool_}), (P.reduce_xor_p, _INTS | {dt.bool_})]
+_CUMULATIVE = [(P.cumsum_p, _NUM), (P.cumprod_p, _NUM), (P.cummax_p, _FLOATS | _INTS),
+               (P.cummin_p, _FLOATS | _INTS)]
+
+Draw = Callable[[st.SearchStrategy[Any]], Any]
+
+
+def _avals() -> st.SearchStrategy[ShapedArray]:
+    return st.builds(ShapedArray, st.lists(st.integers(1, 4), max_size=3).map(tuple),
+                     st.sampled_from(_DTYPES))
+
+
+def _scalar(draw: Draw, dtype: np.dtype[Any]) -> Any:
+    if dtype == dt.bool_:
+        return draw(st.booleans())
+    if dtype in _INTS:
+        info = np.iinfo(dtype)
+        return draw(st.integers(int(info.min), int(info.max)))
+    if dtype == dt.complex64:
+        return draw(st.complex_numbers(width=64))
+    width = 16 if dtype == dt.float16 else 32
+    v = draw(st.floats(width=width))
+    return float(np.asarray(v, ml_dtypes.bfloat16)) if dtype == dt.bfloat16 else v
+
+
+def _literal(draw: Draw, dtype: np.dtype[Any]) -> Literal:
+    weak = dtype != dt.bool_ and draw(st.booleans())
+    return Literal(_scalar(draw, dtype), ShapedArray((), dtype, weak))
+
+
+def _pick(draw: Draw, pool: Sequence[Var], ok: Callable[[ShapedArray], bool]) -> Var:
+    candidates = [v for v in pool if ok(v.aval)]  # type: ignore[arg-type]
+    if not candidates:
+        raise _Skip
+    return draw(st.sampled_from(candidates))  # type: ignore[no-any-return]
+
+
+def _same_or_scalar(draw: Draw, pool: Sequence[Var], x: Var) -> Any:
+    """A second operand for ``x``: a variable of its type, or a scalar of its dtype."""
+    a = x.aval
+    same = [v for v in pool if v.aval.dtype == a.dtype and v.aval.shape in (a.shape, ())]  # type: ignore[attr-defined]
+    if same and draw(st.booleans()):
+        return draw(st.sampled_from(same))
+    return _literal(draw, a.dtype)  # type: ignore[attr-defined]
+
+
+def _subset(draw: Draw, n: int) -> tuple[int, ...]:
+    return tuple(sorted(draw(st.sets(st.integers(0, n - 1), max_size=n)))) if n else ()
+
+
+def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
+    kind = draw(st.sampled_from(["unary", "binary", "compare", "select", "convert", "reduce",
+                                 "argminmax", "cumulative", "broadcast", "reshape", "transpose",
+                                 "slice", "pad", "concatenate", "dot", "iota", "sort", "rev",
+                                 "squeeze", "dynamic_slice", "dynamic_update_slice", "clamp",
+                                 "integer_pow", "round", "complex", "jit"]))
+    any_aval: Callable[[ShapedArray], bool] = lambda a: True  # noqa: E731
+    if kind == "unary":
+        prim, ok = draw(st.sampled_from(_UNARY))
+        return b.bind(prim, (_pick(draw, pool, lambda a: a.dtype in ok),))
+    if kind in ("binary", "compare"):
+        prim, ok = draw(st.sampled_from(_BINARY if kind == "binary" else _COMPARE))
+        x = _pick(draw, pool, lambda a: a.dtype in ok)
+        y = _same_or_scalar(draw, pool, x)
+        return b.bind(prim, (y, x) if draw(st.booleans()) else (x, y))
+    if kind == "select":
+        x = _pick(draw, pool, any_aval)
+        preds = [v for v in pool if v.aval.dtype == dt.bool_ and v.aval.shape in (x.aval.shape, ())]  # type: ignore[attr-defined]
+        pred = draw(st.sampled_from(preds)) if preds else Literal(draw(st.booleans()), ShapedArray((), dt.bool_))
+        return b.bind(P.select_n_p, (pred, x, _pick(draw, pool, lambda a: a is x.aval)))
+    if kind == "convert":
+        x = _pick(draw, pool, any_aval)
+        return b.bind(P.convert_element_type_p, (x,), dict(
+            new_dtype=draw(st.sampled_from(_DTYPES)), weak_type=draw(st.booleans()), sharding=None))
+    if kind == "reduce":
+        prim, ok = draw(st.sampled_from(_REDUCE))
+        x = _pick(draw, pool, lambda a: a.dtype in ok)
+        axes = list(_subset(draw, x.aval.ndim))  # type: ignore[attr-defined]
+        random.Random(draw(st.integers(0, 9))).shuffle(axes)
+        params: dict[str, Any] = {"axes": tuple(axes)}
+        if prim is P.reduce_sum_p:
+            params["out_sharding"] = None
+        return b.bind(prim, (x,), params)
+    if kind == "argminmax":
+        x = _pick(draw, pool, lambda a: a.dtype in _FLOATS | _INTS and a.ndim > 0)
+        return b.bind(draw(st.sampled_from([P.argmax_p, P.argmin_p])), (x,), dict(
+            axes=(draw(st.integers(0, x.aval.ndim - 1)),),  # type: ignore[attr-defined]
+            index_dtype=draw(st.sampled_from([dt.int32, dt.int8]))))
+    if kind == "cumulative":
+        prim, ok = draw(st.sampled_from(_CUMULATIVE))
+        x = _pick(draw, pool, lambda a: a.dtype in ok and a.ndim > 0)
+        return b.bind(prim, (x,), dict(axis=draw(st.integers(0, x.aval.ndim - 1)),  # type: ignore[attr-defined]
+                                       reverse=draw(st.booleans())))
+    x = _pick(draw, pool, any_aval)
+    a: ShapedArray = x.aval  # type: ignore[assignment]
+    if kind == "broadcast":
+        out_ndim = a.ndim + draw(st.integers(0, 2))
+        dims = tuple(sorted(draw(st.sets(st.integers(0, out_ndim - 1), min_size=a.ndim, max_size=a.ndim))))
+        shape = [draw(st.integers(1, 3)) for _ in range(out_ndim)]
+        for i, d in enumerate(dims):
+            shape[d] = a.shape[i] if a.shape[i] != 1 else draw(st.integers(1, 3))
+        return b.bind(P.broadcast_in_dim_p, (x,), dict(shape=tuple(shape), broadcast_dimensions=dims,
+                                                       sharding=None))
+    if kind == "reshape":
+        sizes, n = [], a.size
+        while n > 1 and len(sizes) < 3:
+            d = draw(st.sampled_from([k for k in range(1, n + 1) if n % k == 0]))
+            sizes.append(d)
+            n //= d
+        sizes.append(n)
+        perm = draw(st.none() | st.permutations(range(a.ndim)).map(tuple))
+        return b.bind(P.reshape_p, (x,), dict(new_sizes=tuple(sizes), dimensions=perm, sharding=None))
+    if kind == "transpose":
+        return b.bind(P.transpose_p, (x,), dict(permutation=tuple(draw(st.permutations(range(a.ndim))))))
+    if kind == "rev":
+        return b.bind(P.rev_p, (x,), dict(dimensions=_subset(draw, a.ndim)))
+    if kind == "squeeze":
+        ones = [i for i, d in enumerate(a.shape) if d == 1]
+        return b.bind(P.squeeze_p, (x,), dict(dimensions=tuple(sorted(draw(st.sets(st.sampled_from(ones))))
+                                                             if ones else ())))
+    if kind == "slice":
+        starts = [draw(st.integers(0, d)) for d in a.shape]
+        limits = [draw(st.integers(s, d)) for s, d in zip(starts, a.shape)]
+        strides = draw(st.none() | st.tuples(*[st.integers(1, 3)] * a.ndim))
+        return b.bind(P.slice_p, (x,), dict(start_indices=tuple(starts), limit_indices=tuple(limits),
+                                            strides=strides))
+    if kind == "pad":
+        config = tuple((draw(st.integers(-1, 2)), draw(st.integers(-1, 2)), draw(st.integers(0, 2)))
+                       for _ in a.shape)
+        return b.bind(P.pad_p, (x, _same_or_scalar(draw, [v for v in pool if not v.aval.shape], x)),  # type: ignore[attr-defined]
+                      dict(padding_config=config))
+    if kind == "concatenate":
+        if not a.ndim:
+            raise _Skip
+        dim = draw(st.integers(0, a.ndim - 1))
+        others = [v for v in pool if v.aval.dtype == a.dtype and v.aval.ndim == a.ndim and all(  # type: ignore[attr-defined]
+            p == q for i, (p, q) in enumerate(zip(v.aval.shape, a.shape)) if i != dim)]  # type: ignore[attr-defined]
+        return b.bind(P.concatenate_p, (x, *draw(st.lists(st.sampled_from(others), max_size=3))),
+                      dict(dimension=dim))
+    if kind == "dot":
+        y = _pick(draw, pool, lambda c: c.dtype == a.dtype and a.dtype in _NUM)
+        pairs = [(i, j) for i, p in enumerate(a.shape) for j, q in enumerate(y.aval.shape) if p == q]  # type: ignore[attr-defined]
+        chosen = draw(st.lists(st.sampled_from(pairs), unique_by=(lambda p: p[0], lambda p: p[1]),
+                               max_size=3)) if pairs else []
+        n_batch = draw(st.integers(0, len(chosen)))
+        batch, contract = chosen[:n_batch], chosen[n_batch:]
+        dn = ((tuple(i for i, _ in contract), tuple(j for _, j in contract)),
+              (tuple(i for i, _ in batch), tuple(j for _, j in batch)))
+        return b.bind(P.dot_general_p, (x, y), dict(
+            dimension_numbers=dn, precision=None, out_sharding=None,
+            preferred_element_type=draw(st.sampled_from([None, a.dtype]))))
+    if kind == "iota":
+        shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+        return b.bind(P.iota_p, (), dict(dtype=draw(st.sampled_from([dt.int32, dt.float32, dt.uint8])),
+                                          shape=shape, dimension=draw(st.integers(0, len(shape) - 1)),
+                                          sharding=None))
+    if kind == "sort":
+        if not a.ndim:
+            raise _Skip
+        ops = [x, *draw(st.lists(st.sampled_from([v for v in pool if v.aval.shape == a.shape]),  # type: ignore[attr-defined]
+                                 max_size=2))]
+        keys = 1
+        while keys < len(ops) and ops[keys].aval.dtype in _ORDERED and draw(st.booleans()):  # type: ignore[attr-defined]
+            keys += 1
+        return b.bind(P.sort_p, tuple(ops), dict(dimension=draw(st.integers(0, a.ndim - 1)),
+                                                 is_stable=draw(st.booleans()), num_keys=keys))
+    if kind in ("dynamic_slice", "dynamic_update_slice"):
+        ints = [v for v in pool if v.aval.shape == () and v.aval.dtype in _INTS]  # type: ignore[attr-defined]
+        idx = tuple(draw(st.sampled_from(ints)) if ints and draw(st.booleans())
+                    else Literal(draw(st.integers(-3, 3)), ShapedArray((), dt.int32)) for _ in a.shape)
+        if kind == "dynamic_slice":
+            sizes = tuple(draw(st.integers(0, d)) for d in a.shape)
+            return b.bind(P.dynamic_slice_p, (x, *idx), dict(slice_sizes=sizes))
+        return b.bind(P.dynamic_update_slice_p, (x, _pick(draw, pool, lambda c: c is a), *idx))
+    if kind == "clamp":
+        if a.dtype not in _ORDERED:
+            raise _Skip
+        return b.bind(P.clamp_p, (_literal(draw, a.dtype), x, _same_or_scalar(draw, pool, x)))
+    if kind == "integer_pow":
+        if a.dtype not in _NUM:
+            raise _Skip
+        return b.bind(P.integer_pow_p, (x,), dict(y=draw(st.integers(0 if a.dtype in _INTS else -3, 3))))
+    if kind == "round":
+        if a.dtype not in _FLOATS:
+            raise _Skip
+        return b.bind(P.round_p, (x,), dict(rounding_method=draw(st.sampled_from(P.RoundingMethod))))
+    if kind == "complex":
+        if a.dtype != dt.float32:
+            raise _Skip
+        return b.bind(P.complex_p, (x, _same_or_scalar(draw, pool, x)))
+    assert kind == "jit"
+    jit_p = PRIMITIVES.get("jit")
+    if jit_p is None or depth > 0:
+        raise _Skip
+    args = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
+    callee = _build(draw, [v.aval for v in args], depth + 1)  # type: ignore[misc]
+    return b.bind(jit_p, tuple(args), dict(
+        name=draw(st.sampled_from(["f", "inner", "<lambda>", "jaxpr", "lambda"])),
+        jaxpr=ClosedJaxpr(callee), donated_invars=(False,) * len(args), keep_unused=False, inline=False))
+
+
+def _build(draw: Draw, in_avals: Sequence[ShapedArray], depth: int = 0) -> Jaxpr:
+    b = Builder()
+    invars = [Var(a) for a in in_avals]
+    pool = list(invars)
+    for _ in range(draw(st.integers(0, 10 if depth == 0 else 4))):
+        try:
+            pool.extend(_emit(draw, b, pool, depth))
+        except _Skip:
+            pass
+    outs = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
+    if draw(st.booleans()):
+        outs.append(_literal(draw, draw(st.sampled_from(_DTYPES))))
+    return b.build(invars, outs)
+
+
+@st.composite
+def programs(draw: Draw) -> Jaxpr:
+    """Random well-typed jaxprs built with the Builder from many primitives."""
+    in_avals = draw(st.lists(_avals(), min_size=1, max_size=4))
+    n_const = draw(st.integers(0, min(2, len(in_avals) - 1)))
+    j = _build(draw, in_avals)
+    return j.replace(constvars=j.invars[:n_const], invars=j.invars[n_const:])
+
+
+@given(programs())
+def test_random_programs_roundtrip(j: Jaxpr) -> None:
+    check_jaxpr(j)
+    roundtrip(j)
+
+
+def _rebuild(j: Jaxpr) -> Jaxpr:
+    """The same program emitted again into a fresh Builder with fresh variables."""
+    env: dict[Var, Any] = {}
+    b = Builder()
+
+    def read(a: Any) -> Any:
+        return env.get(a, a) if type(a) is Var else a
+    constvars = [env.setdefault(v, Var(v.aval)) for v in j.constvars]
+    invars = [env.setdefault(v, Var(v.aval)) for v in j.invars]
+    for eqn in j.eqns:
+        outs = b.bind(eqn.primitive, tuple(map(read, eqn.inputs)), dict(eqn.params))
+        env.update(zip(eqn.outvars, outs))
+    return b.build(invars, [read(a) for a in j.outvars], constvars)
+
+
+@given(programs())
+def test_rebuilt_programs_are_equal_and_duplicates_merge(j: Jaxpr) -> None:
+    again = _rebuild(j)
+    assert again is not j and again == j and hash(again) == hash(j)
+    # Emitting every equation a second time into the same builder adds nothing.
+    b = Builder()
+    env = {v: v for v in j.constvars + j.invars}
+    for eqn in j.eqns:
+        ins = tuple(env.get(a, a) if type(a) is Var else a for a in eqn.inputs)  # type: ignore[call-overload]
+        first = b.bind(eqn.primitive, ins, eqn.params)
+        n = len(b.eqns)
+        assert b.bind(eqn.primitive, ins, dict(eqn.params)) == first
+        assert len(b.eqns) == n
+        env.update(zip(eqn.outvars, first))
+
+
+_TOKEN = re.compile(r"\([-+0-9.eEinfa]*j\)|-?[\w.+-]*j(?![\w<>])|-?\d[\w.+-]*|<\w+>|\w+|\S")
+_SHORT_DTYPES = ["f32", "f16", "bf16", "f64", "i32", "i8", "u8", "i64", "bool", "c64"]
+_LONG_DTYPES = ["float32", "float16", "bfloat16", "float64", "int32", "int8", "uint8", "int64", "bool", "complex64"]
+_PRIM_GROUPS = [[p.name for p, _ in _UNARY], [p.name for p, _ in _BINARY], [p.name for p, _ in _COMPARE],
+                [p.name for p, _ in _REDUCE], [p.name for p, _ in _CUMULATIVE], ["argmax", "argmin"]]
+
+
+def _mutants(text: str) -> Iterator[tuple[str, str]]:
+    """Every one-token change of ``text`` that changes a literal, a param, a
+    primitive, an operand or a dtype (never a binder's name), with its kind."""
+    toks = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+    names = sorted({t for i, (_, _, t) in enumerate(toks)
+                    if i + 1 < len(toks) and toks[i + 1][2] == ":" and t.isalpha() and t.islower()})
+    for i, (start, end, t) in enumerate(toks):
+        nxt = toks[i + 1][2] if i + 1 < len(toks) else ""
+        prev = toks[i - 1][2] if i else ""
+        kind = "param" if prev == "=" else "literal"
+        if re.fullmatch(r"-?\d+", t):
+            subs = [str(int(t) + 1)]
+        elif re.fullmatch(r"-?\d[\w.+-]*", t) and not t.endswith("j"):
+            v = float(t)
+            subs = [repr(v + 1.0 if abs(v) < 1e15 else v * 2)]
+        elif t.endswith("j") and (t.startswith("(") or t[0] in "-0123456789.in"):
+            subs = ["(7+7j)" if t != "(7+7j)" else "(8+8j)"]
+        elif t in ("True", "False"):
+            subs = ["False" if t == "True" else "True"]
+        elif t in ("inf", "nan") and nxt == ":":
+            subs = ["nan" if t == "inf" else "inf"]
+        elif t in _SHORT_DTYPES and nxt == "[":
+            kind, subs = "dtype", [d for d in _SHORT_DTYPES if d != t]
+        elif t in _LONG_DTYPES and prev == "=":
+            subs = [d for d in _LONG_DTYPES if d != t]
+        elif prev == "=" and t in PRIMITIVES:
+            kind, subs = "primitive", [p for g in _PRIM_GROUPS if t in g for p in g if p != t]
+        elif t in names and nxt not in (":", "="):
+            kind, subs = "operand", [n for n in names if n != t]
+        else:
+            continue
+        for sub in subs:
+            yield kind, text[:start] + sub + text[end:]
+
+
+@given(programs(), st.randoms(use_true_random=False))
+def test_one_token_changes_that_parse_are_unequal(j: Jaxpr, rng: random.Random) -> None:
+    text = str(j)
+    mutants = [m for _, m in _mutants(text)]
+    rng.shuffle(mutants)
+    for m in mutants[:40]:
+        assert m != text
+        try:
+            other = parse_jaxpr(m)
+        except JaxprParseError:
+            continue
+        assert other != j, f"{text}\n  ~~~>\n{m}"
+
+
+def test_mutants_cover_each_kind_of_token() -> None:
+    text = ("{ lambda ; a:f32[3] b:i32[]. let\n    c:f32[3] = sin a\n    d:f32[3] = mul c 2.0:f32[]\n"
+            "    e:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b\n"
+            "    f:bool[3] = lt c d\n    g:f32[3] = select_n f d c\n"
+            "    h:f32[3] = cumsum[axis=0 reverse=False] g\n  in (h, e, 1:i32[]) }")
+    j = parse_jaxpr(text)
+    kinds = set()
+    for kind, m in _mutants(text):
+        try:
+            other = parse_jaxpr(m)
+        except JaxprParseError:
+            continue
+        assert other != j, m
+        kinds.add(kind)
+    assert kinds == {"literal", "param", "dtype", "primitive", "operand"}
+
+
+# -- Hash-consing ---------------------------------------------------------------
+
+def test_builder_merges_duplicate_pure_equations() -> None:
+    b = Builder()
+    x = Var(ShapedArray((3,), dt.float32))
+    y = b.bind1(P.sin_p, x)
+    assert b.bind1(P.sin_p, x) is y and len(b.eqns) == 1
+    two = Literal(2.0, ShapedArray((), dt.float32, True))
+    z = b.bind1(P.mul_p, y, two)
+    assert b.bind(P.mul_p, (y, Literal(2.0, ShapedArray((), dt.float32, True))), {}) == (z,)
+    assert b.bind1(P.mul_p, y, Literal(2.0, ShapedArray((), dt.float32))) is not z  # a strong literal differs
+    assert b.bind1(P.mul_p, two, y) is not z  # operand order matters
+    s1 = b.bind(P.sort_p, (x, y), dict(dimension=0, is_stable=True, num_keys=1))
+    assert b.bind(P.sort_p, (x, y), dict(dimension=0)) == s1  # defaults filled before lookup
+    assert len(b.eqns) == 5
+
+
+def test_builder_never_merges_effectful_equations() -> None:
+    io = Effect("IO")
+    prim = Primitive("_test_effectful_print", lambda x: (x,), effects_rule=lambda params: frozenset({io}))
+    try:
+        b = Builder()
+        x = Var(ShapedArray((), dt.float32))
+        y1, y2 = b.bind1(prim, x), b.bind1(prim, x)
+        assert y1 is not y2 and len(b.eqns) == 2
+        j = b.build([x], [y2])
+        assert j.effects == frozenset({io}) and all(e.effects for e in j.eqns)
+    finally:
+        del PRIMITIVES["_test_effectful_print"]
+
+
+def test_typing_errors_are_raised_by_the_builder() -> None:
+    b = Builder()
+    x = Var(ShapedArray((3,), dt.float32))
+    with pytest.raises(JaxprTypeError, match="^add: expected operands of equal dtypes"):
+        b.bind(P.add_p, (x, Var(ShapedArray((3,), dt.int32))))
+    assert not b.eqns

@@ -1,0 +1,830 @@
+"""One table of primitive specs, shared by the reference, lowering and autodiff tests.
+
+Each :class:`PrimSpec` says how to exercise one primitive: its params, how to
+draw valid inputs for a dtype and shape, which dtypes and shapes to try, the
+same operation in real JAX (the oracle), how close the results must be, and
+facts the transformation tests need (differentiability, linearity).
+
+Several specs may share a primitive (``reduce_sum`` over different axes,
+``pad`` with negative and interior padding, ...).  Specs whose name ends in
+``_special`` feed edge values (NaN, infinities, signed zeros, ties, integer
+extremes); they are for value tests only and have their autodiff flags off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import jax
+import ml_dtypes
+import numpy as np
+from jax import lax
+
+from plait.ir import Builder, ClosedJaxpr, Primitive, ShapedArray, Var
+from plait.ir import primitives as P
+
+jax.config.update("jax_platforms", "cpu")
+
+Shape = tuple[int, ...]
+DType = np.dtype[Any]
+ArgMaker = Callable[[np.random.Generator, DType, Shape], list[np.ndarray]]
+ParamsFn = Callable[[DType, Shape], Mapping[str, Any]]
+
+BOOL = np.dtype(np.bool_)
+I8, I16, I32 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32)
+U8, U16, U32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32)
+F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+C64 = np.dtype(np.complex64)
+
+FLOATS: tuple[DType, ...] = (F32, F16, BF16)
+INEXACT: tuple[DType, ...] = FLOATS + (C64,)
+NUM: tuple[DType, ...] = (F32, I32, I8, U8, F16, BF16, C64)
+ORDERED: tuple[DType, ...] = (F32, I32, U8, BOOL, F16, BF16)
+BOOL_INT: tuple[DType, ...] = (BOOL, I32, I8, U8)
+ALL: tuple[DType, ...] = (F32, I32, BOOL, I8, U8, U32, F16, BF16, C64)
+ALL_DTYPES: tuple[DType, ...] = (BOOL, I8, I16, I32, U8, U16, U32, F16, BF16, F32, C64)
+"""Every dtype JAX has without x64, for checking which dtypes a typing rule accepts."""
+
+SHAPES: tuple[Shape, ...] = ((), (5,), (2, 3, 4))
+NONSCALAR: tuple[Shape, ...] = ((5,), (2, 3, 4))
+WITH_EMPTY: tuple[Shape, ...] = SHAPES + ((3, 0),)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PrimSpec:
+    """How to test one primitive on one family of inputs."""
+
+    name: str
+    """Test id (unique)."""
+    primitive: Primitive
+    """The plait primitive."""
+    params: Mapping[str, Any] | ParamsFn
+    """Complete params for ``bind``, or ``fn(dtype, shape) -> params`` when they
+    depend on the case (axes, sizes, a nested jaxpr ...)."""
+    make_args: ArgMaker
+    """``make_args(rng, dtype, shape)``: valid operands for the case."""
+    dtypes: tuple[DType, ...]
+    """The dtype of the case; what it governs (usually the first operand) is up to ``make_args``."""
+    shapes: tuple[Shape, ...] = SHAPES
+    """The shape of the case; ``make_args`` derives the operand shapes from it."""
+    jax_fn: Callable[..., Any] | None = None
+    """``jax_fn(*args, **params)`` runs the same operation with real JAX; by
+    default it binds ``jax.lax.<primitive>_p`` with the same params."""
+    tol: float = 0.0
+    """Allowed error, in units of the result dtype's epsilon, relative to the
+    larger of 1 and the largest result magnitude; 0 means equal (NaNs equal,
+    signed zeros distinguished)."""
+    differentiable: bool = False
+    """JAX defines a nonzero derivative of the float results w.r.t. the float
+    operands, and it is the true derivative at the inputs ``make_args`` draws."""
+    linear_in: tuple[int, ...] = ()
+    """Operand positions in which the op is linear: with the other operands
+    held fixed, linear in the operands at these positions taken together (or
+    in each one alone, when ``multilinear``)."""
+    multilinear: bool = False
+    """Linear in each position of ``linear_in`` separately, not jointly (``mul``, ``dot_general``)."""
+
+    def params_for(self, dtype: DType, shape: Shape) -> dict[str, Any]:
+        """The params of the case."""
+        p = self.params(dtype, shape) if callable(self.params) else self.params
+        return dict(p)
+
+    def args_for(self, dtype: DType, shape: Shape, seed: int = 0) -> list[np.ndarray]:
+        """Operands of the case, drawn from an rng seeded by the case itself."""
+        key = f"{self.name}|{np.dtype(dtype).name}|{shape}|{seed}".encode()
+        return self.make_args(np.random.default_rng(zlib.crc32(key)), np.dtype(dtype), shape)
+
+    def cases(self) -> Iterator[tuple[DType, Shape]]:
+        """Every (dtype, shape) pair."""
+        for d in self.dtypes:
+            for s in self.shapes:
+                yield d, s
+
+    def run_jax(self, args: Sequence[Any], params: Mapping[str, Any]) -> list[Any]:
+        """The JAX results, always as a list."""
+        assert self.jax_fn is not None
+        out = self.jax_fn(*args, **params)
+        return list(out) if self.primitive.multiple_results else [out]
+
+    def __post_init__(self) -> None:
+        if self.jax_fn is None:
+            object.__setattr__(self, "jax_fn", _bind_jax(self.primitive.name))
+
+
+def _bind_jax(name: str) -> Callable[..., Any]:
+    prim = getattr(lax, f"{name}_p")
+
+    def fn(*args: Any, **params: Any) -> Any:
+        if "rounding_method" in params:
+            params["rounding_method"] = lax.RoundingMethod(int(params["rounding_method"]))
+        return prim.bind(*args, **params)
+    return fn
+
+
+# ----------------------------------------------------------------------------- value generators
+
+
+def rand(rng: np.random.Generator, dtype: DType, shape: Shape, lo: float = -3.0,
+         hi: float = 3.0) -> np.ndarray:
+    """Uniform values in [lo, hi] of any dtype (ints rounded inward, bools random)."""
+    dtype = np.dtype(dtype)
+    if dtype == BOOL:
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        a, b = max(math.ceil(lo), int(info.min)), min(math.floor(hi), int(info.max))
+        if a > b:
+            a, b = 0, min(3, int(info.max))
+        return np.asarray(rng.integers(a, b, size=shape, endpoint=True)).astype(dtype)
+    if dtype.kind == "c":
+        return np.asarray(rng.uniform(lo, hi, shape) + 1j * rng.uniform(lo, hi, shape)).astype(dtype)
+    return np.asarray(rng.uniform(lo, hi, shape)).astype(dtype)
+
+
+def ints_as(rng: np.random.Generator, dtype: DType, shape: Shape, lo: int = -2,
+            hi: int = 2) -> np.ndarray:
+    """Small whole numbers in any dtype: many ties and equalities."""
+    return rand(rng, I32, shape, lo, hi).astype(dtype) if dtype.kind != "b" else rand(rng, dtype, shape)
+
+
+def _uniform(lo: float = -3.0, hi: float = 3.0, n: int = 1) -> ArgMaker:
+    return lambda rng, d, s: [rand(rng, d, s, lo, hi) for _ in range(n)]
+
+
+def _away_from_zero(lo: float, hi: float, n: int = 1) -> ArgMaker:
+    """Values with lo <= |x| <= hi and random signs."""
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        out = []
+        for _ in range(n):
+            mag = rand(rng, d, s, lo, hi)
+            if d.kind in "fc" or d == BF16 or d.kind == "i":
+                sign = np.where(rng.random(s) < 0.5, -1, 1)
+                mag = (mag * np.asarray(sign).astype(d)).astype(d)
+            out.append(np.asarray(mag))
+        return out
+    return make
+
+
+def float_specials(dtype: DType) -> list[float]:
+    """Edge values of a float dtype: NaN, infinities, signed zeros, extremes, halves."""
+    fi = ml_dtypes.finfo(dtype)
+    return [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0,
+            float(fi.max), -float(fi.max), float(fi.tiny), -float(fi.tiny)]
+
+
+def int_specials(dtype: DType) -> list[int]:
+    """Edge values of an integer dtype: zero, +-1, extremes."""
+    info = np.iinfo(dtype)
+    vals = [0, 1, 2, 7, int(info.max), int(info.max) - 1]
+    if info.min < 0:
+        vals += [-1, -2, -7, int(info.min), int(info.min) + 1]
+    return vals
+
+
+def specials(dtype: DType) -> np.ndarray:
+    """Edge values of ``dtype`` as a vector."""
+    if dtype == BOOL:
+        return np.array([False, True])
+    if dtype.kind in "iu":
+        return np.array(int_specials(dtype), dtype)
+    if dtype.kind == "c":
+        f = [v for v in float_specials(np.dtype(np.float32)) if abs(v) < 1e30]
+        return np.array([complex(a, b) for a in f[:8] for b in f[:8:3]], dtype)
+    return np.array(float_specials(dtype)).astype(dtype)
+
+
+def _special_unary(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    return [specials(d)]
+
+
+def _special_pairs(n: int = 2) -> ArgMaker:
+    """Every combination of edge values across ``n`` operands (in flat vectors)."""
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        v = specials(d)
+        grids = np.meshgrid(*([v] * n), indexing="ij")
+        return [g.reshape(-1) for g in grids]
+    return make
+
+
+def _special_shape(d: DType, n: int = 1) -> Shape:
+    return (len(specials(d)) ** n,)
+
+
+# ----------------------------------------------------------------------------- spec builders
+
+SPECS: list[PrimSpec] = []
+
+
+def spec(name: str, primitive: Primitive, params: Mapping[str, Any] | ParamsFn,
+         make_args: ArgMaker, dtypes: Sequence[DType], **kw: Any) -> PrimSpec:
+    """Create a spec, add it to :data:`SPECS`, and return it."""
+    s = PrimSpec(name, primitive, params, make_args, tuple(dtypes), **kw)
+    if any(t.name == name for t in SPECS):
+        raise ValueError(f"duplicate spec name {name!r}")
+    SPECS.append(s)
+    return s
+
+
+def special_spec(name: str, primitive: Primitive, params: Mapping[str, Any] | ParamsFn,
+                 dtypes: Sequence[DType], n: int = 1, **kw: Any) -> None:
+    """Specs over every combination of edge values (one per dtype: the vector lengths differ)."""
+    for d in dtypes:
+        maker = _special_unary if n == 1 else _special_pairs(n)
+        spec(f"{name}_special_{d.name}", primitive, params, maker, (d,),
+             shapes=(_special_shape(d, n),), **kw)
+
+
+ACC: Mapping[str, Any] = {"accuracy": None}
+
+# -- unary math (accuracy param) ------------------------------------------------------------
+
+_TRANSCENDENTAL: list[tuple[Primitive, ArgMaker, float]] = [
+    (P.exp_p, _uniform(-4, 4), 2),
+    (P.exp2_p, _uniform(-4, 4), 2),
+    (P.log_p, _uniform(0.05, 5), 2),
+    (P.log1p_p, _uniform(-0.9, 4), 2),
+    (P.expm1_p, _uniform(-3, 3), 2),
+    (P.tanh_p, _uniform(-3, 3), 2),
+    (P.logistic_p, _uniform(-6, 6), 2),
+    (P.sin_p, _uniform(-4, 4), 2),
+    (P.cos_p, _uniform(-4, 4), 2),
+    (P.tan_p, _uniform(-1.3, 1.3), 2),
+    (P.sqrt_p, _uniform(0.01, 5), 1),
+    (P.rsqrt_p, _uniform(0.05, 5), 2),
+]
+for _p, _maker, _tol in _TRANSCENDENTAL:
+    spec(_p.name, _p, ACC, _maker, INEXACT, tol=_tol, differentiable=True)
+spec("cbrt", P.cbrt_p, ACC, _uniform(-4, 4), FLOATS, tol=2, differentiable=True)
+
+_INVERSE_TRIG: list[tuple[Primitive, ArgMaker]] = [
+    (P.asin_p, _uniform(-0.95, 0.95)),
+    (P.acos_p, _uniform(-0.95, 0.95)),
+    (P.atan_p, _uniform(-4, 4)),
+    (P.sinh_p, _uniform(-3, 3)),
+    (P.cosh_p, _uniform(-3, 3)),
+    (P.asinh_p, _uniform(-4, 4)),
+    (P.acosh_p, _uniform(1.05, 5)),
+    (P.atanh_p, _uniform(-0.95, 0.95)),
+]
+for _p, _maker in _INVERSE_TRIG:
+    spec(_p.name, _p, {}, _maker, INEXACT, tol=2, differentiable=True)
+
+for _p in [P.exp_p, P.log_p, P.log1p_p, P.expm1_p, P.tanh_p, P.logistic_p, P.sin_p, P.sqrt_p,
+           P.rsqrt_p, P.cbrt_p]:
+    special_spec(_p.name, _p, ACC, (F32, F16), tol=2)
+for _p in [P.asin_p, P.atan_p, P.sinh_p, P.cosh_p, P.asinh_p, P.acosh_p, P.atanh_p]:
+    special_spec(_p.name, _p, {}, (F32,), tol=2)
+
+# -- unary, no params ------------------------------------------------------------------------
+
+spec("neg", P.neg_p, {}, _uniform(-100, 100), NUM, differentiable=True, linear_in=(0,))
+special_spec("neg", P.neg_p, {}, (F32, I32, U8))
+spec("sign", P.sign_p, {}, _uniform(-3, 3), (F32, I32, I8, F16, BF16, C64))
+special_spec("sign", P.sign_p, {}, (F32, I32, C64))
+spec("floor", P.floor_p, {}, _uniform(-5, 5), FLOATS)
+spec("ceil", P.ceil_p, {}, _uniform(-5, 5), FLOATS)
+special_spec("floor", P.floor_p, {}, (F32,))
+special_spec("ceil", P.ceil_p, {}, (BF16,))
+spec("is_finite", P.is_finite_p, {}, _uniform(-5, 5), FLOATS)
+special_spec("is_finite", P.is_finite_p, {}, FLOATS)
+spec("abs", P.abs_p, {}, _away_from_zero(0.1, 5), (F32, I32, I8, F16, BF16, C64),
+     differentiable=True)
+special_spec("abs", P.abs_p, {}, (F32, I8, C64))
+spec("real", P.real_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0,))
+spec("imag", P.imag_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0,))
+spec("conj", P.conj_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0,))
+spec("copy", P.copy_p, {}, _uniform(-5, 5), ALL, differentiable=True, linear_in=(0,))
+spec("not", P.not_p, {}, _uniform(-100, 100), BOOL_INT + (U32,))
+
+
+def _halves(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    """Many exact ties (k + 1/2) mixed with random values."""
+    ties = rand(rng, I32, s, -8, 8) / 2.0
+    return [np.asarray(np.where(rng.random(s) < 0.6, ties, rng.uniform(-5, 5, s))).astype(d)]
+
+
+for _m in P.RoundingMethod:
+    _rp = {"rounding_method": _m}
+    spec(f"round_{_m.name.lower()}", P.round_p, _rp, _halves, FLOATS)
+    special_spec(f"round_{_m.name.lower()}", P.round_p, _rp, (F32,))
+
+
+def _round_hard(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    # The float just below 0.5, and values at 2**23 where x + 0.5 is not exact.
+    below = np.nextafter(np.float32(0.5), np.float32(0))
+    vals = [below, -below, 2.0**23 + 1, -(2.0**23 + 1), 2.0**22 + 0.5, 1.5, 2.5]
+    return [np.array(vals, d)]
+
+
+for _m in P.RoundingMethod:
+    spec(f"round_{_m.name.lower()}_hard", P.round_p, {"rounding_method": _m}, _round_hard,
+         (F32,), shapes=((7,),))
+
+# -- integer_pow ---------------------------------------------------------------------------
+
+for _y, _dts in [(0, NUM), (1, NUM), (2, NUM), (3, NUM), (5, (F32, I32, U8, F16, C64)),
+                 (-1, INEXACT), (-2, INEXACT), (-3, (F32, F16, BF16, C64))]:
+    spec(f"integer_pow_{'m' if _y < 0 else ''}{abs(_y)}", P.integer_pow_p, {"y": _y},
+         _away_from_zero(0.2, 2.5) if _y < 0 else _uniform(-3, 3), _dts, tol=2,
+         differentiable=_y != 0, linear_in=(0,) if _y == 1 else ())
+special_spec("integer_pow_m2", P.integer_pow_p, {"y": -2}, (F32,))
+special_spec("integer_pow_3", P.integer_pow_p, {"y": 3}, (F32, I32))
+
+# -- binary arithmetic --------------------------------------------------------------------
+
+spec("add", P.add_p, {}, _uniform(-100, 100, 2), NUM, differentiable=True, linear_in=(0, 1))
+spec("sub", P.sub_p, {}, _uniform(-100, 100, 2), NUM, differentiable=True, linear_in=(0, 1))
+spec("mul", P.mul_p, {"out_dtype": None}, _uniform(-100, 100, 2), NUM, differentiable=True,
+     linear_in=(0, 1), multilinear=True)
+for _p in [P.add_p, P.sub_p]:
+    special_spec(_p.name, _p, {}, (F32, I32, U8), n=2)
+special_spec("mul", P.mul_p, {"out_dtype": None}, (F32, I32, U8), n=2)
+
+
+def _div_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    if d.kind in "iu":  # both signs, and divisors of both signs including zero
+        return [rand(rng, d, s, -50, 50), rand(rng, d, s, -6, 6)]
+    return [rand(rng, d, s, -5, 5), _away_from_zero(0.3, 4)(rng, d, s)[0]]
+
+
+spec("div", P.div_p, {}, _div_args, NUM, tol=1, differentiable=True, linear_in=(0,))
+spec("rem", P.rem_p, {}, _div_args, (F32, I32, I8, U8, U32, F16, BF16), tol=1,
+     differentiable=True)
+for _p in [P.div_p, P.rem_p]:
+    special_spec(_p.name, _p, {}, (F32, I32, I8, U8), n=2, tol=1)
+spec("max", P.max_p, {}, _uniform(-5, 5, 2), ALL, differentiable=True)
+spec("min", P.min_p, {}, _uniform(-5, 5, 2), ALL, differentiable=True)
+for _p in [P.max_p, P.min_p]:
+    special_spec(_p.name, _p, {}, (F32, I32, BOOL, C64), n=2)
+spec("atan2", P.atan2_p, {}, _uniform(-3, 3, 2), FLOATS, tol=2, differentiable=True)
+special_spec("atan2", P.atan2_p, {}, (F32,), n=2, tol=2)
+spec("nextafter", P.nextafter_p, {}, _uniform(-3, 3, 2), FLOATS)
+special_spec("nextafter", P.nextafter_p, {}, FLOATS, n=2)
+
+
+def _pow_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    base = rand(rng, d, s, 0.2, 3) if d.kind != "c" else rand(rng, d, s, -2, 2)
+    return [base, rand(rng, d, s, -2.5, 2.5)]
+
+
+def _pow_int_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    return [_away_from_zero(0.3, 2.5)(rng, d, s)[0], rand(rng, I32, s, -4, 4)]
+
+
+spec("pow", P.pow_p, {}, _pow_args, INEXACT, tol=4, differentiable=True)
+spec("pow_int_exponent", P.pow_p, {}, _pow_int_args, INEXACT, tol=4, differentiable=True)
+special_spec("pow", P.pow_p, {}, (F32,), n=2, tol=2)
+
+for _p in [P.and_p, P.or_p, P.xor_p]:
+    spec(_p.name, _p, {}, _uniform(-100, 100, 2), BOOL_INT + (U32,))
+
+spec("complex", P.complex_p, {}, _uniform(-3, 3, 2), (F32,), differentiable=True,
+     linear_in=(0, 1))
+
+# -- comparisons --------------------------------------------------------------------------
+
+
+def _ties(n: int) -> ArgMaker:
+    return lambda rng, d, s: [ints_as(rng, d, s) for _ in range(n)]
+
+
+for _p in [P.eq_p, P.ne_p]:
+    spec(_p.name, _p, {}, _ties(2), ALL)
+    special_spec(_p.name, _p, {}, (F32, C64), n=2)
+for _p in [P.lt_p, P.le_p, P.gt_p, P.ge_p]:
+    spec(_p.name, _p, {}, _ties(2), ORDERED + (I8,))
+    special_spec(_p.name, _p, {}, (F32, I8), n=2)
+
+# -- select_n, clamp -------------------------------------------------------------------------
+
+
+def _select_args(n_cases: int, pred: DType, scalar_pred: bool = False) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        ps = () if scalar_pred else s
+        which = rand(rng, pred, ps, 0, n_cases - 1)
+        return [which] + [rand(rng, d, s, -5, 5) for _ in range(n_cases)]
+    return make
+
+
+spec("select_n", P.select_n_p, {}, _select_args(2, BOOL), ALL, differentiable=True,
+     linear_in=(1, 2))
+spec("select_n_one_case", P.select_n_p, {}, _select_args(1, BOOL), (F32, I32),
+     differentiable=True, linear_in=(1,))
+spec("select_n_int32_3", P.select_n_p, {}, _select_args(3, I32), (F32, I32, BOOL, C64),
+     differentiable=True, linear_in=(1, 2, 3))
+spec("select_n_uint8_4", P.select_n_p, {}, _select_args(4, U8), (F32, F16),
+     differentiable=True, linear_in=(1, 2, 3, 4))
+spec("select_n_scalar_pred", P.select_n_p, {}, _select_args(2, BOOL, scalar_pred=True),
+     (F32, I32), shapes=NONSCALAR, differentiable=True, linear_in=(1, 2))
+spec("select_n_scalar_int_pred", P.select_n_p, {}, _select_args(3, I32, scalar_pred=True),
+     (F32,), shapes=NONSCALAR, differentiable=True, linear_in=(1, 2, 3))
+
+
+def _clamp_args(scalar_bounds: bool) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        bs = () if scalar_bounds else s
+        lo = rand(rng, d, bs, -2, 0)
+        hi = np.asarray(lo + rand(rng, d, bs, 0, 3)).astype(d)
+        return [lo, rand(rng, d, s, -5, 5), hi]
+    return make
+
+
+spec("clamp", P.clamp_p, {}, _clamp_args(False), ORDERED, differentiable=True)
+spec("clamp_scalar_bounds", P.clamp_p, {}, _clamp_args(True), ORDERED, shapes=NONSCALAR,
+     differentiable=True)
+special_spec("clamp", P.clamp_p, {}, (F32, I8), n=3)
+
+# -- convert_element_type --------------------------------------------------------------------
+
+
+def _convert_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    """Mostly in-range values, some far out of range, and edge values when there is room."""
+    if d.kind in "iu" or d == BOOL:
+        x = rand(rng, d, s, -1e9, 1e9)
+    elif d.kind == "c":
+        x = rand(rng, d, s, -300, 300)
+    else:
+        small = rng.uniform(-300, 300, s)
+        big = rng.uniform(-1e10, 1e10, s)
+        x = np.asarray(np.where(rng.random(s) < 0.7, small, big)).astype(d)
+    flat = np.array(x).reshape(-1)
+    sp = specials(d)
+    k = min(flat.size // 2, sp.size)
+    if k:
+        flat[rng.choice(flat.size, k, replace=False)] = rng.choice(sp, k, replace=False)
+    return [flat.reshape(s)]
+
+
+def _convert(new: DType, weak: bool = False) -> Mapping[str, Any]:
+    return {"new_dtype": new, "weak_type": weak, "sharding": None}
+
+
+for _name, _new, _from, _diff in [
+    ("convert_to_float32", F32, (F32, F16, BF16), True),
+    ("convert_to_float16", F16, (F32, BF16, F16), True),
+    ("convert_to_bfloat16", BF16, (F32, F16), True),
+    ("convert_to_complex64", C64, (F32, C64), True),
+    ("convert_complex_to_float32", F32, (C64,), True),
+    ("convert_int_to_float32", F32, (I32, I8, U8, U32, BOOL), False),
+    ("convert_to_int32", I32, (F32, F16, BF16, I8, U8, U32, BOOL, C64), False),
+    ("convert_to_uint8", U8, (F32, F16, BF16, I32, I8, BOOL), False),
+    ("convert_to_int8", I8, (F32, F16, BF16, I32, U8), False),
+    ("convert_to_uint32", U32, (F32, I32, I8), False),
+    ("convert_to_int16", I16, (F32, BF16, I32), False),
+    ("convert_to_bool", BOOL, (F32, F16, BF16, I32, U8, C64), False),
+]:
+    spec(_name, P.convert_element_type_p, _convert(_new), _convert_args, _from,
+         shapes=SHAPES + ((40,),), differentiable=_diff, linear_in=(0,) if _diff else ())
+spec("convert_weak_type", P.convert_element_type_p, _convert(F32, weak=True), _uniform(),
+     (F32, I32), differentiable=False)
+
+# -- reductions -----------------------------------------------------------------------------
+
+
+def _axes(which: str) -> ParamsFn:
+    def params(d: DType, s: Shape) -> dict[str, Any]:
+        n = len(s)
+        axes = {"all": tuple(range(n)), "first": (0,) if n else (), "none": (),
+                "last": (n - 1,) if n else (), "outer": (0, n - 1) if n > 1 else tuple(range(n))}
+        return {"axes": axes[which]}
+    return params
+
+
+def _with(fn: ParamsFn, **extra: Any) -> ParamsFn:
+    return lambda d, s: {**fn(d, s), **extra}
+
+
+for _which in ["all", "first", "last", "outer", "none"]:
+    spec(f"reduce_sum_{_which}", P.reduce_sum_p, _with(_axes(_which), out_sharding=None),
+         _uniform(-3, 3), NUM, shapes=WITH_EMPTY, tol=8, differentiable=True, linear_in=(0,))
+spec("reduce_prod_all", P.reduce_prod_p, _axes("all"), _uniform(0.5, 1.5),
+     (F32, I32, F16, C64, U8), shapes=WITH_EMPTY, tol=8, differentiable=True)
+spec("reduce_prod_outer", P.reduce_prod_p, _axes("outer"), _uniform(-2, 2),
+     (F32, I32, I8, BF16), shapes=WITH_EMPTY, tol=8, differentiable=True)
+for _p in [P.reduce_max_p, P.reduce_min_p]:
+    for _which in ["all", "outer"]:
+        spec(f"{_p.name}_{_which}", _p, _axes(_which), _uniform(-5, 5),
+             ORDERED + (I8,), shapes=WITH_EMPTY, differentiable=True)
+    spec(f"{_p.name}_ties", _p, _axes("last"), _ties(1), (F32, I32), shapes=NONSCALAR)
+    special_spec(_p.name, _p, _axes("all"), (F32, I8))
+for _p in [P.reduce_and_p, P.reduce_or_p, P.reduce_xor_p]:
+    for _which in ["all", "first", "outer"]:
+        spec(f"{_p.name}_{_which}", _p, _axes(_which), _uniform(-100, 100),
+             BOOL_INT + (U32,), shapes=WITH_EMPTY)
+
+
+def _argminmax_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    return [ints_as(rng, d, s, -3, 3) if rng.random() < 0.5 else rand(rng, d, s)]
+
+
+for _p in [P.argmax_p, P.argmin_p]:
+    for _which in ["first", "last"]:
+        for _idx in [I32, U8]:
+            spec(f"{_p.name}_{_which}_{_idx.name}", _p, _with(_axes(_which), index_dtype=_idx),
+                 _argminmax_args, ORDERED + (I8,), shapes=NONSCALAR + ((1,), (2, 7)))
+    special_spec(_p.name, _p, {"axes": (0,), "index_dtype": I32}, (F32, F16, I8))
+
+
+def _nan_rows(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    """Rows with ties, NaNs (some all-NaN), infinities and signed zeros."""
+    pool = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 1.0, 0.0])
+    return [np.asarray(rng.choice(pool, s)).astype(d)]
+
+
+for _p in [P.argmax_p, P.argmin_p]:
+    spec(f"{_p.name}_nan_ties", _p, _with(_axes("last"), index_dtype=I32), _nan_rows,
+         FLOATS, shapes=((40, 3), (6, 5, 2)))
+
+# -- cumulative reductions ---------------------------------------------------------------------
+
+
+def _cum(which: str, reverse: bool) -> ParamsFn:
+    return lambda d, s: {"axis": 0 if which == "first" else len(s) - 1, "reverse": reverse}
+
+
+for _p, _maker, _dts, _lin in [
+    (P.cumsum_p, _uniform(-3, 3), NUM, (0,)),
+    (P.cumprod_p, _uniform(0.6, 1.5), (F32, I32, F16, C64, U8), ()),
+    (P.cummax_p, _uniform(-5, 5), ORDERED + (I8,), ()),
+    (P.cummin_p, _uniform(-5, 5), ORDERED + (I8,), ()),
+]:
+    for _which, _rev in [("first", False), ("last", True), ("first", True)]:
+        spec(f"{_p.name}_{_which}{'_reverse' if _rev else ''}", _p, _cum(_which, _rev), _maker,
+             _dts, shapes=NONSCALAR + ((3, 0),), tol=8, differentiable=True, linear_in=_lin)
+for _p in [P.cummax_p, P.cummin_p, P.cumsum_p]:
+    spec(f"{_p.name}_nan", _p, _cum("last", False), _nan_rows, (F32, F16), shapes=((4, 6),))
+
+# -- sort -----------------------------------------------------------------------------------
+
+
+def _dim(which: str) -> Callable[[Shape], int]:
+    return lambda s: 0 if which == "first" else len(s) - 1
+
+
+def _sort_params(which: str, num_keys: int = 1, stable: bool = True) -> ParamsFn:
+    return lambda d, s: {"dimension": _dim(which)(s), "is_stable": stable, "num_keys": num_keys}
+
+
+def _sort_args(n_keys: int, n_payload: int, ties: bool) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        keys = [ints_as(rng, d, s, -2, 2) if ties else rand(rng, d, s, -5, 5)
+                for _ in range(n_keys)]
+        payload = [np.arange(int(np.prod(s)), dtype=np.int32).reshape(s)] * n_payload
+        if n_payload > 1:
+            payload[1] = rand(rng, F32, s)
+        return keys + payload
+    return make
+
+
+for _which in ["first", "last"]:
+    spec(f"sort_{_which}", P.sort_p, _sort_params(_which), _sort_args(1, 0, False),
+         ORDERED + (I8,), shapes=NONSCALAR, differentiable=True)
+    spec(f"sort_{_which}_payload", P.sort_p, _sort_params(_which), _sort_args(1, 2, True),
+         ORDERED, shapes=NONSCALAR, differentiable=True, linear_in=(1, 2))
+spec("sort_num_keys_2", P.sort_p, _sort_params("last", 2), _sort_args(2, 1, True),
+     (F32, I32, BOOL, U8), shapes=NONSCALAR + ((3, 0),), differentiable=True)
+spec("sort_num_keys_2_of_2", P.sort_p, _sort_params("first", 2), _sort_args(2, 0, True),
+     (F32, I32), shapes=NONSCALAR, differentiable=True)
+spec("sort_unstable", P.sort_p, _sort_params("last", 1, stable=False), _sort_args(1, 1, False),
+     (F32, F16), shapes=NONSCALAR, differentiable=True)
+
+
+def _sort_nan_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    key = _nan_rows(rng, d, s)[0]
+    flat = key.reshape(-1)
+    flat[rng.random(flat.size) < 0.15] = -np.nan  # sign bit set: still sorted last by XLA
+    return [flat.reshape(s), np.arange(flat.size, dtype=np.int32).reshape(s)]
+
+
+spec("sort_nan", P.sort_p, _sort_params("last"), _sort_nan_args, FLOATS,
+     shapes=((40,), (3, 9)))
+spec("sort_nan_keys_2", P.sort_p, _sort_params("last", 2),
+     lambda rng, d, s: _sort_nan_args(rng, d, s)[:1] + _nan_rows(rng, d, s)
+     + _sort_nan_args(rng, d, s)[1:], (F32,), shapes=((60,),))
+
+# -- dot_general ------------------------------------------------------------------------------
+
+
+def _dot_dims(s: Shape) -> tuple[Shape, Shape, Any]:
+    """Operand shapes and dimension numbers for a case shape: scalar product,
+    inner product, and batched matmul contracting a middle dimension."""
+    if len(s) == 0:
+        return (), (), (((), ()), ((), ()))
+    if len(s) == 1:
+        return s, s, (((0,), (0,)), ((), ()))
+    if len(s) == 2:
+        return s, (s[1], 3), (((1,), (0,)), ((), ()))
+    b, m, k = s
+    return s, (b, 5, k), (((2,), (2,)), ((0,), (0,)))
+
+
+def _dot_params(pref: DType | None = None) -> ParamsFn:
+    return lambda d, s: {"dimension_numbers": _dot_dims(s)[2], "precision": None,
+                         "preferred_element_type": pref, "out_sharding": None}
+
+
+def _dot_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    ls, rs, _ = _dot_dims(s)
+    return [rand(rng, d, ls, -3, 3), rand(rng, d, rs, -3, 3)]
+
+
+spec("dot_general", P.dot_general_p, _dot_params(), _dot_args, (F32, I32, I8, F16, BF16, C64),
+     shapes=SHAPES + ((4, 6), (3, 0)), tol=8, differentiable=True, linear_in=(0, 1),
+     multilinear=True)
+spec("dot_general_preferred_f32", P.dot_general_p, _dot_params(F32), _dot_args, (F16, BF16),
+     shapes=((4, 6), (2, 3, 4)), tol=8, differentiable=True, linear_in=(0, 1), multilinear=True)
+spec("dot_general_preferred_i32", P.dot_general_p, _dot_params(I32), _dot_args, (I8, U8, I16),
+     shapes=((4, 6), (2, 3, 4)))
+
+
+def _dot_multi_params(d: DType, s: Shape) -> dict[str, Any]:
+    return {"dimension_numbers": (((0, 2), (2, 1)), ((), ())), "precision": None,
+            "preferred_element_type": None, "out_sharding": None}
+
+
+spec("dot_general_two_contracting", P.dot_general_p, _dot_multi_params,
+     lambda rng, d, s: [rand(rng, d, (3, 2, 4)), rand(rng, d, (5, 4, 3))], (F32, I32),
+     shapes=((3, 2, 4),), tol=8, differentiable=True, linear_in=(0, 1), multilinear=True)
+spec("dot_general_outer", P.dot_general_p, lambda d, s: {
+    "dimension_numbers": (((), ()), ((), ())), "precision": None,
+    "preferred_element_type": None, "out_sharding": None},
+     lambda rng, d, s: [rand(rng, d, (4,)), rand(rng, d, (2, 3))], (F32, I32),
+     shapes=((4,),), tol=1, differentiable=True, linear_in=(0, 1), multilinear=True)
+
+# -- structural -------------------------------------------------------------------------------
+
+_STRUCT = ALL
+
+
+def _bcast_params(d: DType, s: Shape) -> dict[str, Any]:
+    return {"shape": (3,) + s, "broadcast_dimensions": tuple(range(1, len(s) + 1)),
+            "sharding": None}
+
+
+def _bcast_expand_params(d: DType, s: Shape) -> dict[str, Any]:
+    # Operand dimension 0 has size 1 and is stretched; a new dimension goes in the middle.
+    out = s[:1] + (2,) + s[1:] if s else (4,)
+    dims = (0,) + tuple(range(2, len(s) + 1)) if s else ()
+    return {"shape": out, "broadcast_dimensions": dims, "sharding": None}
+
+
+spec("broadcast_in_dim", P.broadcast_in_dim_p, _bcast_params, _uniform(), _STRUCT,
+     shapes=WITH_EMPTY, differentiable=True, linear_in=(0,))
+spec("broadcast_in_dim_expand", P.broadcast_in_dim_p, _bcast_expand_params,
+     lambda rng, d, s: [rand(rng, d, (1,) + s[1:] if s else ())], (F32, I32, BOOL),
+     differentiable=True, linear_in=(0,))
+spec("reshape", P.reshape_p, lambda d, s: {"new_sizes": s[::-1] + (1,), "dimensions": None,
+                                           "sharding": None},
+     _uniform(), _STRUCT, shapes=WITH_EMPTY, differentiable=True, linear_in=(0,))
+spec("reshape_flatten", P.reshape_p, lambda d, s: {
+    "new_sizes": (int(np.prod(s)),), "dimensions": None, "sharding": None},
+     _uniform(), (F32, I32), shapes=WITH_EMPTY, differentiable=True, linear_in=(0,))
+spec("transpose", P.transpose_p, lambda d, s: {"permutation": tuple(reversed(range(len(s))))},
+     _uniform(), _STRUCT, shapes=WITH_EMPTY, differentiable=True, linear_in=(0,))
+spec("transpose_rotate", P.transpose_p, {"permutation": (1, 2, 0)}, _uniform(), (F32, I32),
+     shapes=((2, 3, 4),), differentiable=True, linear_in=(0,))
+spec("squeeze", P.squeeze_p, lambda d, s: {"dimensions": (0, len(s) + 1)},
+     lambda rng, d, s: [rand(rng, d, (1,) + s + (1,))], _STRUCT, differentiable=True,
+     linear_in=(0,))
+spec("squeeze_none", P.squeeze_p, {"dimensions": ()}, _uniform(), (F32,), differentiable=True,
+     linear_in=(0,))
+spec("rev", P.rev_p, lambda d, s: {"dimensions": (0,) if s else ()}, _uniform(), _STRUCT,
+     shapes=WITH_EMPTY, differentiable=True, linear_in=(0,))
+spec("rev_outer", P.rev_p, lambda d, s: {"dimensions": (0, len(s) - 1)}, _uniform(),
+     (F32, I32), shapes=((2, 3, 4), (4, 5)), differentiable=True, linear_in=(0,))
+
+
+def _concat_args(n: int) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        return [rand(rng, d, (k,) + s[1:]) for k in [s[0], 2, 0, 1][:n]]
+    return make
+
+
+spec("concatenate", P.concatenate_p, {"dimension": 0}, _concat_args(3), _STRUCT,
+     shapes=NONSCALAR, differentiable=True, linear_in=(0, 1, 2))
+spec("concatenate_one", P.concatenate_p, {"dimension": 0}, _concat_args(1), (F32,),
+     shapes=NONSCALAR, differentiable=True, linear_in=(0,))
+spec("concatenate_last", P.concatenate_p, {"dimension": 2},
+     lambda rng, d, s: [rand(rng, d, (2, 3, k)) for k in (4, 1, 2, 0)], (F32, I32, BOOL),
+     shapes=((2, 3, 4),), differentiable=True, linear_in=(0, 1, 2, 3))
+
+
+def _pad_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    return [rand(rng, d, s), rand(rng, d, (), -9, 9)]
+
+
+def _pad_params(configs: Sequence[tuple[int, int, int]]) -> ParamsFn:
+    return lambda d, s: {"padding_config": tuple(configs[i % len(configs)] for i in range(len(s)))}
+
+
+for _name, _cfg in [("pad", [(1, 2, 0)]), ("pad_interior", [(0, 0, 2), (1, 0, 1)]),
+                    ("pad_negative", [(-1, 2, 0), (2, -3, 0)]),
+                    ("pad_negative_interior", [(-2, -1, 2), (-1, 1, 1), (-3, -4, 3)])]:
+    spec(_name, P.pad_p, _pad_params(_cfg), _pad_args, _STRUCT,
+         shapes=((), (5,), (2, 3, 4), (6, 7, 5)), differentiable=True, linear_in=(0, 1))
+spec("pad_negative_to_empty", P.pad_p, lambda d, s: {
+    "padding_config": tuple((-(n // 2), n // 2 - n, 0) for n in s)}, _pad_args, (F32, I32),
+     shapes=((5,), (2, 3, 4)), differentiable=True, linear_in=(0, 1))
+spec("pad_empty", P.pad_p, _pad_params([(1, 1, 2)]), _pad_args, (F32,), shapes=((3, 0), (0,)),
+     differentiable=True, linear_in=(0, 1))
+
+
+def _slice_params(strided: bool) -> ParamsFn:
+    def params(d: DType, s: Shape) -> dict[str, Any]:
+        start = tuple(min(1, n) for n in s)
+        limit = tuple(n - (1 if n > 2 else 0) for n in s)
+        strides = tuple(2 if i % 2 == 0 else 1 for i in range(len(s))) if strided else None
+        return {"start_indices": start, "limit_indices": limit, "strides": strides}
+    return params
+
+
+spec("slice", P.slice_p, _slice_params(False), _uniform(), _STRUCT, shapes=WITH_EMPTY,
+     differentiable=True, linear_in=(0,))
+spec("slice_strided", P.slice_p, _slice_params(True), _uniform(), _STRUCT,
+     shapes=WITH_EMPTY + ((9, 8, 7),), differentiable=True, linear_in=(0,))
+spec("slice_stride_3", P.slice_p, {"start_indices": (2, 0), "limit_indices": (9, 4),
+                                   "strides": (3, 5)}, _uniform(), (F32,), shapes=((10, 4),),
+     differentiable=True, linear_in=(0,))
+
+
+def _ds_sizes(s: Shape) -> Shape:
+    return tuple(max(n - 2, 0) if i % 2 == 0 else n for i, n in enumerate(s))
+
+
+def _start_indices(rng: np.random.Generator, s: Shape, sizes: Shape, idx: DType) -> list[np.ndarray]:
+    out = []
+    for n, k in zip(s, sizes):
+        lo, hi = (-4, n + 4) if np.dtype(idx).kind == "i" else (0, n + 4)
+        out.append(np.asarray(rng.integers(lo, hi, endpoint=True)).astype(idx))
+    return out
+
+
+def _ds_args(idx: DType) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        return [rand(rng, d, s)] + _start_indices(rng, s, _ds_sizes(s), idx)
+    return make
+
+
+def _dus_args(idx: DType) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        sizes = _ds_sizes(s)
+        return [rand(rng, d, s), rand(rng, d, sizes, 10, 20)] + _start_indices(rng, s, sizes, idx)
+    return make
+
+
+for _idx in [I32, U8, I8]:
+    _sfx = "" if _idx == I32 else f"_{_idx.name}_indices"
+    spec(f"dynamic_slice{_sfx}", P.dynamic_slice_p, lambda d, s: {"slice_sizes": _ds_sizes(s)},
+         _ds_args(_idx), _STRUCT if _idx == I32 else (F32,),
+         shapes=WITH_EMPTY + ((6, 5, 4),) if _idx == I32 else NONSCALAR + ((6, 5, 4),),
+         differentiable=True, linear_in=(0,))
+    spec(f"dynamic_update_slice{_sfx}", P.dynamic_update_slice_p, {}, _dus_args(_idx),
+         _STRUCT if _idx == I32 else (F32,),
+         shapes=WITH_EMPTY + ((6, 5, 4),) if _idx == I32 else NONSCALAR + ((6, 5, 4),),
+         differentiable=True, linear_in=(0, 1))
+
+
+def _far_starts(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    # Extreme start indices, clamped as well.
+    x = rand(rng, d, s)
+    return [x, np.int32(np.iinfo(np.int32).max), np.int32(np.iinfo(np.int32).min)]
+
+
+spec("dynamic_slice_extreme_indices", P.dynamic_slice_p, {"slice_sizes": (2, 3)}, _far_starts,
+     (F32,), shapes=((5, 6),))
+spec("dynamic_slice_full", P.dynamic_slice_p, lambda d, s: {"slice_sizes": s},
+     lambda rng, d, s: [rand(rng, d, s)] + [np.int32(3)] * len(s), (F32,), shapes=NONSCALAR)
+
+spec("iota", P.iota_p, lambda d, s: {"dtype": d, "shape": s, "dimension": len(s) - 1,
+                                     "sharding": None},
+     lambda rng, d, s: [], (I32, F32, U8, I8, F16, BF16, C64),
+     shapes=((5,), (2, 3, 4), (300,), (0, 2)))
+spec("iota_first", P.iota_p, lambda d, s: {"dtype": d, "shape": s, "dimension": 0,
+                                           "sharding": None},
+     lambda rng, d, s: [], (I32, F32), shapes=((2, 3, 4),))
+
+# -- jit ------------------------------------------------------------------------------------
+
+
+def _jit_params(d: DType, s: Shape) -> dict[str, Any]:
+    a = ShapedArray(s, d)
+    x, y = Var(a), Var(a)
+    b = Builder()
+    t, = b.bind(P.sin_p, (x,), ACC)
+    out, = b.bind(P.mul_p, (t, y), {"out_dtype": None})
+    inner = ClosedJaxpr(b.build([x, y], [out, x]))
+    return {"name": "f", "jaxpr": inner, "donated_invars": (False, False), "keep_unused": False,
+            "inline": False}
+
+
+spec("jit", P.jit_p, _jit_params, _uniform(-3, 3, 2), (F32, F16, C64), tol=2,
+     jax_fn=lambda x, y, **_: jax.jit(lambda a, b: (lax.sin(a) * b, a))(x, y),
+     differentiable=True)
+
+
+SPECS_BY_NAME: dict[str, PrimSpec] = {s.name: s for s in SPECS}
