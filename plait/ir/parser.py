@@ -6,13 +6,15 @@ plait has).  Parameters left out of the text are restored from their
 declarations (defaults, or values the binder types determine).  Errors name
 the line and column.
 
-Two spots of the syntax are ambiguous and resolved here:
+Three spots of the syntax are ambiguous and resolved here:
 
 * ``inf`` and ``nan`` are literals (``inf:f32[]``) but also variable names
   (in jaxprs of thousands of variables).  After an equation's last operand
   and a line break, ``nan:f32[] c:f32[] = ...`` may continue the operands or
   start the next equation's binders: the parser reads a literal unless only
   the other reading types the equation.
+* ``_`` names unused results, and also the callee's result behind an unused
+  call result: a reference to ``_`` means the latest ``_`` bound.
 * A shared jaxpr (``let f = { ... } in``) is named after the ``name`` param of
   the call that uses it, so a word like ``f`` in params is tried as that
   jaxpr first and as a plain word when the param's decoder refuses a jaxpr.
@@ -20,6 +22,7 @@ Two spots of the syntax are ambiguous and resolved here:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable
@@ -77,9 +80,13 @@ _LITERAL_WORDS: Final = frozenset({"True", "False", "inf", "nan"})
 _VAR_LIKE_LITERALS: Final = frozenset({"inf", "nan"})
 
 
+@functools.cache
 def _arity(rule: Callable[..., Any]) -> tuple[int, bool]:
     """How many operands a typing rule takes: (count, whether more are allowed)."""
-    kinds = [p.kind for p in inspect.signature(rule).parameters.values()]
+    try:
+        kinds = [p.kind for p in inspect.signature(rule).parameters.values()]
+    except (TypeError, ValueError):
+        return 0, True
     fixed = sum(k in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                 for k in kinds)
     return fixed, inspect.Parameter.VAR_POSITIONAL in kinds
@@ -183,18 +190,22 @@ class _Parser:
         while not self.is_punct(stop):
             t = self.next()
             if t.kind != "word":
-                self.error(f"expected a variable name, but got {t.text or 'end of input'!r}", t)
+                self.error(f"expected a variable name or {stop!r}, but got "
+                           f"{t.text or 'end of input'!r}", t)
             self.expect(":")
             v = Var(self.type())
-            self.bind(scope, t, v)
+            self.bind(scope, [t], [v])
             out.append(v)
         return out
 
-    def bind(self, scope: dict[str, Var], name: _Tok, v: Var) -> None:
-        if name.text != "_":
-            if name.text in scope:
+    def bind(self, scope: dict[str, Var], names: list[_Tok], vs: list[Var]) -> None:
+        # ``_`` may be bound many times; a reference means the latest one.
+        seen = set(scope)
+        for name in names:
+            if name.text != "_" and name.text in seen:
                 self.error(f"variable {name.text!r} is bound twice", name)
-            scope[name.text] = v
+            seen.add(name.text)
+        scope.update((name.text, v) for name, v in zip(names, vs))
 
     def type(self) -> ShapedArray:
         t = self.next()
@@ -276,6 +287,8 @@ class _Parser:
             out_avals = prim.abstract_eval([a.aval for a in inputs], params)
         except JaxprTypeError as e:
             self.error(str(e), pt)
+        except (TypeError, ValueError) as e:  # a typing rule refusing odd params
+            self.error(f"{prim.name}: {e}", pt)
         if len(out_avals) != len(binders):
             n = len(out_avals)
             self.error(f"{prim.name}: expected {n} binder{'s' * (n != 1)}, but got {len(binders)}", pt)
@@ -284,8 +297,7 @@ class _Parser:
                 self.error(f"{prim.name}: expected binder {name.text!r} of type "
                            f"{aval.str_short()}, but got {ty.str_short()}", name)
         outvars = [Var(aval) for aval in out_avals]
-        for (name, _), v in zip(binders, outvars):
-            self.bind(scope, name, v)
+        self.bind(scope, [name for name, _ in binders], outvars)
         return Eqn(prim, tuple(inputs), params, tuple(outvars), prim.effects(params))
 
     def decode_params(self, prim: Primitive, raw: dict[str, tuple[Any, _Tok]],
@@ -355,9 +367,11 @@ class _Parser:
                 self.i = start
                 return None
             return lit, start if ambiguous else -1
-        if t.kind != "word" or self.is_punct(":", 1) or self.at_in() or t.text in PRIMITIVES:
+        if t.kind != "word" or self.is_punct(":", 1) or self.at_in():
             return None
         if t.text not in scope:
+            if t.text in PRIMITIVES:  # the next equation has no binders
+                return None
             self.error(f"variable {t.text!r} is not defined")
         self.next()
         return scope[t.text], -1

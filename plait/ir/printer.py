@@ -4,7 +4,9 @@
 
 Variables are named ``a``, ``b``, ... in order of first appearance, one name
 space across nested jaxprs.  Unused results of top-level equations print as
-``_``.  A parameter is printed unless its declaration says the binder types
+``_``; a callee's binders are named after the call's operands and results
+(so a callee result the caller drops is ``_`` too, but only one per callee:
+JAX's text would be ambiguous with two, so plait names the second afresh).  A parameter is printed unless its declaration says the binder types
 determine it, or it equals its default and is declared to be elided then.
 Nested jaxprs used more than once, or longer than ten equations, are printed
 once up front as ``let name = { ... } in``, as JAX does.
@@ -13,12 +15,12 @@ once up front as ``let name = { ... } in``, as JAX does.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from plait.ir import pretty as pp
 from plait.ir.atoms import Atom, Literal, Var, literal_text
-from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, subjaxprs
+from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.params import ParamDef
 
 __all__ = ["pp_jaxpr", "pp_eqn_text", "pp_eqn_in", "var_name"]
@@ -40,6 +42,7 @@ class _Context:
         self.names: dict[Var, str] = dict(names or {})
         self.shared: dict[Jaxpr, str] = {}
         self.shared_names: set[str] = set()
+        self.underscore: dict[int, Var] = {}
         self._next = 0
         self.source_info = False
 
@@ -54,8 +57,13 @@ class _Context:
             self.names[v] = n
         return n
 
-    def suggest(self, for_vars: Sequence[Atom], like_vars: Sequence[Atom]) -> None:
-        """Name ``for_vars`` after ``like_vars`` (a callee's binders after the call's operands)."""
+    def suggest(self, callee: Jaxpr, for_vars: Sequence[Atom], like_vars: Sequence[Atom]) -> None:
+        """Name ``for_vars`` of ``callee`` after ``like_vars`` (the call's operands or results).
+
+        A callee result named after an unused result of the call is ``_``, as
+        in JAX, but only one variable per callee: a second ``_`` would make
+        the references to them ambiguous, so it gets a fresh name instead.
+        """
         if len(for_vars) != len(like_vars):
             return
         used: set[Var] = set()
@@ -63,7 +71,9 @@ class _Context:
             if (type(like) is Var and like not in used and type(f) is Var
                     and f not in self.names):
                 used.add(like)
-                self.names[f] = self.name(like)
+                name = self.name(like)
+                if name != "_" or self.underscore.setdefault(id(callee), f) is f:
+                    self.names[f] = name
 
 
 def _dropvars(jaxpr: Jaxpr) -> dict[Var, str]:
@@ -129,8 +139,8 @@ def _eqn(eqn: Eqn, ctx: _Context) -> pp.Doc:
     if prim.call_like:
         callee = eqn.params.get("jaxpr")
         if isinstance(callee, ClosedJaxpr) and callee.jaxpr not in ctx.shared:
-            ctx.suggest(callee.jaxpr.invars, eqn.inputs)
-            ctx.suggest(callee.jaxpr.outvars, eqn.outvars)
+            ctx.suggest(callee.jaxpr, callee.jaxpr.invars, eqn.inputs)
+            ctx.suggest(callee.jaxpr, callee.jaxpr.outvars, eqn.outvars)
     lhs = _vars(eqn.outvars, ctx, types=True)
     defs = prim.params_by_name
     kvs = [pp.text(f"{n}=") + _value(eqn.params[n], defs.get(n), ctx) for n in _shown_params(eqn)]
@@ -166,6 +176,17 @@ def _jaxpr(jaxpr: Jaxpr, ctx: _Context) -> pp.Doc:
     return _skeleton(jaxpr, ctx)
 
 
+def _nested(eqn: Eqn) -> Iterator[Jaxpr]:
+    """The jaxprs in ``eqn``'s params, in declaration order (JAX visits them in
+    bind order, which decides the order and names of shared jaxprs)."""
+    names = [d.name for d in eqn.primitive.param_defs]
+    for name in names + [n for n in eqn.params if n not in eqn.primitive.params_by_name]:
+        v = eqn.params.get(name)
+        for x in v if type(v) is tuple else (v,):
+            if isinstance(x, ClosedJaxpr | Jaxpr):
+                yield x.jaxpr if isinstance(x, ClosedJaxpr) else x
+
+
 def _find_shared(top: Jaxpr, ctx: _Context) -> list[tuple[str, Jaxpr]]:
     names: dict[Jaxpr, str] = {}
     counts: Counter[Jaxpr] = Counter()
@@ -178,10 +199,10 @@ def _find_shared(top: Jaxpr, ctx: _Context) -> list[tuple[str, Jaxpr]]:
         for eqn in j.eqns:
             label = eqn.params.get("name")
             if not isinstance(label, str):
-                queue.extend(subjaxprs(eqn.params))
+                queue.extend(_nested(eqn))
                 continue
             label = label.strip("<>")
-            for sub in subjaxprs(eqn.params):
+            for sub in _nested(eqn):
                 queue.append(sub)
                 names.setdefault(sub, label)
     name_counts: Counter[str] = Counter()

@@ -29,6 +29,7 @@ import pytest
 from hypothesis import given
 from jax import lax
 from jax._src import core as jcore
+from jax._src.ad_util import add_jaxvals_p
 
 from plait.errors import JaxprParseError, JaxprTypeError
 from plait.ir import (PRIMITIVES, Builder, ClosedJaxpr, Effect, Jaxpr, Literal, Primitive, ShapedArray,
@@ -70,10 +71,13 @@ def _jax_primitives(j: Any) -> Iterator[str]:
             yield from _jax_primitives(sub)
 
 
-_ALL_CASES = CASES + [c for c, _ in KNOWN_DIFFERENCES]
+_CONJ = "JAX's conj has an input_dtype param, plait's conj has none"
+_ALL_CASES = [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=_CONJ)]
+                           if c.name == "conj_input_dtype" else [])
+              for c in CASES + [c for c, _ in KNOWN_DIFFERENCES]]
 
 
-@pytest.mark.parametrize("case", _ALL_CASES, ids=[c.name for c in _ALL_CASES])
+@pytest.mark.parametrize("case", _ALL_CASES)
 def test_jax_corpus_text_roundtrips(case: Case) -> None:
     closed = trace_jax(case)
     missing = sorted(set(_jax_primitives(closed.jaxpr)) - set(PRIMITIVES))
@@ -134,7 +138,8 @@ def _inner(a: Any, b: Any) -> Any:
 
 JAX_EXAMPLES: dict[str, list[Example]] = {
     "abs": _un(lax.abs) + _un(lax.abs, _c64(2)), "acos": _un(lax.acos), "acosh": _un(lax.acosh),
-    "add": _bin(lax.add), "and": _bin(lax.bitwise_and, _i32(3)) + _bin(lax.bitwise_and, _bool(3)),
+    "add": _bin(lax.add), "add_any": [(lambda x: add_jaxvals_p.bind(x, x), (_f32(2, 3),))],
+    "and": _bin(lax.bitwise_and, _i32(3)) + _bin(lax.bitwise_and, _bool(3)),
     "argmax": [(lambda x: lax.argmax(x, 1, jnp.int32), (_f32(2, 3),))],
     "argmin": [(lambda x: lax.argmin(x, 0, jnp.int8), (_i32(2, 3),))],
     "asin": _un(lax.asin), "asinh": _un(lax.asinh), "atan": _un(lax.atan), "atan2": _bin(lax.atan2),
@@ -146,7 +151,7 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "clamp": [(lax.clamp, (np.float32(0), _f32(3), np.float32(1))), (lax.clamp, (_i32(3),) * 3)],
     "complex": _bin(lax.complex),
     "concatenate": [(lambda x, y: lax.concatenate([x, y, x], 0), (_f32(2), _f32(3))),
-                    (lambda x: lax.concatenate([x], 1), (_i32(2, 2),))],
+                    (lambda x, y: lax.concatenate([x, y], 1), (_i32(2, 2), _i32(2, 1)))],
     "conj": _un(lax.conj, _c64(3)),
     "convert_element_type": [(lambda x: lax.convert_element_type(x, jnp.int32), (_f32(3),)),
                              (lambda x: lax.convert_element_type(x, jnp.bfloat16), (_bool(3),)),
@@ -219,10 +224,13 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "jit": [(lambda x: jax.jit(_inner)(x, x), (_f32(3),)),
             (lambda x: jax.jit(_inner)(x, x) + jax.jit(_inner)(x, 2 * x), (_f32(3),)),
             (lambda x: jax.jit(lambda y: (y, jnp.sin(y)))(x)[1], (_f32(3),)),
-            (lambda x: jax.jit(lambda y: jax.jit(_inner)(y, y))(x), (_f32(3),))],
+            (lambda x: jax.jit(lambda y: jax.jit(_inner)(y, y))(x), (_f32(3),)),
+            # A callee result unused by the caller is named ``_`` and referenced as such.
+            (lambda x: jax.jit(lambda y: (y, -jnp.sin(y)))(x)[0], (_f32(3),)),
+            (lambda x: jax.jit(lambda y: (jnp.sin(y), y))(x)[1], (_f32(3),))],
 }
 
-_PLAIT_DIFFERS = {"conj": "JAX's conj has an input_dtype param, plait's conj has none"}
+_PLAIT_DIFFERS = {"conj": _CONJ}
 
 
 def test_every_primitive_has_a_jax_example() -> None:
@@ -275,10 +283,32 @@ def test_special_literal_at_end_of_a_broken_equation() -> None:
 
 def _chain(n: int) -> Jaxpr:
     b = Builder()
-    x = y = Var(ShapedArray((), dt.float32))
+    x = Var(ShapedArray((), dt.float32))
+    ys = [x, b.bind1(P.neg_p, x)]
     for _ in range(n):
-        y = b.bind1(P.neg_p, y)
-    return b.build([x], [y])
+        ys.append(b.bind1(P.add_p, ys[-1], ys[-2]))
+    return b.build([x], ys[-2:])
+
+
+def test_variables_named_like_keywords_and_primitives() -> None:
+    names = [var_name(i) for i in range(400)]
+    assert {"eq", "ge", "gt", "in", "le", "lt", "ne", "or"} <= set(names)
+    text = str(_chain(400))
+    assert "\n    eq:f32[] = add ep eo\n" in text and "in:f32[] = add im il" in text
+    assert "\n    et:f32[] = add es er\n    eu:f32[] = add et es\n" in text
+    roundtrip(_chain(400))
+
+
+def test_variables_named_inf_and_nan() -> None:
+    j = _chain(4)
+    text = re.sub(r"\bc\b", "inf", re.sub(r"\bd\b", "nan", str(j)))
+    assert "\n    b:f32[] = neg a\n    inf:f32[] = add b a\n    nan:f32[] = add inf b\n" in text
+    assert parse_jaxpr(text) == j
+    # After a literal operand too, ``inf:f32[] =`` starts the next equation.
+    text = re.sub(r"\bc\b", "inf", str(j).replace("neg a", "add a 1.0:f32[]"))
+    assert "= add a 1.0:f32[]\n    inf:f32[] = add b a\n    d:f32[] = add inf b\n" in text
+    parsed = parse_jaxpr(text)
+    assert [e.primitive.name for e in parsed.eqns] == ["add"] * 5 and str(parsed) == text.replace("inf", "c")
 
 
 @pytest.mark.slow
@@ -287,7 +317,8 @@ def test_variables_named_like_literals() -> None:
     assert var_name(5751) == "inf" and var_name(8801) == "nan"
     j = _chain(8900)
     text = str(j)
-    assert "\n    inf:f32[] = neg ine\n" in text and "nan:f32[] = neg" in text
+    assert "\n    inf:f32[] = add ine ind\n    ing:f32[] = add inf ine\n" in text
+    assert "nan:f32[] = add" in text
     roundtrip(j)
 
 
@@ -336,12 +367,12 @@ _OK = "{ lambda ; a:f32[3] b:i32[]. let\n    c:f32[3] = sin a\n    d:f32[] = red
     ("sin a", "sin z", "variable 'z' is not defined", 2, 20),
     ("in (d,)", "in (e,)", "variable 'e' is not defined", 4, 7),
     ("c:f32[3] = sin", "c:i32[3] = sin", "sin: expected binder 'c' of type f32[3], but got i32[3]", 2, 5),
-    ("[axes=(0,) out_sharding=None]", "", "reduce_sum: expected parameter 'axes', but it is missing", 3, 16),
-    ("axes=(0,)", "axes=(0,) axes=(0,)", "reduce_sum: parameter 'axes' is given twice", 3, 37),
+    ("[axes=(0,) out_sharding=None]", "", "reduce_sum: expected parameter 'axes', but it is missing", 3, 15),
+    ("axes=(0,)", "axes=(0,) axes=(0,)", "reduce_sum: parameter 'axes' is given twice", 3, 36),
     ("axes=(0,)", "axis=(0,)", "reduce_sum: expected a parameter among (axes, out_sharding), but got 'axis'",
-     3, 27),
-    ("axes=(0,)", "axes=zero", "reduce_sum: parameter axes: expected a tuple of ints, but got 'zero'", 3, 27),
-    ("axes=(0,)", "axes=(1,)", "reduce_sum: expected axes in [0, 1), but got (1,)", 3, 16),
+     3, 26),
+    ("axes=(0,)", "axes=zero", "reduce_sum: parameter axes: expected a tuple of ints, but got 'zero'", 3, 26),
+    ("axes=(0,)", "axes=(1,)", "reduce_sum: expected axes in [0, 1), but got (1,)", 3, 15),
     ("sin a", "sin a $", "unexpected character '$'", 2, 22),
     ("sin a", "sin a b", "sin: expected 1 operand, but got 2", 2, 16),
     ("sin a", "add a", "add: expected 2 operands, but got 1", 2, 16),
@@ -351,7 +382,7 @@ _OK = "{ lambda ; a:f32[3] b:i32[]. let\n    c:f32[3] = sin a\n    d:f32[] = red
     ("sin a", "sin a 1.5:i32[]", "invalid literal 1.5:i32[]: invalid literal for int() with base 10: '1.5'",
      2, 22),
     (" }", "", "expected '}', but got 'end of input'", 4, 10),
-    ("lambda ;", "lambda", "expected a variable name, but got 'a'", 1, 10),
+    ("lambda ;", "lambda", "expected a variable name or ';', but got '.'", 1, 26),
 ])
 def test_parse_errors(old: str, new: str, message: str, line: int, column: int) -> None:
     assert old in _OK
@@ -492,7 +523,8 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
     a: ShapedArray = x.aval  # type: ignore[assignment]
     if kind == "broadcast":
         out_ndim = a.ndim + draw(st.integers(0, 2))
-        dims = tuple(sorted(draw(st.sets(st.integers(0, out_ndim - 1), min_size=a.ndim, max_size=a.ndim))))
+        dims = tuple(sorted(draw(st.sets(st.integers(0, max(out_ndim - 1, 0)), min_size=a.ndim,
+                                         max_size=a.ndim)))) if out_ndim else ()
         shape = [draw(st.integers(1, 3)) for _ in range(out_ndim)]
         for i, d in enumerate(dims):
             shape[d] = a.shape[i] if a.shape[i] != 1 else draw(st.integers(1, 3))
@@ -552,7 +584,7 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
                                           shape=shape, dimension=draw(st.integers(0, len(shape) - 1)),
                                           sharding=None))
     if kind == "sort":
-        if not a.ndim:
+        if not a.ndim or a.dtype not in _ORDERED:
             raise _Skip
         ops = [x, *draw(st.lists(st.sampled_from([v for v in pool if v.aval.shape == a.shape]),  # type: ignore[attr-defined]
                                  max_size=2))]
@@ -600,10 +632,10 @@ def _build(draw: Draw, in_avals: Sequence[ShapedArray], depth: int = 0) -> Jaxpr
     b = Builder()
     invars = [Var(a) for a in in_avals]
     pool = list(invars)
-    for _ in range(draw(st.integers(0, 10 if depth == 0 else 4))):
+    for _ in range(draw(st.integers(0, 14 if depth == 0 else 4))):
         try:
             pool.extend(_emit(draw, b, pool, depth))
-        except _Skip:
+        except (_Skip, JaxprTypeError):  # the drawn op does not apply here
             pass
     outs = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=4))
     if draw(st.booleans()):
@@ -657,7 +689,7 @@ def test_rebuilt_programs_are_equal_and_duplicates_merge(j: Jaxpr) -> None:
         env.update(zip(eqn.outvars, first))
 
 
-_TOKEN = re.compile(r"\([-+0-9.eEinfa]*j\)|-?[\w.+-]*j(?![\w<>])|-?\d[\w.+-]*|<\w+>|\w+|\S")
+_TOKEN = re.compile(r"\([-+0-9.eEinfa]*j\)|-?(?:\d[\d.]*(?:e[-+]?\d+)?|inf|nan)j(?!\w)|-?\d[\w.+-]*|<\w+>|\w+|\S")
 _SHORT_DTYPES = ["f32", "f16", "bf16", "f64", "i32", "i8", "u8", "i64", "bool", "c64"]
 _LONG_DTYPES = ["float32", "float16", "bfloat16", "float64", "int32", "int8", "uint8", "int64", "bool", "complex64"]
 _PRIM_GROUPS = [[p.name for p, _ in _UNARY], [p.name for p, _ in _BINARY], [p.name for p, _ in _COMPARE],
@@ -679,7 +711,7 @@ def _mutants(text: str) -> Iterator[tuple[str, str]]:
         elif re.fullmatch(r"-?\d[\w.+-]*", t) and not t.endswith("j"):
             v = float(t)
             subs = [repr(v + 1.0 if abs(v) < 1e15 else v * 2)]
-        elif t.endswith("j") and (t.startswith("(") or t[0] in "-0123456789.in"):
+        elif t.endswith("j") and re.fullmatch(r"\(.*\)|-?[\d.]\S*|-?infj|-?nanj", t):
             subs = ["(7+7j)" if t != "(7+7j)" else "(8+8j)"]
         elif t in ("True", "False"):
             subs = ["False" if t == "True" else "True"]

@@ -84,6 +84,18 @@ def test_widths_match_jax(name: str, width: int) -> None:
     assert trace_plait(case).pretty_print(width=width) == expected
 
 
+def test_two_dropped_callee_results_are_not_both_named_underscore() -> None:
+    # JAX names both callee results ``_`` (the text no longer says which is
+    # which); plait keeps the first ``_`` and names the second afresh.
+    def f(np_, jit_):
+        return lambda x: jit_(lambda y: (np_.sin(y), np_.cos(y), y * 2))(x)[2]
+    x = np.ones(3, np.float32)
+    theirs = str(jax.make_jaxpr(f(jjnp, jax.jit))(x))
+    assert "_:f32[3] = sin a\n          _:f32[3] = cos a" in theirs and "in (_, _, b) }" in theirs
+    expected = theirs.replace("_:f32[3] = cos a", "c:f32[3] = cos a").replace("in (_, _, b)", "in (_, c, b)")
+    assert str(plait.make_jaxpr(f(pjnp, plait.jit))(x)) == expected
+
+
 def test_variable_names_match_jax() -> None:
     for n in range(30000):
         assert var_name(n) == jcore._encode_digits_alphabetic(n)

@@ -1,4 +1,9 @@
-"""Reductions of the NumPy namespace: ``sum``, ``max``, ``mean``, ``argmax``, cumulative ops."""
+"""Reductions of the NumPy namespace: ``sum``, ``max``, ``mean``, ``argmax``, cumulative ops.
+
+Results are strongly typed (as in JAX, a reduction of a weakly typed value
+is not weak).  Small integers and bools are summed in the default integer
+type; ``float16``/``bfloat16`` sums are computed in ``float32``.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,63 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.array_base import Array
-from plait.frontend.numpy._core import canonical_axes, canonical_axis, convert, ndim, promote, shape
-from plait.frontend.numpy.ufuncs import _const_like, _to_bool, square
+from plait.frontend.numpy._core import (as_array, canonical_axes, canonical_axis,
+                                        check_arraylike, ndim, shape)
+from plait.frontend.numpy.ufuncs import _const_like, _to_bool, where
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "any", "all",
            "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "count_nonzero"]
+
+
+def _input(name: str, a: Any) -> Any:
+    check_arraylike(name, a)
+    return as_array(a)
+
+
+def _axes(name: str, axis: Any, nd: int) -> tuple[int, ...]:
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if isinstance(axis, tuple) and len(set(canonical_axis(a, nd) for a in axis)) != len(axis):
+        raise ValueError(f"{name}: duplicate value in 'axis': {axis}")
+    return canonical_axes(axis, nd)
+
+
+def _user_dtype(dtype: Any) -> np.dtype[Any]:
+    return dt.canonicalize(dtype)
+
+
+def _default_int() -> np.dtype[Any]:
+    return dt.canonicalize(dt.int64)
+
+
+def _default_float() -> np.dtype[Any]:
+    return dt.canonicalize(dt.float64)
+
+
+def _promote_integer(d: np.dtype[Any]) -> np.dtype[Any]:
+    # Bools and integers narrower than the default integer widen to it (JAX uses
+    # the default width where NumPy always uses 64 bits).
+    if d == dt.bool_:
+        return _default_int()
+    if dt.is_unsigned(d):
+        u = dt.canonicalize(dt.uint64)
+        return u if d.itemsize < u.itemsize else d
+    if dt.is_signed(d):
+        i = _default_int()
+        return i if d.itemsize < i.itemsize else d
+    return d
+
+
+def _upcast_f16(d: np.dtype[Any]) -> np.dtype[Any]:
+    return dt.float32 if d in (dt.float16, dt.bfloat16) else d
+
+
+def _cast(x: Any, d: np.dtype[Any]) -> Any:
+    """``x`` as a strongly typed array of dtype ``d``."""
+    x = as_array(x)
+    if x.dtype == d and not x.weak_type:
+        return x
+    return lax.convert_element_type(x, d)
 
 
 def _keep(x: Any, axes: tuple[int, ...], in_ndim: int, keepdims: bool) -> Any:
@@ -28,55 +85,43 @@ def _keep(x: Any, axes: tuple[int, ...], in_ndim: int, keepdims: bool) -> Any:
     return lax.broadcast_in_dim(x, out_shape, kept)
 
 
-def _sum_dtype(d: np.dtype[Any]) -> np.dtype[Any]:
-    # NumPy sums small integers (and bools) in the default integer type.
-    if d == dt.bool_:
-        return dt.canonicalize(dt.int64)
-    if dt.is_signed(d) and d.itemsize < dt.canonicalize(dt.int64).itemsize:
-        return dt.canonicalize(dt.int64)
-    if dt.is_unsigned(d) and d.itemsize < dt.canonicalize(dt.uint64).itemsize:
-        return dt.canonicalize(dt.uint64)
-    return d
-
-
-def _reduction(name: str, op: Callable[[Any, tuple[int, ...]], Any], upcast: bool,
-               identity_ok: bool) -> Callable[..., Array]:
+def _sum_like(name: str, op: Callable[[Any, tuple[int, ...]], Any],
+              bool_op: Callable[[Any, tuple[int, ...]], Any]) -> Callable[..., Array]:
     def reduce(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
-        a, = promote(name, a)
-        nd = ndim(a)
-        axes = canonical_axes(axis, nd)
-        if not identity_ok and builtins.any(shape(a)[i] == 0 for i in axes):
-            raise ValueError(f"{name}: zero-size array to reduction operation with no identity")
-        if dtype is not None:
-            target = dt.canonicalize(dtype)
+        a = _input(name, a)
+        if a.dtype == dt.bool_:
+            a = _cast(a, _default_int())
+        nd = a.ndim
+        axes = _axes(name, axis, nd)
+        if dtype is None:
+            result = _promote_integer(a.dtype)
+            computation = _upcast_f16(result)
         else:
-            target = _sum_dtype(a.dtype) if upcast else a.dtype
-        weak = a.weak_type and target == a.dtype
-        a = convert(a, target, weak)
-        if target in (dt.float16, dt.bfloat16) and upcast:
-            out = convert(op(convert(a, dt.float32, False), axes), target, False)
-        else:
-            out = op(a, axes)
-        return _keep(out, axes, nd, keepdims)  # type: ignore[no-any-return]
-    reduce.__name__ = name
-    reduce.__doc__ = f"``{name}`` over ``axis`` (all axes when ``None``)."
+            result = computation = _user_dtype(dtype)
+        x = _cast(a, computation)
+        out = (bool_op if computation == dt.bool_ else op)(x, axes)
+        return _cast(_keep(out, axes, nd, keepdims), result)  # type: ignore[no-any-return]
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = (f"``{name}`` over ``axis`` (all axes when ``None``); bools and small "
+                      "integers accumulate in the default integer type.")
     return reduce
 
 
-sum = _reduction("sum", lax.reduce_sum, upcast=True, identity_ok=True)
-prod = _reduction("prod", lax.reduce_prod, upcast=True, identity_ok=True)
+sum = _sum_like("sum", lax.reduce_sum, lax.reduce_or)
+prod = _sum_like("prod", lax.reduce_prod, lax.reduce_and)
 
 
 def _minmax(name: str, op: Callable[[Any, tuple[int, ...]], Any]) -> Callable[..., Array]:
-    def reduce(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
-        a, = promote(name, a)
-        nd = ndim(a)
-        axes = canonical_axes(axis, nd)
-        if builtins.any(shape(a)[i] == 0 for i in axes):
-            raise ValueError(f"{name}: zero-size array to reduction operation {name} which has "
-                             "no identity")
-        return _keep(op(a, axes), axes, nd, keepdims)  # type: ignore[no-any-return]
-    reduce.__name__ = name
+    def reduce(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+        a = _input(name, a)
+        nd = a.ndim
+        axes = _axes(name, axis, nd)
+        if builtins.any(a.shape[i] == 0 for i in axes):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no "
+                             "identity")
+        d = a.dtype if dtype is None else _user_dtype(dtype)
+        return _cast(_keep(op(_cast(a, d), axes), axes, nd, keepdims), d)  # type: ignore[no-any-return]
+    reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = f"``{name}`` over ``axis`` (all axes when ``None``)."
     return reduce
 
@@ -87,23 +132,30 @@ amax = max
 amin = min
 
 
+def _as_bool(a: Any) -> Any:
+    if dt.is_complex(a.dtype):
+        return lax.ne(a, _const_like(a, 0))
+    return _cast(a, dt.bool_)
+
+
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
     """Whether any element along ``axis`` is true (nonzero)."""
-    b = _to_bool(a)
-    axes = canonical_axes(axis, ndim(b))
-    return _keep(lax.reduce_or(b, axes), axes, ndim(b), keepdims)  # type: ignore[no-any-return]
+    b = _as_bool(_input("any", a))
+    axes = _axes("any", axis, b.ndim)
+    return _keep(lax.reduce_or(b, axes), axes, b.ndim, keepdims)  # type: ignore[no-any-return]
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
     """Whether every element along ``axis`` is true (nonzero)."""
-    b = _to_bool(a)
-    axes = canonical_axes(axis, ndim(b))
-    return _keep(lax.reduce_and(b, axes), axes, ndim(b), keepdims)  # type: ignore[no-any-return]
+    b = _as_bool(_input("all", a))
+    axes = _axes("all", axis, b.ndim)
+    return _keep(lax.reduce_and(b, axes), axes, b.ndim, keepdims)  # type: ignore[no-any-return]
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
     """The number of nonzero elements along ``axis``."""
-    return sum(_to_bool(a), axis=axis, keepdims=keepdims)
+    a = _input("count_nonzero", a)
+    return sum(_to_bool(a), axis=axis, dtype=_default_int(), keepdims=keepdims)
 
 
 def _count(a: Any, axes: tuple[int, ...]) -> int:
@@ -114,60 +166,77 @@ def _count(a: Any, axes: tuple[int, ...]) -> int:
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
-    """Arithmetic mean along ``axis`` (integers are averaged in the default float)."""
-    a, = promote("mean", a)
-    axes = canonical_axes(axis, ndim(a))
+    """Arithmetic mean along ``axis`` (bools and integers average in the default float)."""
+    a = _input("mean", a)
+    axes = _axes("mean", axis, a.ndim)
     if dtype is None:
-        d = a.dtype if dt.is_inexact(a.dtype) else dt.canonicalize(dt.float64)
+        result = a.dtype if dt.is_inexact(a.dtype) else _default_float()
+        computation = _upcast_f16(result)
     else:
-        d = dt.canonicalize(dtype)
-    total = sum(a, axis=axes, dtype=d, keepdims=keepdims)
-    return lax.div(total, _const_like(total, float(_count(a, axes))))  # type: ignore[no-any-return]
+        result = computation = _user_dtype(dtype)
+    total = sum(a, axis=axes, dtype=computation, keepdims=keepdims)
+    out = lax.div(total, _const_like(total, _count(a, axes)))
+    return _cast(out, result)  # type: ignore[no-any-return]
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
         keepdims: bool = False) -> Array:
-    """Variance along ``axis`` with ``ddof`` delta degrees of freedom."""
-    a, = promote("var", a)
-    if not dt.is_inexact(a.dtype):
-        a = convert(a, dt.canonicalize(dt.float64), False)
-    axes = canonical_axes(axis, ndim(a))
-    centered = lax.sub(a, mean(a, axis=axes, keepdims=True))
-    if dt.is_complex(a.dtype):
-        sq = lax.real(lax.mul(centered, lax.conj(centered)))
+    """Variance along ``axis`` with ``ddof`` delta degrees of freedom (NaN when
+    ``ddof`` leaves no degrees of freedom)."""
+    a = _input("var", a)
+    if dtype is not None:
+        d = _user_dtype(dtype)
+        if dt.is_complex(a.dtype) and not dt.is_complex(d):
+            raise ValueError("var: a real dtype for the variance of a complex array is not "
+                             "supported")
+        computation, result = _upcast_f16(d), d
+    elif not dt.is_inexact(a.dtype):
+        computation = result = _default_float()
     else:
-        sq = square(centered)
-    total = sum(sq, axis=axes, dtype=dtype, keepdims=keepdims)
-    n = _count(a, axes) - ddof
-    return lax.div(total, _const_like(total, float(n)))  # type: ignore[no-any-return]
+        result = {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(a.dtype, a.dtype)
+        computation = _upcast_f16(a.dtype)
+    x = _cast(a, computation)
+    axes = _axes("var", axis, x.ndim)
+    centered = lax.sub(x, mean(x, axis=axes, dtype=computation, keepdims=True))
+    if dt.is_complex(computation):
+        centered = lax.real(lax.mul(centered, lax.conj(centered)))
+        computation = centered.dtype
+    else:
+        centered = lax.integer_pow(centered, 2)
+    n = _count(x, axes) - ddof
+    total = sum(centered, axis=axes, dtype=computation, keepdims=keepdims)
+    out = _cast(lax.div(total, _const_like(total, n)), result)
+    if n <= 0:
+        out = where(False, out, float("nan"))
+    return out  # type: ignore[no-any-return]
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
         keepdims: bool = False) -> Array:
     """Standard deviation along ``axis``."""
+    if dtype is not None and not dt.is_inexact(_user_dtype(dtype)):
+        raise ValueError(f"std: the dtype argument must be inexact, but got {np.dtype(dtype)}")
     return lax.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))  # type: ignore[no-any-return]
 
 
 def _arg(name: str, op: Callable[[Any, int, Any], Any]) -> Callable[..., Array]:
     def arg(a: Any, axis: int | None = None, keepdims: bool = False) -> Array:
-        a, = promote(name, a)
-        if dt.is_complex(a.dtype):
-            raise TypeError(f"{name}: expected a real array, but got {a.aval.str_short()}")
+        a = _input(name, a)
+        nd = a.ndim
         if axis is None:
-            from plait.frontend.numpy.manipulation import ravel
-            flat = ravel(a)
-            if shape(flat)[0] == 0:
-                raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
-            out = op(flat, 0, dt.canonicalize(dt.int64))
-            if keepdims:
-                out = lax.reshape(out, (1,) * ndim(a))
-            return out  # type: ignore[no-any-return]
-        ax = canonical_axis(axis, ndim(a))
+            dims = tuple(range(nd))
+            a = lax.reshape(a, (a.size,)) if nd != 1 else a
+            ax = 0
+        else:
+            ax = canonical_axis(axis, nd)
+            dims = (ax,)
         if shape(a)[ax] == 0:
-            raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
-        return _keep(op(a, ax, dt.canonicalize(dt.int64)), (ax,), ndim(a), keepdims)  # type: ignore[no-any-return]
-    arg.__name__ = name
-    arg.__doc__ = f"Index of the first ``{name[3:]}``imum along ``axis`` (flattened when ``None``)."
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        out = op(a, ax, _default_int())
+        return _keep(out, dims, nd, keepdims)  # type: ignore[no-any-return]
+    arg.__name__ = arg.__qualname__ = name
+    arg.__doc__ = (f"Index of the first {name[3:]}imum along ``axis`` (of the flattened "
+                   "array when ``None``).")
     return arg
 
 
@@ -175,22 +244,55 @@ argmax = _arg("argmax", lax.argmax)
 argmin = _arg("argmin", lax.argmin)
 
 
-def _cumulative(name: str, op: Callable[..., Any]) -> Callable[..., Array]:
+def _cumulative(name: str, op: Callable[..., Any], promote_integers: bool = False
+                ) -> Callable[..., Array]:
     def cumulative(a: Any, axis: int | None = None, dtype: Any = None) -> Array:
-        a, = promote(name, a)
-        if axis is None:
-            from plait.frontend.numpy.manipulation import ravel
-            a = ravel(a)
-            axis = 0
-        ax = canonical_axis(axis, ndim(a))
-        target = dt.canonicalize(dtype) if dtype is not None else _sum_dtype(a.dtype)
-        a = convert(a, target, a.weak_type and target == a.dtype)
-        return op(a, ax)  # type: ignore[no-any-return]
-    cumulative.__name__ = name
-    cumulative.__doc__ = f"Cumulative ``{name[3:]}`` along ``axis`` (flattened when ``None``)."
+        a = _input(name, a)
+        if axis is None or a.ndim == 0:
+            a = lax.reshape(a, (a.size,)) if a.ndim != 1 else a
+        ax = canonical_axis(0 if axis is None else axis, a.ndim)
+        if dtype is None:
+            result = _promote_integer(a.dtype) if promote_integers or a.dtype == dt.bool_ \
+                else a.dtype
+            computation = result
+        else:
+            result = _user_dtype(dtype)
+            if result == dt.bool_:
+                if a.dtype != dt.bool_:
+                    a = _to_bool(a)
+                computation = _promote_integer(result)
+            else:
+                computation = result
+        return _cast(op(_cast(a, computation), ax), result)  # type: ignore[no-any-return]
+    cumulative.__name__ = cumulative.__qualname__ = name
+    cumulative.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (of the flattened array "
+                          "when ``None``).")
     return cumulative
 
 
 cumsum = _cumulative("cumsum", lax.cumsum)
 cumprod = _cumulative("cumprod", lax.cumprod)
-cumulative_sum = cumsum
+_cumsum_promoted = _cumulative("cumulative_sum", lax.cumsum, promote_integers=True)
+
+
+def cumulative_sum(x: Any, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Array:
+    """Cumulative sum (the array API's ``cumulative_sum``): ``axis`` is required for
+    arrays of more than one dimension; integers accumulate in the default integer."""
+    x = _input("cumulative_sum", x)
+    if x.ndim == 0:
+        raise ValueError("cumulative_sum: the input must be non-scalar, but got a scalar")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"cumulative_sum: the input array has rank {x.ndim}, but axis "
+                             "was not set; it is only optional for one-dimensional arrays")
+        axis = 0
+    ax = canonical_axis(axis, x.ndim)
+    out = _cumsum_promoted(x, axis=ax, dtype=dtype)
+    if include_initial:
+        zshape = list(x.shape)
+        zshape[ax] = 1
+        zero = lax.broadcast_in_dim(_const_like(out, 0), zshape, ())
+        out = lax.concatenate([zero, out], ax)
+    return out
+

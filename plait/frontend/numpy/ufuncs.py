@@ -80,12 +80,13 @@ def _strong_literal(x: Any, dtype: np.dtype[Any]) -> Literal:
 
 
 def _binary(name: str, prim: Primitive, op: Callable[[Any, Any], Any] | None = None,
-            inexact: bool = False) -> Callable[[Any, Any], Array]:
+            inexact: bool = False, real: bool = False) -> Callable[[Any, Any], Array]:
     slow = op or (lambda x, y: bind(prim, x, y))
 
     def ufunc(x: Any, y: Any) -> Array:
         pair = _fast_pair(x, y)
-        if pair is not None and (not inexact or dt.is_inexact(pair[1].aval.dtype)):
+        if pair is not None and (not inexact or dt.is_inexact(pair[1].aval.dtype)) and (
+                not real or not dt.is_complex(pair[1].aval.dtype)):
             # Operands already agree (no bools here): bind directly.
             return bind(prim, *pair)  # type: ignore[no-any-return]
         check_arraylike(name, x, y)
@@ -161,10 +162,10 @@ def _ordered(strict: Callable[[Any, Any], Any], op: Callable[[Any, Any], Any]
     return compare
 
 
-less = _binary("less", P.lt_p, _ordered(lax.lt, lax.lt))
-less_equal = _binary("less_equal", P.le_p, _ordered(lax.lt, lax.le))
-greater = _binary("greater", P.gt_p, _ordered(lax.gt, lax.gt))
-greater_equal = _binary("greater_equal", P.ge_p, _ordered(lax.gt, lax.ge))
+less = _binary("less", P.lt_p, _ordered(lax.lt, lax.lt), real=True)
+less_equal = _binary("less_equal", P.le_p, _ordered(lax.lt, lax.le), real=True)
+greater = _binary("greater", P.gt_p, _ordered(lax.gt, lax.gt), real=True)
+greater_equal = _binary("greater_equal", P.ge_p, _ordered(lax.gt, lax.ge), real=True)
 bitwise_and = _binary("bitwise_and", P.and_p)
 bitwise_or = _binary("bitwise_or", P.or_p)
 bitwise_xor = _binary("bitwise_xor", P.xor_p)
@@ -325,6 +326,9 @@ def sign(x: Any) -> Array:
     x = _arg("sign", x)
     if dt.is_bool(x.dtype):
         raise TypeError(f"sign: expected a numeric array, but got {x.aval.str_short()}")
+    if dt.is_unsigned(x.dtype):
+        # StableHLO's sign takes no unsigned integers: 0 or 1.
+        return lax.convert_element_type(lax.ne(x, _py(x, 0)), x.dtype, x.weak_type)  # type: ignore[no-any-return]
     return lax.sign(x)  # type: ignore[no-any-return]
 
 

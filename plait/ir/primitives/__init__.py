@@ -4,7 +4,8 @@ Each ``*_p`` object is a :class:`~plait.ir.Primitive`; all are registered by
 name in :data:`plait.ir.PRIMITIVES`.
 """
 
-from plait.ir.primitives.elementwise import (RoundingMethod, abs_p, acos_p, acosh_p, add_p, and_p,
+from plait.ir.primitives.elementwise import (RoundingMethod, abs_p, acos_p, acosh_p, add_any_p,
+                                             add_p, and_p,
                                              asin_p, asinh_p, atan2_p, atan_p, atanh_p, cbrt_p,
                                              ceil_p, clamp_p, complex_p, conj_p,
                                              convert_element_type_p, copy_p,
@@ -28,7 +29,7 @@ from plait.ir.primitives.structural import (broadcast_in_dim_p, concatenate_p,
                                             transpose_p)
 
 __all__ = [
-    "RoundingMethod", "abs_p", "acos_p", "acosh_p", "add_p", "and_p", "asin_p", "asinh_p",
+    "RoundingMethod", "abs_p", "acos_p", "acosh_p", "add_any_p", "add_p", "and_p", "asin_p", "asinh_p",
     "atan2_p", "atan_p", "atanh_p", "cbrt_p", "ceil_p", "clamp_p", "convert_element_type_p",
     "copy_p", "cos_p", "cosh_p", "div_p", "eq_p", "exp2_p", "exp_p", "expm1_p", "floor_p",
     "ge_p", "gt_p", "integer_pow_p", "is_finite_p", "le_p", "log1p_p", "log_p", "logistic_p",

@@ -100,6 +100,17 @@ integer_pow_p = Primitive("integer_pow", _integer_pow_rule, (ParamDef("y", decod
 
 # Binary arithmetic.
 add_p = Primitive("add", nary([NUM, NUM]))
+
+
+def _add_any_rule(x: ShapedArray, y: ShapedArray) -> tuple[ShapedArray, ...]:
+    if x.shape != y.shape or x.dtype != y.dtype:
+        fail(f"expected operands of one type, but got {x.str_short()} and {y.str_short()}")
+    check_dtype(x, NUM)
+    return (ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type),)
+
+
+add_any_p = Primitive("add_any", _add_any_rule)
+"""The sum of two cotangents of one type (what reverse mode accumulates with)."""
 sub_p = Primitive("sub", nary([NUM, NUM]))
 mul_p = Primitive("mul", nary([NUM, NUM]), (
     ParamDef("out_dtype", None, show="nondefault", decode=decode_optional_dtype),))

@@ -66,5 +66,6 @@ def _cumulative(accepted: Dtypes) -> Callable[..., tuple[ShapedArray, ...]]:
 _CUMULATIVE = (ParamDef("axis", decode=decode_int), ParamDef("reverse", False, decode=decode_bool))
 cumsum_p = Primitive("cumsum", _cumulative(NUM), _CUMULATIVE)
 cumprod_p = Primitive("cumprod", _cumulative(NUM), _CUMULATIVE)
-cummax_p = Primitive("cummax", _cumulative(ORDERED), _CUMULATIVE)
-cummin_p = Primitive("cummin", _cumulative(ORDERED), _CUMULATIVE)
+# JAX takes any number, complex included, and no bool, for all four.
+cummax_p = Primitive("cummax", _cumulative(NUM), _CUMULATIVE)
+cummin_p = Primitive("cummin", _cumulative(NUM), _CUMULATIVE)

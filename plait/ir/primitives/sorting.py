@@ -5,7 +5,7 @@ from __future__ import annotations
 from plait.ir.avals import ShapedArray
 from plait.ir.params import ParamDef, decode_bool, decode_int
 from plait.ir.primitive import Primitive
-from plait.ir.primitives._typing import ORDERED, check_axes, check_dtype, fail
+from plait.ir.primitives._typing import ANY, check_axes, check_dtype, fail
 
 
 def _sort_rule(*xs: ShapedArray, dimension: int, is_stable: bool,
@@ -17,7 +17,7 @@ def _sort_rule(*xs: ShapedArray, dimension: int, is_stable: bool,
     if not 1 <= num_keys <= len(xs):
         fail(f"expected num_keys in [1, {len(xs)}], but got {num_keys}")
     for k in xs[:num_keys]:
-        check_dtype(k, ORDERED, "sort key")
+        check_dtype(k, ANY, "sort key")  # complex keys sort by (real, imag), as in JAX
     check_axes((dimension,), xs[0].ndim, "dimension")
     return xs
 

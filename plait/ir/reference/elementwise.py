@@ -34,8 +34,7 @@ for _prim, _fn in [
     (P.atan_p, np.arctan), (P.sinh_p, np.sinh), (P.cosh_p, np.cosh), (P.asinh_p, np.arcsinh),
     (P.acosh_p, np.arccosh), (P.atanh_p, np.arctanh), (P.sqrt_p, np.sqrt), (P.cbrt_p, np.cbrt),
     (P.abs_p, np.abs), (P.real_p, np.real), (P.imag_p, np.imag), (P.conj_p, np.conj),
-    (P.copy_p, np.copy), (P.add_p, np.add), (P.sub_p, np.subtract), (P.max_p, np.maximum),
-    (P.min_p, np.minimum), (P.atan2_p, np.arctan2), (P.nextafter_p, np.nextafter),
+    (P.copy_p, np.copy), (P.add_p, np.add), (P.sub_p, np.subtract), (P.atan2_p, np.arctan2),
     (P.eq_p, np.equal), (P.ne_p, np.not_equal), (P.lt_p, np.less), (P.le_p, np.less_equal),
     (P.gt_p, np.greater), (P.ge_p, np.greater_equal),
 ]:
@@ -44,8 +43,14 @@ for _prim, _fn in [
 
 def _sign(x: np.ndarray) -> np.ndarray:
     if dt.is_complex(x.dtype):
+        # XLA divides each part by |x| (keeping signed zeros) and returns 0 as is.
         mag = np.abs(x)
-        return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag)).astype(x.dtype)
+        safe = np.where(mag == 0, 1, mag)
+        out = np.empty_like(x)
+        out.real, out.imag = x.real / safe, x.imag / safe
+        return np.where(mag == 0, x, out)
+    if dt.is_inexact(x.dtype):
+        return np.where(x == 0, x, np.sign(x))  # sign(-0.0) is -0.0
     return np.sign(x)
 
 
@@ -56,33 +61,60 @@ _def(P.not_p, lambda x: np.logical_not(x) if x.dtype == dt.bool_ else np.invert(
 _def(P.and_p, lambda x, y: np.logical_and(x, y) if x.dtype == dt.bool_ else np.bitwise_and(x, y))
 _def(P.or_p, lambda x, y: np.logical_or(x, y) if x.dtype == dt.bool_ else np.bitwise_or(x, y))
 _def(P.xor_p, lambda x, y: np.logical_xor(x, y) if x.dtype == dt.bool_ else np.bitwise_xor(x, y))
-_def(P.mul_p, lambda x, y, out_dtype: np.multiply(x, y))
-_def(P.complex_p, lambda x, y: x + 1j * y)
+
+
+def _mul(x: np.ndarray, y: np.ndarray, out_dtype: np.dtype[Any] | None) -> np.ndarray:
+    if out_dtype is not None:  # the operands are converted first, as JAX lowers it
+        x, y = _convert(x, out_dtype), _convert(y, out_dtype)
+    return np.multiply(x, y)
+
+
+_def(P.mul_p, _mul)
+
+
+def _complex(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # Built part by part: x + 1j * y would turn an imaginary -0.0 into +0.0.
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), dt.complex64
+                   if x.dtype == dt.float32 else dt.complex128)
+    out.real, out.imag = x, y
+    return out
+
+
+_def(P.complex_p, _complex)
 
 
 def _round(x: np.ndarray, rounding_method: RoundingMethod) -> np.ndarray:
     if rounding_method == RoundingMethod.TO_NEAREST_EVEN:
         return np.round(x)
-    return np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, x.dtype))
+    # x - trunc(x) is exact, unlike x + 0.5 (wrong just below 0.5 and above 2**23).
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= np.asarray(0.5, x.dtype), t + np.sign(x), t)
 
 
 _def(P.round_p, _round)
 
 
+def _int_divisor(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # A divisor that avoids the two traps (x / 0 and INT_MIN / -1); callers patch those lanes.
+    safe = np.where(y == 0, np.ones((), y.dtype), y)
+    if dt.is_signed(x.dtype):
+        safe = np.where((safe == -1) & (x == np.iinfo(x.dtype).min), np.ones((), y.dtype), safe)
+    return safe
+
+
 def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if dt.is_integer(x.dtype):
-        # XLA rounds toward zero; x / 0 is -1 (all ones) for integers.
-        safe = np.where(y == 0, 1, y)
-        q = np.abs(x) // np.abs(safe)
-        q = np.where((x < 0) != (safe < 0), -q, q) if dt.is_signed(x.dtype) else x // safe
+        # XLA rounds toward zero; x / 0 is -1 (all ones); INT_MIN / -1 is INT_MIN.
+        safe = _int_divisor(x, y)
+        q = (x - np.fmod(x, safe)) // safe
         return np.where(y == 0, np.array(-1).astype(x.dtype), q)
     return np.divide(x, y)
 
 
 def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # The sign of the dividend, as C's fmod; for integers x % 0 is x, INT_MIN % -1 is 0.
     if dt.is_integer(x.dtype):
-        safe = np.where(y == 0, 1, y)
-        return np.where(y == 0, x, np.fmod(x, safe))
+        return np.where(y == 0, x, np.fmod(x, _int_divisor(x, y)))
     return np.fmod(x, y)
 
 
@@ -90,10 +122,45 @@ _def(P.div_p, _div)
 _def(P.rem_p, _rem)
 
 
+def _pick_complex(x: np.ndarray, y: np.ndarray, greater: bool) -> np.ndarray:
+    # JAX orders complex numbers lexicographically and picks y on ties and NaNs.
+    xr, yr, xi, yi = x.real, y.real, x.imag, y.imag
+    if greater:
+        pick_x = (xr > yr) | ((xr == yr) & (xi > yi))
+    else:
+        pick_x = (xr < yr) | ((xr == yr) & (xi < yi))
+    return np.where(pick_x, x, y)
+
+
+def max_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """XLA's max: NaN wins, and +0.0 is above -0.0."""
+    if dt.is_complex(x.dtype):
+        return _pick_complex(x, y, greater=True)
+    out = np.maximum(x, y)
+    if dt.is_float(x.dtype):
+        out = np.where((x == 0) & (y == 0), x + y, out)  # -0 + -0 is the only -0
+    return out
+
+
+def min_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """XLA's min: NaN wins, and -0.0 is below +0.0."""
+    if dt.is_complex(x.dtype):
+        return _pick_complex(x, y, greater=False)
+    out = np.minimum(x, y)
+    if dt.is_float(x.dtype):
+        out = np.where((x == 0) & (y == 0), -(-x - y), out)
+    return out
+
+
+_def(P.max_p, max_)
+_def(P.min_p, min_)
+# NumPy's float16 nextafter returns x, not y, when x == y (they differ for +-0).
+_def(P.nextafter_p, lambda x, y: np.where(x == y, y, np.nextafter(x, y)))
+
+
 def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if dt.is_integer(y.dtype):
-        return np.power(x, y.astype(x.dtype)) if not dt.is_complex(x.dtype) else x ** y
-    return np.power(x, y)
+    # An integer exponent is converted to the base's dtype, as JAX lowers it.
+    return np.power(x, y.astype(x.dtype))
 
 
 _def(P.pow_p, _pow)
@@ -116,22 +183,25 @@ def _integer_pow(x: np.ndarray, y: int) -> np.ndarray:
 
 
 _def(P.integer_pow_p, _integer_pow)
-_def(P.select_n_p, lambda which, *cases: np.choose(which.astype(np.int64), cases)
-     if which.shape else cases[int(which)])
-_def(P.clamp_p, lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi))
+# Out-of-range cases clamp: JAX lowers select_n to a tree of `which < k` selects.
+_def(P.select_n_p, lambda which, *cases: np.choose(which.astype(np.int64), cases, mode="clip"))
+_def(P.clamp_p, lambda lo, x, hi: min_(max_(x, lo), hi))
 
 
-def _convert(x: np.ndarray, new_dtype: np.dtype[Any], weak_type: bool, sharding: None) -> np.ndarray:
-    if dt.is_integer(new_dtype) and dt.is_inexact(x.dtype):
-        # XLA: NaN becomes 0, out-of-range values saturate, the rest truncate.
-        info = np.iinfo(new_dtype)
-        real = np.real(x).astype(np.float64)
-        out = np.where(np.isnan(real), 0, np.clip(np.trunc(real), info.min, info.max))
-        return out.astype(new_dtype)
+def _convert(x: np.ndarray, new_dtype: np.dtype[Any], weak_type: bool = False,
+             sharding: None = None) -> np.ndarray:
+    if dt.is_complex(x.dtype) and not dt.is_complex(new_dtype):
+        x = np.real(x)  # as JAX lowers it, bool included
     if new_dtype == dt.bool_:
         return x != 0
-    if dt.is_complex(x.dtype) and not dt.is_complex(new_dtype):
-        return np.real(x).astype(new_dtype)
+    if dt.is_integer(new_dtype) and dt.is_float(x.dtype):
+        # XLA: NaN becomes 0, out-of-range values saturate, the rest truncate.
+        # The bounds are compared as floats: float(2**63 - 1) rounds up to 2**63.
+        info = np.iinfo(new_dtype)
+        t = np.trunc(x.astype(np.float64))
+        high, low = t >= float(info.max), t <= float(info.min)
+        inside = np.where(high | low | np.isnan(t), 0, t).astype(new_dtype)
+        return np.where(high, info.max, np.where(low, info.min, inside)).astype(new_dtype)
     return x.astype(new_dtype)
 
 

@@ -9,17 +9,54 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.interpreter import impl_rules
-from plait.ir.reference.elementwise import _def
+from plait.ir.reference.elementwise import _def, max_, min_
 
 
-def _reduce(fn: Any) -> Any:
-    return lambda x, *, axes, **_: fn(x, axis=tuple(axes))
+def _reduce_sum(x: np.ndarray, *, axes: tuple[int, ...], **_: Any) -> np.ndarray:
+    # XLA starts from +0.0, so a sum of -0.0s is +0.0; adding 0 gives the same.
+    return np.sum(x, axis=axes, dtype=x.dtype) + np.zeros((), x.dtype)
 
 
-_def(P.reduce_sum_p, _reduce(np.sum))
-_def(P.reduce_prod_p, _reduce(np.prod))
-_def(P.reduce_max_p, _reduce(np.max))
-_def(P.reduce_min_p, _reduce(np.min))
+def _scan(x: np.ndarray, axis: int, op: Any) -> np.ndarray:
+    """The running ``op``-fold of ``x`` along ``axis``, left to right (slow: complex only)."""
+    out = np.array(np.moveaxis(x, axis, 0))
+    for i in range(1, out.shape[0]):
+        out[i] = op(out[i - 1], out[i])
+    return np.moveaxis(out, 0, axis)
+
+
+def _signed_zeros(out: np.ndarray, x: np.ndarray, is_max: bool, any_: Any) -> np.ndarray:
+    # XLA's max prefers +0.0 to -0.0 (min the reverse); NumPy keeps whichever zero it met.
+    # ``any_`` reduces (or scans) a mask like the extremum itself was computed.
+    preferred = any_((x == 0) & (np.signbit(x) != is_max))
+    zeros = np.where(preferred, 0.0, -0.0) if is_max else np.where(preferred, -0.0, 0.0)
+    return np.where(out == 0, zeros.astype(x.dtype), out)
+
+
+def _extremum(is_max: bool) -> Any:
+    def rule(x: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
+        d = x.dtype
+        kept = tuple(n for i, n in enumerate(x.shape) if i not in axes)
+        if x.size == 0:  # the identity of the reduction
+            if dt.is_integer(d):
+                ident: Any = np.iinfo(d).min if is_max else np.iinfo(d).max
+            else:
+                ident = (not is_max) if dt.is_bool(d) else (-np.inf if is_max else np.inf)
+            return np.full(kept, ident, d)
+        if dt.is_complex(d):  # a left fold of the lexicographic max/min
+            flat = np.moveaxis(x, axes, tuple(range(len(kept), x.ndim))).reshape(kept + (-1,))
+            return _scan(flat, flat.ndim - 1, max_ if is_max else min_)[..., -1]
+        out = np.max(x, axis=axes) if is_max else np.min(x, axis=axes)  # NaN propagates
+        if dt.is_float(d):
+            out = _signed_zeros(out, x, is_max, lambda m: np.any(m, axis=axes))
+        return out
+    return rule
+
+
+_def(P.reduce_sum_p, _reduce_sum)
+_def(P.reduce_prod_p, lambda x, *, axes: np.prod(x, axis=axes, dtype=x.dtype))
+_def(P.reduce_max_p, _extremum(True))
+_def(P.reduce_min_p, _extremum(False))
 _def(P.reduce_and_p, lambda x, *, axes: np.all(x, axis=tuple(axes)) if x.dtype == dt.bool_
      else np.bitwise_and.reduce(x, axis=tuple(axes)))
 _def(P.reduce_or_p, lambda x, *, axes: np.any(x, axis=tuple(axes)) if x.dtype == dt.bool_
@@ -47,19 +84,33 @@ _def(P.argmax_p, _arg(np.argmax))
 _def(P.argmin_p, _arg(np.argmin))
 
 
-def _cumulative(ufunc: Any) -> Any:
+def _cumulative(op: Any) -> Any:
     def rule(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
         if reverse:
             x = np.flip(x, axis)
-        out = ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+        out = op(x, axis)
         return np.flip(out, axis) if reverse else out
     return rule
 
 
-_def(P.cumsum_p, _cumulative(np.add))
-_def(P.cumprod_p, _cumulative(np.multiply))
-_def(P.cummax_p, _cumulative(np.maximum))
-_def(P.cummin_p, _cumulative(np.minimum))
+# XLA's running sum starts from +0.0, so -0.0 never survives.
+_def(P.cumsum_p, _cumulative(lambda x, a: np.add.accumulate(x, a, x.dtype) + np.zeros((), x.dtype)))
+_def(P.cumprod_p, _cumulative(lambda x, a: np.multiply.accumulate(x, a, x.dtype)))
+
+
+def _cum_extremum(is_max: bool) -> Any:
+    def op(x: np.ndarray, axis: int) -> np.ndarray:
+        if dt.is_complex(x.dtype):
+            return _scan(x, axis, max_ if is_max else min_)
+        out = (np.maximum if is_max else np.minimum).accumulate(x, axis)  # NaN propagates
+        if dt.is_float(x.dtype):
+            out = _signed_zeros(out, x, is_max, lambda m: np.logical_or.accumulate(m, axis))
+        return out
+    return op
+
+
+_def(P.cummax_p, _cumulative(_cum_extremum(True)))
+_def(P.cummin_p, _cumulative(_cum_extremum(False)))
 
 
 def _broadcast_in_dim(x: np.ndarray, *, shape: tuple[int, ...],
@@ -183,9 +234,14 @@ _def(P.dot_general_p, _dot_general)
 
 
 def _sort(*xs: np.ndarray, dimension: int, is_stable: bool, num_keys: int) -> list[np.ndarray]:
-    keys = [np.moveaxis(k, dimension, -1) for k in xs[:num_keys]]
-    # NumPy's lexsort is stable and puts NaNs last, as XLA's total order does.
-    order = np.lexsort(list(reversed(keys)), axis=-1)
+    # XLA's order: -0.0 equals +0.0, NaNs of either sign last, complex by (real, imag).
+    # lexsort is stable and puts NaNs last, but needs float64 for float16 and bfloat16.
+    keys = []
+    for k in xs[:num_keys]:
+        k = np.moveaxis(k, dimension, -1)
+        parts = [k.real, k.imag] if dt.is_complex(k.dtype) else [k]
+        keys += [p.astype(np.float64) if dt.is_float(p.dtype) else p for p in parts]
+    order = np.lexsort(keys[::-1], axis=-1)
     outs = []
     for x in xs:
         moved = np.moveaxis(x, dimension, -1)

@@ -28,7 +28,7 @@ _SIMPLE = {
     P.sqrt_p: "stablehlo.sqrt", P.rsqrt_p: "stablehlo.rsqrt", P.cbrt_p: "stablehlo.cbrt",
     P.abs_p: "stablehlo.abs", P.not_p: "stablehlo.not", P.real_p: "stablehlo.real",
     P.imag_p: "stablehlo.imag",
-    P.add_p: "stablehlo.add", P.sub_p: "stablehlo.subtract", P.mul_p: "stablehlo.multiply",
+    P.add_p: "stablehlo.add", P.add_any_p: "stablehlo.add", P.sub_p: "stablehlo.subtract", P.mul_p: "stablehlo.multiply",
     P.div_p: "stablehlo.divide", P.rem_p: "stablehlo.remainder", P.max_p: "stablehlo.maximum",
     P.min_p: "stablehlo.minimum", P.atan2_p: "stablehlo.atan2",
     P.nextafter_p: "chlo.next_after", P.and_p: "stablehlo.and", P.or_p: "stablehlo.or",

@@ -1,0 +1,466 @@
+"""Automatic differentiation at the API level: ``jvp``, ``linearize``, ``vjp``, ``grad``,
+``value_and_grad``, ``jacfwd``, ``jacrev``, ``hessian``, ``linear_transpose``.
+
+Each traces the function once, rewrites the jaxpr (:mod:`plait.transforms`),
+and applies the result: inlined into an enclosing trace, or compiled and run.
+Python control flow on traced values is therefore an error here, as under
+``jit``; use ``plait.lax`` control flow.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.errors import ArgumentError
+from plait.ir import dtypes as dt
+from plait.ir.atoms import Var
+from plait.ir.avals import ShapedArray
+from plait.ir.jaxpr import Jaxpr
+from plait.transforms.ad import linearize_jaxpr, vjp_jaxprs
+from plait.transforms.dce import dce_jaxpr
+from plait.transforms.emit import Emitter
+from plait.transforms.inline import inline_jaxpr
+from plait.transforms.jvp import jvp_jaxpr
+from plait.transforms.transpose import transpose_jaxpr
+from plait.frontend.api_util import abstractify
+from plait.frontend.apply import apply_jaxpr
+from plait.frontend.jit import consts_as_invars
+from plait.frontend.trace_fun import TracedFunction, flatten_call, trace_function
+from plait.frontend.traceback_util import api_boundary
+from plait.frontend.tree_util import (PyTreeDef, tree_flatten, tree_map, tree_structure,
+                                      tree_unflatten)
+
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian",
+           "linear_transpose"]
+
+
+def _trace(fun: Callable[..., Any], args: Sequence[Any], purpose: str) -> tuple[TracedFunction, Jaxpr, tuple[Any, ...]]:
+    call = flatten_call(fun, tuple(args), {}, (), ())
+    traced = trace_function(fun, call, purpose)
+    closed, consts = consts_as_invars(traced.closed)
+    return traced, closed.jaxpr, consts
+
+
+def _float0_zeros(aval: ShapedArray) -> np.ndarray:
+    return np.zeros(aval.shape, dt.float0)
+
+
+def _is_float0(x: Any) -> bool:
+    return getattr(x, "dtype", None) == dt.float0
+
+
+def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[tuple[int, ...], bool]:
+    if isinstance(argnums, int):
+        return (argnums,), True
+    return tuple(argnums), False
+
+
+@api_boundary
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> Any:
+    """``(fun(*primals), J(primals) @ tangents)``: a Jacobian-vector product.
+
+    ``primals`` and ``tangents`` are tuples of pytrees of the same structure;
+    integer and boolean primals take ``float0`` tangents.
+    """
+    if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
+        raise ArgumentError("jvp: primals and tangents must be tuples or lists, but got "
+                            f"{type(primals).__name__} and {type(tangents).__name__}")
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise ArgumentError(f"jvp: primal and tangent arguments must have equal structures, "
+                            f"but got {p_tree} and {t_tree}")
+    traced, jaxpr, consts = _trace(fun, primals, "jvp")
+    n_c = len(consts)
+    nonzeros = []
+    tangent_args = []
+    for i, (p, t, aval) in enumerate(zip(p_leaves, t_leaves, traced.in_avals)):
+        ta = abstractify(t, f"tangents[{i}]", "jvp")
+        if dt.is_inexact(aval.dtype):
+            if ta.shape != aval.shape or ta.dtype != aval.dtype:
+                raise ArgumentError(
+                    f"jvp: expected a tangent of type {aval.str_short()} for primal {i}, but got "
+                    f"{ta.str_short()}")
+            nonzeros.append(True)
+            tangent_args.append(t)
+        else:
+            if ta.dtype != dt.float0 or ta.shape != aval.shape:
+                raise ArgumentError(
+                    f"jvp: expected a float0 tangent of shape {aval.shape} for the "
+                    f"{aval.dtype.name} primal {i}, but got {ta.str_short()}")
+            nonzeros.append(False)
+    jj, out_nz = jvp_jaxpr(jaxpr, [False] * n_c + nonzeros)
+    outs = apply_jaxpr(jj, (), [*consts, *p_leaves, *tangent_args], f"jvp_{traced.debug_info.func_name}")
+    n_out = len(jaxpr.outvars)
+    primal_outs, rest = outs[:n_out], iter(outs[n_out:])
+    tangent_outs = [next(rest) if nz else _zeros_for(a.aval)
+                    for a, nz in zip(jaxpr.outvars, out_nz)]
+    out = tree_unflatten(traced.out_tree, primal_outs)
+    t_out = tree_unflatten(traced.out_tree, tangent_outs)
+    if has_aux:
+        return out[0], t_out[0], out[1]
+    return out, t_out
+
+
+def _zeros_for(aval: Any) -> Any:
+    from plait.frontend.numpy.creation import zeros
+    if not dt.is_inexact(aval.dtype):
+        return _float0_zeros(aval)
+    return zeros(aval.shape, aval.dtype)
+
+
+@api_boundary
+def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linearized function."""
+    traced, jaxpr, consts = _trace(fun, primals, "linearize")
+    n_c = len(consts)
+    diff = [False] * n_c + [dt.is_inexact(a.dtype) for a in traced.in_avals]
+    primal, linear, nres, out_nz = linearize_jaxpr(jaxpr, diff)
+    p_leaves, _ = tree_flatten(tuple(primals))
+    outs = apply_jaxpr(primal, (), [*consts, *p_leaves], f"linearize_{traced.debug_info.func_name}")
+    n_out = len(jaxpr.outvars)
+    primal_outs, residuals = outs[:n_out], outs[n_out:]
+    in_tree = tree_structure(tuple(primals))
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_leaves, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise ArgumentError(f"linearized function: expected tangents of structure {in_tree}, "
+                                f"but got {t_tree}")
+        args = [t for t, d in zip(t_leaves, diff[n_c:]) if d]
+        touts = apply_jaxpr(linear, (), [*residuals, *args], "linearized")
+        it = iter(touts)
+        return tree_unflatten(traced.out_tree, [next(it) if nz else _zeros_for(a.aval)
+                                                for a, nz in zip(jaxpr.outvars, out_nz)])
+
+    return tree_unflatten(traced.out_tree, primal_outs), f_jvp
+
+
+@api_boundary
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` pulls a cotangent back to the inputs.
+
+    Integer and boolean inputs get ``float0`` cotangents.  With ``has_aux``,
+    ``fun`` returns ``(out, aux)`` and ``vjp`` returns ``(out, f_vjp, aux)``.
+    """
+    traced, jaxpr, consts = _trace(fun, primals, "vjp")
+    n_c = len(consts)
+    diff = [dt.is_inexact(a.dtype) for a in traced.in_avals]
+    n_out = len(jaxpr.outvars)
+    aux_n = 0
+    if has_aux:
+        out_struct = traced.out_tree.children()
+        if traced.out_tree.num_nodes < 1 or len(out_struct) != 2:
+            raise ArgumentError("vjp with has_aux=True: the function must return a pair (out, aux)")
+        aux_n = out_struct[1].num_leaves
+    n_main = n_out - aux_n
+    pieces = vjp_jaxprs(jaxpr, [False] * n_c + diff)
+    p_leaves, in_tree = tree_flatten(tuple(primals))
+    outs = apply_jaxpr(pieces.fwd, (), [*consts, *p_leaves], f"vjp_{traced.debug_info.func_name}")
+    primal_outs, residuals = outs[:n_out], outs[n_out:]
+    main_tree = traced.out_tree.children()[0] if has_aux else traced.out_tree
+
+    def f_vjp(*cts: Any) -> Any:
+        ct = cts[0] if len(cts) == 1 else cts
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != main_tree:
+            raise ArgumentError(f"vjp function: expected a cotangent of structure {main_tree}, "
+                                f"but got {ct_tree}")
+        for i, (c, a) in enumerate(zip(ct_leaves, jaxpr.outvars)):
+            ca = abstractify(c, f"cotangent[{i}]", "vjp")
+            if ca.shape != a.aval.shape:  # type: ignore[attr-defined]
+                raise ArgumentError(f"vjp function: expected a cotangent of shape "
+                                    f"{a.aval.shape} for output {i}, but got {ca.str_short()}")  # type: ignore[attr-defined]
+        cts_used = [c for c, has in zip(ct_leaves, pieces.out_tangent[:n_main]) if has]
+        cts_used += [_zeros_for(a.aval) for a, has in zip(jaxpr.outvars[n_main:],
+                                                           pieces.out_tangent[n_main:]) if has]
+        grads = apply_jaxpr(pieces.bwd, (), [*residuals, *cts_used], "vjp_backward")
+        it = iter(grads)
+        leaves = [next(it) if d else _float0_zeros(a) for d, a in zip(diff, traced.in_avals)]
+        return tree_unflatten(in_tree, leaves)
+
+    out = tree_unflatten(traced.out_tree, primal_outs)
+    if has_aux:
+        return out[0], f_vjp, out[1]
+    return out, f_vjp
+
+
+def _value_and_grad_jaxpr(jaxpr: Jaxpr, n_consts: int, diff: Sequence[bool],
+                          keep_outputs: Sequence[bool]) -> Jaxpr:
+    """One jaxpr ``(consts, args) -> (kept outputs..., grads of the diff args)`` for a
+    scalar first output; what only the dropped outputs need is gone."""
+    pieces = vjp_jaxprs(jaxpr, [False] * n_consts + list(diff))
+    e = Emitter()
+    invars = [Var(v.aval) for v in jaxpr.invars]
+    outs = inline_jaxpr(e, pieces.fwd, (), invars)
+    n_out = len(jaxpr.outvars)
+    primal_outs, residuals = outs[:n_out], outs[n_out:]
+    out_aval = jaxpr.outvars[0].aval
+    one = e.literal(1.0, out_aval.dtype, out_aval.weak_type)  # type: ignore[attr-defined]
+    cts = [one] + [e.zeros(a.aval) for a, has in
+                   zip(jaxpr.outvars[1:], pieces.out_tangent[1:]) if has]
+    grads = inline_jaxpr(e, pieces.bwd, (), [*residuals, *cts]) if pieces.out_tangent[0] else [
+        e.zeros(v.aval) for v, d in zip(jaxpr.invars[n_consts:], diff) if d]
+    full = e.builder.build(invars, [*primal_outs, *grads])
+    full, _ = dce_jaxpr(full, [*keep_outputs, *([True] * len(grads))])
+    return full
+
+
+def _check_grad_inputs(avals: Sequence[ShapedArray], selected: Sequence[bool], allow_int: bool,
+                       holomorphic: bool, names: Sequence[str], what: str) -> None:
+    for a, s, name in zip(avals, selected, names):
+        if not s:
+            continue
+        if holomorphic and not dt.is_complex(a.dtype):
+            raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, but "
+                            f"got {a.dtype.name} for {name}")
+        if not dt.is_inexact(a.dtype) and not allow_int:
+            raise TypeError(
+                f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                f"of np.inexact), but got {a.dtype.name} for {name}. If you want to use Boolean- "
+                "or integer-valued inputs, use vjp or set allow_int to True.")
+        if dt.is_complex(a.dtype) and not holomorphic:
+            raise TypeError(f"{what} requires real-valued inputs for a non-holomorphic "
+                            f"function, but got {a.dtype.name} for {name}; pass holomorphic=True "
+                            "or use vjp")
+
+
+def _check_scalar_output(aval: Any, holomorphic: bool, what: str) -> None:
+    if aval.shape != ():
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
+                        f"{aval.shape}.")
+    if not holomorphic and not dt.is_float(aval.dtype):
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a sub-dtype of "
+                        f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, "
+                        "pass holomorphic=True. For differentiation of non-holomorphic functions "
+                        "involving complex outputs, use vjp directly.")
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False, holomorphic: bool = False,
+                   allow_int: bool = False) -> Callable[..., Any]:
+    """A function returning ``(fun(*args), gradient)`` of a scalar-output ``fun``.
+
+    ``argnums`` selects the arguments differentiated (an int, or a tuple giving
+    a tuple of gradients); with ``has_aux``, ``fun`` returns ``(out, aux)`` and the
+    result is ``((out, aux), grads)``.
+    """
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, True)
+
+
+def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+                    holomorphic: bool, allow_int: bool, with_value: bool) -> Callable[..., Any]:
+    nums, single = _argnums_tuple(argnums)
+    name = getattr(fun, "__name__", "fun")
+
+    @functools.wraps(fun)
+    @api_boundary
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        n = len(args)
+        for i in nums:
+            if not -n <= i < n:
+                raise ArgumentError(f"differentiating with respect to argnums={argnums} requires "
+                                    f"at least {max(nums) + 1} positional arguments, but the "
+                                    f"function was called with {n}")
+        selected = {i % n for i in nums}
+        call = flatten_call(fun, args, kwargs, (), ())
+        traced = trace_function(fun, call, "grad")
+        closed, consts = consts_as_invars(traced.closed)
+        jaxpr = closed.jaxpr
+        arg_of_leaf = [p[1].idx if p[0].idx == 0 else None for p in call.paths]
+        diff = [a is not None and a in selected for a in arg_of_leaf]
+        _check_grad_inputs(traced.in_avals, diff, allow_int, holomorphic,
+                           call.debug_info.arg_names, "grad")
+        diff = [d and dt.is_inexact(a.dtype) for d, a in zip(diff, traced.in_avals)]
+        out_leaves_tree = traced.out_tree
+        if has_aux:
+            kids = out_leaves_tree.children()
+            if len(kids) != 2:
+                raise ArgumentError("grad with has_aux=True: the function must return a pair "
+                                    "(out, aux)")
+            main_tree = kids[0]
+        else:
+            main_tree = out_leaves_tree
+        if main_tree.num_leaves != 1:
+            raise TypeError(f"Gradient only defined for scalar-output functions. Output was "
+                            f"{main_tree}.")
+        _check_scalar_output(jaxpr.outvars[0].aval, holomorphic, "grad")
+        n_out = len(jaxpr.outvars)
+        # grad alone keeps only the aux outputs: the value's own computation is dropped.
+        keep = [with_value or i > 0 for i in range(n_out)]
+        full = _value_and_grad_jaxpr(jaxpr, len(consts), diff, keep)
+        outs = apply_jaxpr(full, (), [*consts, *call.leaves], f"grad_{name}")
+        n_kept = sum(keep)
+        kept = iter(outs[:n_kept])
+        value = tree_unflatten(traced.out_tree, [next(kept) if k else None for k in keep])
+        grad_it = iter(outs[n_kept:])
+        leaves = [next(grad_it) if d else (_float0_zeros(a) if not dt.is_inexact(a.dtype)
+                                           else _zeros_for(a))
+                  for d, a in zip(diff, traced.in_avals)]
+        args_tree, _ = tree_unflatten(call.in_tree, leaves)
+        grads = tuple(args_tree[i % n] for i in nums)
+        g = grads[0] if single else grads
+        return value, g
+
+    return value_and_grad_f
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+    """The gradient of a scalar-output ``fun`` with respect to ``argnums``."""
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, False)
+
+    @functools.wraps(fun)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_f
+
+
+def _std_basis(tree: Any) -> tuple[Any, int]:
+    from plait.frontend.numpy.creation import eye, zeros
+    from plait.frontend.numpy.manipulation import reshape
+    leaves, td = tree_flatten(tree)
+    avals = [abstractify(x, "", "jacobian") for x in leaves]
+    sizes = [a.size for a in avals]
+    total = sum(sizes)
+    basis_leaves = []
+    start = 0
+    for a, n in zip(avals, sizes):
+        dtype = a.dtype if dt.is_inexact(a.dtype) else dt.float32
+        rows = eye(total, n, -start, dtype=dtype) if n else zeros((total, 0), dtype)
+        basis_leaves.append(reshape(rows, (total,) + a.shape))
+        start += n
+    return tree_unflatten(td, basis_leaves), total
+
+
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by forward mode (one JVP per input element, batched)."""
+    from plait.frontend.batching import vmap
+    nums, single = _argnums_tuple(argnums)
+
+    @functools.wraps(fun)
+    def jacfun(*args: Any) -> Any:
+        dyn = tuple(args[i] for i in nums)
+
+        def partial_fun(*d: Any) -> Any:
+            full = list(args)
+            for i, v in zip(nums, d):
+                full[i] = v
+            return fun(*full)
+
+        basis, _ = _std_basis(dyn)
+
+        def push(t: Any) -> Any:
+            if has_aux:
+                _, tan, aux = jvp(partial_fun, dyn, t, has_aux=True)
+                return tan, aux
+            return jvp(partial_fun, dyn, t)[1]
+
+        if has_aux:
+            jac, aux = vmap(push, out_axes=(-1, None))(basis)
+        else:
+            jac = vmap(push, out_axes=-1)(basis)
+        dyn_leaves = tree_flatten(dyn)[0]
+        jac = tree_map(lambda j: _split_last(j, dyn_leaves, single), jac)
+        return (jac, aux) if has_aux else jac
+
+    return jacfun
+
+
+def _split_last(j: Any, in_leaves: Sequence[Any], single: bool) -> Any:
+    from plait.frontend.numpy.manipulation import reshape
+    from plait.frontend.numpy.indexing import getitem
+    out_shape = j.shape[:-1]
+    parts = []
+    start = 0
+    for x in in_leaves:
+        a = abstractify(x, "", "jacobian")
+        n = a.size
+        piece = getitem(j, (..., slice(start, start + n)))
+        parts.append(reshape(piece, out_shape + a.shape))
+        start += n
+    return parts[0] if single and len(parts) == 1 else tuple(parts)
+
+
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by reverse mode (one VJP per output element, batched)."""
+    from plait.frontend.batching import vmap
+    nums, single = _argnums_tuple(argnums)
+
+    @functools.wraps(fun)
+    def jacfun(*args: Any) -> Any:
+        dyn = tuple(args[i] for i in nums)
+
+        def partial_fun(*d: Any) -> Any:
+            full = list(args)
+            for i, v in zip(nums, d):
+                full[i] = v
+            return fun(*full)
+
+        if has_aux:
+            out, f_vjp, aux = vjp(partial_fun, *dyn, has_aux=True)
+        else:
+            out, f_vjp = vjp(partial_fun, *dyn)
+        basis, _ = _std_basis(out)
+        jac = vmap(f_vjp)(basis)
+        out_leaves, out_tree = tree_flatten(out)
+        jac_leaves = tree_flatten(jac)[0]
+        result = _assemble_rev(jac_leaves, out_leaves, out_tree, dyn, single)
+        return (result, aux) if has_aux else result
+
+    return jacfun
+
+
+def _assemble_rev(jac_leaves: Sequence[Any], out_leaves: Sequence[Any], out_tree: PyTreeDef,
+                  dyn: tuple[Any, ...], single: bool) -> Any:
+    from plait.frontend.numpy.indexing import getitem
+    from plait.frontend.numpy.manipulation import reshape
+    per_out = []
+    start = 0
+    for o in out_leaves:
+        oa = abstractify(o, "", "jacobian")
+        n = oa.size
+        entries = []
+        for j in jac_leaves:
+            piece = getitem(j, slice(start, start + n))
+            entries.append(reshape(piece, oa.shape + j.shape[1:]))
+        start += n
+        per_in = tree_unflatten(tree_structure(dyn), entries)
+        per_out.append(per_in[0] if single else per_in)
+    return tree_unflatten(out_tree, per_out)
+
+
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+            has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
+    """The Hessian: ``jacfwd(jacrev(fun))``."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)
+
+
+def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[..., Any]:
+    """The transpose of a linear ``fun``; ``primals`` give its input types (values unused)."""
+    traced, jaxpr, consts = _trace(fun, primals, "linear_transpose")
+    n_c = len(consts)
+    transposed = transpose_jaxpr(jaxpr, [False] * n_c + [True] * len(jaxpr.invars[n_c:]))
+    in_tree = tree_structure(tuple(primals))
+
+    @api_boundary
+    def transposed_fun(*cts: Any) -> Any:
+        ct = cts[0] if len(cts) == 1 else cts
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != traced.out_tree:
+            raise ArgumentError(f"linear_transpose: expected a cotangent of structure "
+                                f"{traced.out_tree}, but got {ct_tree}")
+        outs = apply_jaxpr(transposed, (), [*consts, *ct_leaves], "linear_transpose")
+        return tree_unflatten(in_tree, outs)
+
+    return transposed_fun

@@ -1,0 +1,57 @@
+"""Applying a (transformed) jaxpr to values: staged into the current trace, or compiled and run.
+
+This is how every API-level transformation finishes: trace once, rewrite the
+IR, then apply the result.  Inside a trace the equations are re-bound one by
+one (so they compose with whatever encloses them); outside, the jaxpr is
+compiled (cached by structure) and executed, its constants passed as arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
+from plait.lowering import runtime
+from plait.frontend.array_impl import ArrayImpl
+from plait.frontend.compile_cache import executable_for
+from plait.frontend.tracing import Tracer, bind, current_trace
+
+__all__ = ["apply_jaxpr", "eval_jaxpr_bind"]
+
+
+def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:
+    """Evaluate ``jaxpr`` by binding each equation's primitive (the frontend interpreter)."""
+    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts, strict=True))
+    env.update(zip(jaxpr.invars, args, strict=True))
+
+    def read(a: Atom) -> Any:
+        return a if type(a) is Literal else env[a]  # type: ignore[index]
+
+    for eqn in jaxpr.eqns:
+        outs = bind(eqn.primitive, *[read(a) for a in eqn.inputs], **eqn.params)
+        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+    return [read(a) for a in jaxpr.outvars]
+
+
+def _buffer(x: Any, aval: Any) -> Any:
+    if type(x) is ArrayImpl:
+        if x._buf is None:
+            raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
+        return x._buf
+    return runtime.device_put(np.asarray(x, aval.dtype), aval)
+
+
+def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: str) -> list[Any]:
+    """``jaxpr`` applied to ``consts`` and ``args``: inlined when tracing, else compiled and run."""
+    if current_trace() is not None or any(type(x) is Tracer for x in (*consts, *args)):
+        return eval_jaxpr_bind(jaxpr, consts, args)
+    flat = jaxpr.replace(constvars=(), invars=jaxpr.constvars + jaxpr.invars)
+    exe = executable_for(ClosedJaxpr(flat), name)
+    values = [*consts, *args]
+    bufs = [_buffer(x, v.aval) for x, v in zip(values, flat.invars, strict=True)]
+    outs = exe.execute(bufs)
+    return [ArrayImpl(a.aval, b) for a, b in zip(flat.outvars, outs)]  # type: ignore[arg-type]

@@ -1,0 +1,25 @@
+"""Jaxpr-to-jaxpr rewrites: JVP, partial evaluation, transposition, batching, DCE.
+
+Each transformation is a pure function of a :class:`~plait.ir.Jaxpr` driven by
+a rule table keyed by primitive, cached on the jaxpr's structure.  Depends
+only on :mod:`plait.ir`.
+"""
+
+from plait.transforms import batching_rules as _batching_rules  # noqa: F401  (registers rules)
+from plait.transforms import call_rules as _call_rules  # noqa: F401
+from plait.transforms import jvp_rules as _jvp_rules  # noqa: F401
+from plait.transforms import jvp_rules_structural as _jvp_rules_structural  # noqa: F401
+from plait.transforms import transpose_rules as _transpose_rules  # noqa: F401
+from plait.transforms.dce import dce_jaxpr, dce_rules
+from plait.transforms.emit import Emitter, Zero
+from plait.transforms.inline import inline_calls, inline_jaxpr
+from plait.transforms.jvp import jvp_jaxpr, jvp_rules, tangent_aval
+from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
+from plait.transforms.transpose import UndefPrimal, backward_pass, transpose_jaxpr, transpose_rules
+from plait.transforms.vmap import batching_rules, vmap_jaxpr
+
+__all__ = [
+    "dce_jaxpr", "dce_rules", "Emitter", "Zero", "jvp_jaxpr", "jvp_rules", "tangent_aval",
+    "partial_eval_jaxpr", "pe_rules", "UndefPrimal", "backward_pass", "transpose_jaxpr",
+    "transpose_rules", "batching_rules", "vmap_jaxpr", "inline_calls", "inline_jaxpr",
+]

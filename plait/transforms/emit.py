@@ -1,0 +1,190 @@
+"""The emitter: how transformation rules write IR.
+
+Rules never call the NumPy namespace; they emit equations through a
+:class:`~plait.ir.Builder`, with the typed helpers of :class:`Emitter` for the
+operations rules need most.  Operands are atoms (``Var`` or ``Literal``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.builder import Builder
+from plait.ir.primitive import Primitive
+
+__all__ = ["Emitter", "aval_of", "Zero", "is_zero"]
+
+
+def aval_of(x: Atom) -> ShapedArray:
+    """The (array) type of an atom."""
+    a = x.aval
+    assert isinstance(a, ShapedArray)
+    return a
+
+
+class Zero:
+    """A symbolic zero of a given type: no equation computes it."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: AbstractValue) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval.str_short()})"
+
+
+def is_zero(x: object) -> bool:
+    """Whether ``x`` is a symbolic :class:`Zero`."""
+    return type(x) is Zero
+
+
+class Emitter:
+    """Typed helpers over a :class:`Builder`; rules receive one."""
+
+    __slots__ = ("builder",)
+
+    def __init__(self, builder: Builder | None = None) -> None:
+        self.builder = builder if builder is not None else Builder()
+
+    # -- generic -------------------------------------------------------------
+    def bind(self, prim: Primitive, *args: Atom, **params: Any) -> list[Var]:
+        """Emit ``prim`` and return all its outputs."""
+        return list(self.builder.bind(prim, args, params))
+
+    def bind1(self, prim: Primitive, *args: Atom, **params: Any) -> Var:
+        """Emit a single-result ``prim``."""
+        return self.builder.bind(prim, args, params)[0]
+
+    # -- constants -----------------------------------------------------------
+    def literal(self, value: Any, dtype: np.dtype[Any], weak: bool = False) -> Literal:
+        """A scalar literal of ``dtype``."""
+        if dtype == dt.bool_:
+            v: Any = bool(value)
+        elif dt.is_integer(dtype):
+            v = int(value)
+        elif dt.is_complex(dtype):
+            v = complex(value)
+        else:
+            v = float(value)
+        return Literal(v, ShapedArray((), dtype, weak))
+
+    def full(self, aval: ShapedArray, value: Any) -> Atom:
+        """An array of type ``aval`` filled with ``value``."""
+        lit = self.literal(value, aval.dtype, aval.weak_type)
+        if not aval.shape:
+            return lit
+        return self.broadcast_in_dim(lit, aval.shape, ())
+
+    def zeros(self, aval: AbstractValue) -> Atom:
+        """Zeros of type ``aval`` (float0 zeros become bool zeros, never used)."""
+        assert isinstance(aval, ShapedArray)
+        if aval.dtype == dt.float0:
+            raise TypeError("cannot materialize float0 zeros")
+        return self.full(aval, 0)
+
+    def instantiate(self, x: Atom | Zero) -> Atom:
+        """``x``, with a symbolic zero materialized."""
+        return self.zeros(x.aval) if type(x) is Zero else x  # type: ignore[return-value]
+
+    # -- elementwise ---------------------------------------------------------
+    def add(self, x: Atom, y: Atom) -> Var:
+        """``x + y``."""
+        return self.bind1(P.add_p, x, y)
+
+    def add_any(self, x: Atom, y: Atom) -> Var:
+        """Accumulate two cotangents (``add_any``)."""
+        return self.bind1(P.add_any_p, x, y)
+
+    def sub(self, x: Atom, y: Atom) -> Var:
+        """``x - y``."""
+        return self.bind1(P.sub_p, x, y)
+
+    def mul(self, x: Atom, y: Atom) -> Var:
+        """``x * y``."""
+        return self.bind1(P.mul_p, x, y)
+
+    def div(self, x: Atom, y: Atom) -> Var:
+        """``x / y``."""
+        return self.bind1(P.div_p, x, y)
+
+    def neg(self, x: Atom) -> Var:
+        """``-x``."""
+        return self.bind1(P.neg_p, x)
+
+    def unary(self, prim: Primitive, x: Atom, **params: Any) -> Var:
+        """A unary primitive with its default params."""
+        return self.bind1(prim, x, **params)
+
+    def select_n(self, which: Atom, *cases: Atom) -> Var:
+        """``cases[which]`` elementwise."""
+        return self.bind1(P.select_n_p, which, *cases)
+
+    def convert(self, x: Atom, dtype: np.dtype[Any], weak: bool = False) -> Atom:
+        """``x`` cast to ``dtype`` (no equation when the type already matches)."""
+        a = aval_of(x)
+        if a.dtype == dtype and a.weak_type == weak:
+            return x
+        return self.bind1(P.convert_element_type_p, x, new_dtype=dtype, weak_type=weak,
+                          sharding=None)
+
+    def scalar_like(self, x: Atom, value: Any) -> Literal:
+        """A scalar literal of ``x``'s dtype."""
+        a = aval_of(x)
+        return self.literal(value, a.dtype, a.weak_type)
+
+    # -- structure -----------------------------------------------------------
+    def broadcast_in_dim(self, x: Atom, shape: Sequence[int], dims: Sequence[int]) -> Var:
+        """``broadcast_in_dim``."""
+        return self.bind1(P.broadcast_in_dim_p, x, shape=tuple(shape),
+                          broadcast_dimensions=tuple(dims), sharding=None)
+
+    def broadcast_to(self, x: Atom, shape: Sequence[int]) -> Atom:
+        """``x`` (rank 0, or same rank with size-1 dims) broadcast to ``shape``."""
+        a = aval_of(x)
+        if a.shape == tuple(shape):
+            return x
+        dims = () if a.ndim == 0 else tuple(range(len(shape)))
+        return self.broadcast_in_dim(x, shape, dims)
+
+    def reduce_sum(self, x: Atom, axes: Sequence[int]) -> Atom:
+        """Sum over ``axes`` (no equation for no axes)."""
+        if not axes:
+            return x
+        return self.bind1(P.reduce_sum_p, x, axes=tuple(axes), out_sharding=None)
+
+    def reshape(self, x: Atom, shape: Sequence[int]) -> Atom:
+        """``x`` reshaped (no equation when the shape already matches)."""
+        if aval_of(x).shape == tuple(shape):
+            return x
+        return self.bind1(P.reshape_p, x, new_sizes=tuple(shape), dimensions=None, sharding=None)
+
+    def transpose(self, x: Atom, perm: Sequence[int]) -> Atom:
+        """``x`` with dimensions permuted (no equation for the identity)."""
+        if tuple(perm) == tuple(range(len(perm))):
+            return x
+        return self.bind1(P.transpose_p, x, permutation=tuple(perm))
+
+    def unbroadcast(self, x: Atom, aval: ShapedArray) -> Atom:
+        """Sum ``x`` down to ``aval``'s shape: undo rank-0/size-1 broadcasting."""
+        xa = aval_of(x)
+        if xa.shape == aval.shape:
+            return self.convert(x, aval.dtype, aval.weak_type) if xa.dtype != aval.dtype else x
+        if aval.ndim == 0:
+            out = self.reduce_sum(x, range(xa.ndim))
+        else:
+            axes = [i for i, (a, b) in enumerate(zip(aval.shape, xa.shape)) if a == 1 and b != 1]
+            out = self.reshape(self.reduce_sum(x, axes), aval.shape)
+        return self.convert(out, aval.dtype, aval.weak_type) if xa.dtype != aval.dtype else out
+
+    def dot_general(self, x: Atom, y: Atom, dims: Any, preferred: Any = None) -> Var:
+        """``dot_general`` with default precision."""
+        return self.bind1(P.dot_general_p, x, y, dimension_numbers=dims, precision=None,
+                          preferred_element_type=preferred, out_sharding=None)

@@ -1,0 +1,206 @@
+"""JVP rules of the elementwise primitives (one line each where a family helper fits)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.atoms import Atom, Var
+from plait.transforms.emit import Emitter, Zero, aval_of
+from plait.transforms.jvp import (Tangent, defjvp, defjvp2, defjvp_zero, deflinear, jvp_rules,
+                                  tangent_aval)
+
+
+def _c(e: Emitter, x: Atom, v: float) -> Atom:
+    return e.scalar_like(x, v)
+
+
+def _sq(e: Emitter, x: Atom) -> Var:
+    return e.bind1(P.integer_pow_p, x, y=2)
+
+
+for _p in (P.sign_p, P.floor_p, P.ceil_p, P.round_p, P.is_finite_p, P.eq_p, P.ne_p, P.lt_p,
+           P.le_p, P.gt_p, P.ge_p, P.and_p, P.or_p, P.xor_p, P.not_p, P.nextafter_p,
+           P.argmax_p, P.argmin_p, P.reduce_and_p, P.reduce_or_p, P.reduce_xor_p, P.iota_p):
+    defjvp_zero(_p)
+
+for _p in (P.neg_p, P.add_any_p, P.real_p, P.imag_p, P.conj_p, P.complex_p, P.copy_p):
+    deflinear(_p)
+
+defjvp2(P.exp_p, lambda e, t, ans, x, **_: e.mul(t, ans))
+defjvp2(P.exp2_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(ans, _c(e, x, math.log(2.0)))))
+defjvp(P.log_p, lambda e, t, x, **_: e.div(t, x))
+defjvp(P.log1p_p, lambda e, t, x, **_: e.div(t, e.add(x, _c(e, x, 1))))
+defjvp2(P.expm1_p, lambda e, t, ans, x, **_: e.mul(t, e.add(ans, _c(e, x, 1))))
+defjvp2(P.tanh_p, lambda e, t, ans, x, **_: e.mul(t, e.sub(_c(e, x, 1), _sq(e, ans))))
+defjvp2(P.logistic_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(ans, e.sub(_c(e, x, 1), ans))))
+defjvp(P.sin_p, lambda e, t, x, **_: e.mul(t, e.unary(P.cos_p, x, accuracy=None)))
+defjvp(P.cos_p, lambda e, t, x, **_: e.neg(e.mul(t, e.unary(P.sin_p, x, accuracy=None))))
+defjvp2(P.tan_p, lambda e, t, ans, x, **_: e.mul(t, e.add(_c(e, x, 1), _sq(e, ans))))
+defjvp(P.asin_p, lambda e, t, x: e.mul(t, e.unary(P.rsqrt_p, e.sub(_c(e, x, 1), _sq(e, x)),
+                                                  accuracy=None)))
+defjvp(P.acos_p, lambda e, t, x: e.neg(e.mul(t, e.unary(
+    P.rsqrt_p, e.sub(_c(e, x, 1), _sq(e, x)), accuracy=None))))
+defjvp(P.atan_p, lambda e, t, x: e.div(t, e.add(_c(e, x, 1), _sq(e, x))))
+defjvp(P.sinh_p, lambda e, t, x: e.mul(t, e.unary(P.cosh_p, x)))
+defjvp(P.cosh_p, lambda e, t, x: e.mul(t, e.unary(P.sinh_p, x)))
+defjvp(P.asinh_p, lambda e, t, x: e.mul(t, e.unary(P.rsqrt_p, e.add(_sq(e, x), _c(e, x, 1)),
+                                                   accuracy=None)))
+defjvp(P.acosh_p, lambda e, t, x: e.mul(t, e.unary(
+    P.rsqrt_p, e.mul(e.sub(x, _c(e, x, 1)), e.add(x, _c(e, x, 1))), accuracy=None)))
+defjvp(P.atanh_p, lambda e, t, x: e.div(t, e.sub(_c(e, x, 1), _sq(e, x))))
+defjvp2(P.sqrt_p, lambda e, t, ans, x, **_: e.div(t, e.mul(ans, _c(e, x, 2))))
+defjvp2(P.rsqrt_p, lambda e, t, ans, x, **_: e.mul(t, e.div(e.mul(ans, _c(e, x, -0.5)), x)))
+defjvp2(P.cbrt_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(
+    e.bind1(P.integer_pow_p, ans, y=-2), _c(e, x, 1 / 3))))
+
+
+def _abs_jvp(e: Emitter, t: Atom, ans: Atom, x: Atom) -> Atom:
+    if dt.is_complex(aval_of(x).dtype):
+        # d|x| = Re(conj(x) t) / |x|, zero where x == 0.
+        safe = e.select_n(e.bind1(P.eq_p, ans, _c(e, ans, 0)), ans, _c(e, ans, 1))
+        re = e.unary(P.real_p, e.mul(e.unary(P.conj_p, x), t))
+        return e.div(re, safe)
+    return e.mul(t, e.unary(P.sign_p, x))
+
+
+defjvp2(P.abs_p, _abs_jvp)
+defjvp(P.integer_pow_p, lambda e, t, x, y: (
+    e.mul(t, e.mul(_c(e, x, y), x if y == 2 else e.bind1(P.integer_pow_p, x, y=y - 1)))
+    if y not in (0, 1) else (t if y == 1 else e.zeros(aval_of(t)))))
+
+
+def _sub_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
+             **params: Any) -> tuple[list[Var], list[Tangent]]:
+    out = e.bind(P.sub_p, *primals)
+    tx, ty = tangents
+    shape = aval_of(out[0]).shape
+    if type(ty) is Zero:
+        return out, [e.broadcast_to(tx, shape)]  # type: ignore[arg-type]
+    if type(tx) is Zero:
+        return out, [e.broadcast_to(e.neg(ty), shape)]
+    return out, [e.sub(tx, ty)]
+
+
+def _add_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
+             **params: Any) -> tuple[list[Var], list[Tangent]]:
+    out = e.bind(P.add_p, *primals)
+    tx, ty = tangents
+    shape = aval_of(out[0]).shape
+    if type(ty) is Zero:
+        return out, [e.broadcast_to(tx, shape)]  # type: ignore[arg-type]
+    if type(tx) is Zero:
+        return out, [e.broadcast_to(ty, shape)]
+    return out, [e.add(tx, ty)]
+
+
+jvp_rules[P.add_p] = _add_jvp
+jvp_rules[P.sub_p] = _sub_jvp
+defjvp(P.mul_p, lambda e, t, x, y, **_: e.mul(t, y), lambda e, t, x, y, **_: e.mul(x, t))
+defjvp(P.div_p, lambda e, t, x, y: e.div(t, y),
+       lambda e, t, x, y: e.neg(e.mul(t, e.div(x, _sq(e, y)))))
+
+
+def _trunc_div(e: Emitter, x: Atom, y: Atom) -> Atom:
+    q = e.div(x, y)
+    return e.mul(e.unary(P.sign_p, q), e.unary(P.floor_p, e.unary(P.abs_p, q)))
+
+
+defjvp(P.rem_p, lambda e, t, x, y: t, lambda e, t, x, y: e.neg(e.mul(t, _trunc_div(e, x, y))))
+
+
+def _balanced(e: Emitter, x: Atom, ans: Atom, y: Atom) -> Atom:
+    # 1 where x alone attains the extremum, 1/2 on ties, 0 elsewhere.
+    xa = e.bind1(P.eq_p, x, ans)
+    ya = e.bind1(P.eq_p, y, ans)
+    half = e.select_n(ya, _c(e, ans, 1), _c(e, ans, 0.5))
+    return e.select_n(xa, e.broadcast_to(_c(e, ans, 0), aval_of(ans).shape),
+                      e.broadcast_to(half, aval_of(ans).shape))
+
+
+defjvp2(P.max_p, lambda e, t, ans, x, y: e.mul(t, _balanced(e, x, ans, y)),
+        lambda e, t, ans, x, y: e.mul(t, _balanced(e, y, ans, x)))
+defjvp2(P.min_p, lambda e, t, ans, x, y: e.mul(t, _balanced(e, x, ans, y)),
+        lambda e, t, ans, x, y: e.mul(t, _balanced(e, y, ans, x)))
+
+
+def _atan2_denominator(e: Emitter, x: Atom, y: Atom) -> Atom:
+    return e.add(_sq(e, x), _sq(e, y))
+
+
+defjvp(P.atan2_p, lambda e, t, x, y: e.mul(t, e.div(y, _atan2_denominator(e, x, y))),
+       lambda e, t, x, y: e.neg(e.mul(t, e.div(x, _atan2_denominator(e, x, y)))))
+
+
+def _pow_jvp_base(e: Emitter, t: Atom, ans: Atom, x: Atom, y: Atom) -> Atom:
+    ya = aval_of(y)
+    if dt.is_integer(ya.dtype):
+        yf = e.convert(y, aval_of(x).dtype)
+        deriv = e.mul(yf, e.bind1(P.pow_p, x, e.sub(y, e.scalar_like(y, 1))))
+        return e.mul(t, e.select_n(e.bind1(P.eq_p, y, e.scalar_like(y, 0)), deriv,
+                                   e.broadcast_to(_c(e, x, 0), aval_of(deriv).shape)))
+    return e.mul(t, e.mul(y, e.bind1(P.pow_p, x, e.sub(y, _c(e, y, 1)))))
+
+
+def _pow_jvp_exponent(e: Emitter, t: Atom, ans: Atom, x: Atom, y: Atom) -> Atom:
+    # log(x) replaced by 0 where x == 0, as JAX does (0 ** y has no exponent slope there).
+    zero = e.bind1(P.eq_p, x, _c(e, x, 0))
+    safe_x = e.select_n(zero, x, e.broadcast_to(_c(e, x, 1), aval_of(x).shape))
+    return e.mul(t, e.mul(e.unary(P.log_p, safe_x, accuracy=None), ans))
+
+
+defjvp2(P.pow_p, _pow_jvp_base, _pow_jvp_exponent)
+
+
+def _select_n_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
+                  **params: Any) -> tuple[list[Var], list[Tangent]]:
+    out = e.bind(P.select_n_p, *primals)
+    cases = tangents[1:]
+    if all(type(t) is Zero for t in cases):
+        return out, [Zero(tangent_aval(out[0].aval))]
+    return out, [e.select_n(primals[0], *[e.instantiate(t) for t in cases])]
+
+
+jvp_rules[P.select_n_p] = _select_n_jvp
+
+
+def _clamp_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
+               **params: Any) -> tuple[list[Var], list[Tangent]]:
+    lo, x, hi = primals
+    out = e.bind(P.clamp_p, lo, x, hi)
+    shape = aval_of(x).shape
+    terms = []
+    t_lo, t_x, t_hi = tangents
+    if type(t_x) is not Zero:
+        inside = e.bind1(P.and_p, e.bind1(P.gt_p, x, lo), e.bind1(P.lt_p, x, hi))
+        terms.append(e.select_n(inside, e.zeros(aval_of(t_x)), t_x))
+    for t, bound, cmp in ((t_lo, lo, P.lt_p), (t_hi, hi, P.gt_p)):
+        if type(t) is not Zero:
+            pick = e.bind1(cmp, x, bound)
+            tb = e.broadcast_to(t, shape)
+            terms.append(e.select_n(pick, e.zeros(aval_of(tb)), tb))
+    total: Atom = terms[0]
+    for term in terms[1:]:
+        total = e.add_any(total, term)
+    return out, [total]
+
+
+jvp_rules[P.clamp_p] = _clamp_jvp
+
+
+def _convert_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
+                 **params: Any) -> tuple[list[Var], list[Tangent]]:
+    out = e.bind(P.convert_element_type_p, *primals, **params)
+    t, = tangents
+    new = params["new_dtype"]
+    if type(t) is Zero or not dt.is_inexact(new):
+        return out, [Zero(tangent_aval(out[0].aval))]
+    if dt.is_complex(aval_of(t).dtype) and not dt.is_complex(new):
+        t = e.unary(P.real_p, t)
+    return out, [e.convert(t, new, params["weak_type"])]
+
+
+jvp_rules[P.convert_element_type_p] = _convert_jvp

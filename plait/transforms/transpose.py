@@ -1,0 +1,147 @@
+"""Transposition of linear jaxprs: the backward pass of reverse mode.
+
+``transpose_jaxpr(jaxpr, linear)`` turns a jaxpr linear in the invars marked
+``linear`` into one mapping (the non-linear invars, the output cotangents) to
+the cotangents of the linear invars.  Non-linear equations are re-emitted
+forward; linear ones are walked backwards, each primitive's rule
+(:data:`transpose_rules`) mapping output cotangents to input cotangents.
+Cotangents that nothing produces stay symbolic zeros and cost nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from plait.config import values as _config
+from plait.errors import JaxprTypeError, RuleNotImplementedError
+from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.avals import AbstractValue
+from plait.ir.check import check_jaxpr
+from plait.ir.jaxpr import Jaxpr
+from plait.ir.primitive import Primitive
+from plait.transforms.emit import Emitter, Zero
+
+__all__ = ["transpose_jaxpr", "transpose_rules", "TransposeRule", "UndefPrimal",
+           "backward_pass", "is_undefined", "Cotangent"]
+
+
+class UndefPrimal:
+    """A linear input of a transposed equation: only its type is known."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: AbstractValue) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefPrimal({self.aval.str_short()})"
+
+
+def is_undefined(x: object) -> bool:
+    """Whether ``x`` is a linear (undefined) input."""
+    return type(x) is UndefPrimal
+
+
+Cotangent = Atom | Zero | None
+TransposeRule = Callable[..., Sequence[Cotangent]]
+"""``rule(e, cts_out, *inputs, **params) -> cts_in``: ``inputs`` are atoms or
+:class:`UndefPrimal`; a cotangent is returned for each undefined input (``None``
+or :class:`Zero` for the others)."""
+
+transpose_rules: dict[Primitive, TransposeRule] = {}
+_cache: dict[tuple[Any, ...], Jaxpr] = {}
+
+
+def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
+                  args: Sequence[Atom | UndefPrimal], cts_out: Sequence[Atom | Zero]
+                  ) -> list[Atom | Zero]:
+    """Emit the transpose of ``jaxpr``; returns one cotangent per undefined arg."""
+    primal: dict[Var, Atom] = {}
+    linear: set[Var] = set()
+
+    def read(a: Atom) -> Atom | UndefPrimal:
+        if type(a) is Literal:
+            return a
+        if a in linear:
+            return UndefPrimal(a.aval)
+        return primal[a]  # type: ignore[index]
+
+    for v, c in zip(jaxpr.constvars, consts, strict=True):
+        primal[v] = c
+    for v, x in zip(jaxpr.invars, args, strict=True):
+        if type(x) is UndefPrimal:
+            linear.add(v)
+        else:
+            primal[v] = x  # type: ignore[assignment]
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(type(a) is Var and a in linear for a in eqn.inputs):
+            linear.update(eqn.outvars)
+            linear_eqns.append(eqn)
+        else:
+            outs = e.builder.bind(eqn.primitive, tuple(read(a) for a in eqn.inputs),  # type: ignore[misc]
+                                  eqn.params, eqn.source_info)
+            primal.update(zip(eqn.outvars, outs))
+    ct: dict[Var, Atom] = {}
+
+    def add_ct(v: Atom, c: Cotangent) -> None:
+        if c is None or type(c) is Zero or type(v) is not Var or v not in linear:
+            return
+        prev = ct.get(v)  # type: ignore[arg-type]
+        ct[v] = c if prev is None else e.add_any(prev, c)  # type: ignore[arg-type, index]
+
+    for v, c in zip(jaxpr.outvars, cts_out, strict=True):
+        add_ct(v, c)
+    for eqn in reversed(linear_eqns):
+        cts = [ct.pop(v, None) for v in eqn.outvars]
+        if all(c is None for c in cts):
+            continue
+        rule = transpose_rules.get(eqn.primitive)
+        if rule is None:
+            raise RuleNotImplementedError("Transpose", eqn.primitive.name)
+        cts_z: list[Atom | Zero] = [c if c is not None else Zero(v.aval)
+                                    for c, v in zip(cts, eqn.outvars)]
+        ins = [read(a) for a in eqn.inputs]
+        cts_in = rule(e, cts_z, *ins, **eqn.params)
+        for a, c in zip(eqn.inputs, cts_in, strict=True):
+            add_ct(a, c)
+    return [ct.get(v, Zero(v.aval)) for v, x in zip(jaxpr.invars, args)
+            if type(x) is UndefPrimal]
+
+
+def transpose_jaxpr(jaxpr: Jaxpr, linear: Sequence[bool]) -> Jaxpr:
+    """The transpose of ``jaxpr`` with respect to the invars marked ``linear``.
+
+    The result maps ``(constvars; non-linear invars, output cotangents)`` to the
+    cotangents of the linear invars (zeros materialized).
+
+    Raises:
+      RuleNotImplementedError: a primitive on the linear path has no transpose
+        rule (it is not linear, or the rule is missing).
+    """
+    key = (jaxpr.typed_key(), tuple(linear))
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    e = Emitter()
+    consts = [Var(v.aval) for v in jaxpr.constvars]
+    nonlin = [Var(v.aval) for v, lin in zip(jaxpr.invars, linear) if not lin]
+    it = iter(nonlin)
+    args: list[Atom | UndefPrimal] = [UndefPrimal(v.aval) if lin else next(it)
+                                      for v, lin in zip(jaxpr.invars, linear)]
+    cts = [Var(a.aval) for a in jaxpr.outvars]
+    out = backward_pass(e, jaxpr, consts, args, cts)  # type: ignore[arg-type]
+    outs = [e.instantiate(c) for c in out]
+    result = e.builder.build(nonlin + cts, outs, consts)
+    if _config.check_jaxprs:
+        check_jaxpr(result)
+    _cache[key] = result
+    return result
+
+
+def check_linear_inputs(name: str, args: Sequence[object], positions: Sequence[int]) -> None:
+    """Fail unless the undefined inputs are among ``positions`` (a rule's linear operands)."""
+    bad = [i for i, a in enumerate(args) if type(a) is UndefPrimal and i not in positions]
+    if bad:
+        raise JaxprTypeError(f"{name} is not linear in operand {bad[0]}; it cannot be transposed")

@@ -1,0 +1,278 @@
+"""Transpose rules of the linear primitives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.atoms import Atom
+from plait.ir.avals import ShapedArray
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.transforms.emit import Emitter, Zero, aval_of
+from plait.transforms.transpose import (Cotangent, UndefPrimal, check_linear_inputs,
+                                        transpose_jaxpr, transpose_rules)
+
+
+def _aval(x: Atom | UndefPrimal) -> ShapedArray:
+    a = x.aval
+    assert isinstance(a, ShapedArray)
+    return a
+
+
+def deflinear_transpose(prim: Any, fn: Callable[..., Sequence[Cotangent]]) -> None:
+    """Register ``fn(e, ct, *inputs, **params)`` (one output cotangent, instantiated)."""
+    def rule(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, **params: Any) -> Sequence[Cotangent]:
+        return fn(e, e.instantiate(cts[0]), *ins, **params)
+    transpose_rules[prim] = rule
+
+
+def _undef(x: object) -> bool:
+    return type(x) is UndefPrimal
+
+
+def _add_t(e: Emitter, ct: Atom, x: Any, y: Any) -> Sequence[Cotangent]:
+    return [e.unbroadcast(ct, _aval(x)) if _undef(x) else None,
+            e.unbroadcast(ct, _aval(y)) if _undef(y) else None]
+
+
+def _sub_t(e: Emitter, ct: Atom, x: Any, y: Any) -> Sequence[Cotangent]:
+    return [e.unbroadcast(ct, _aval(x)) if _undef(x) else None,
+            e.unbroadcast(e.neg(ct), _aval(y)) if _undef(y) else None]
+
+
+def _mul_t(e: Emitter, ct: Atom, x: Any, y: Any, **_: Any) -> Sequence[Cotangent]:
+    if _undef(x) and _undef(y):
+        check_linear_inputs("mul", [x, y], [0])
+    if _undef(x):
+        return [e.unbroadcast(e.mul(ct, y), _aval(x)), None]
+    return [None, e.unbroadcast(e.mul(x, ct), _aval(y))]
+
+
+def _div_t(e: Emitter, ct: Atom, x: Any, y: Any) -> Sequence[Cotangent]:
+    check_linear_inputs("div", [x, y], [0])
+    return [e.unbroadcast(e.div(ct, y), _aval(x)), None]
+
+
+deflinear_transpose(P.add_p, _add_t)
+deflinear_transpose(P.add_any_p, _add_t)
+deflinear_transpose(P.sub_p, _sub_t)
+deflinear_transpose(P.mul_p, _mul_t)
+deflinear_transpose(P.div_p, _div_t)
+deflinear_transpose(P.neg_p, lambda e, ct, x: [e.neg(ct)])
+deflinear_transpose(P.copy_p, lambda e, ct, x: [ct])
+deflinear_transpose(P.real_p, lambda e, ct, x: [e.bind1(P.complex_p, ct, e.zeros(aval_of(ct)))])
+deflinear_transpose(P.imag_p, lambda e, ct, x: [e.bind1(P.complex_p, e.zeros(aval_of(ct)),
+                                                        e.neg(ct))])
+deflinear_transpose(P.conj_p, lambda e, ct, x: [e.unary(P.conj_p, ct)])
+deflinear_transpose(P.complex_p, lambda e, ct, x, y: [
+    e.unbroadcast(e.unary(P.real_p, ct), _aval(x)) if _undef(x) else None,
+    e.unbroadcast(e.neg(e.unary(P.imag_p, ct)), _aval(y)) if _undef(y) else None])
+
+
+def _convert_t(e: Emitter, ct: Atom, x: Any, **_: Any) -> Sequence[Cotangent]:
+    a = _aval(x)
+    if dt.is_complex(aval_of(ct).dtype) and not dt.is_complex(a.dtype):
+        ct = e.unary(P.real_p, ct)
+    return [e.convert(ct, a.dtype, a.weak_type)]
+
+
+deflinear_transpose(P.convert_element_type_p, _convert_t)
+
+
+def _reduce_sum_t(e: Emitter, ct: Atom, x: Any, *, axes: tuple[int, ...], **_: Any) -> Sequence[Cotangent]:
+    a = _aval(x)
+    kept = [i for i in range(a.ndim) if i not in axes]
+    return [e.broadcast_in_dim(ct, a.shape, kept)]
+
+
+deflinear_transpose(P.reduce_sum_p, _reduce_sum_t)
+
+
+def _broadcast_in_dim_t(e: Emitter, ct: Atom, x: Any, *, shape: tuple[int, ...],
+                        broadcast_dimensions: tuple[int, ...], sharding: None) -> Sequence[Cotangent]:
+    a = _aval(x)
+    bd = broadcast_dimensions
+    # Sum the new dimensions and the size-1 dimensions that were expanded.
+    summed = [d for d in range(len(shape)) if d not in bd]
+    expanded = [d for i, d in enumerate(bd) if a.shape[i] == 1 and shape[d] != 1]
+    out = e.reduce_sum(ct, sorted(summed + expanded))
+    return [e.reshape(out, a.shape)]
+
+
+deflinear_transpose(P.broadcast_in_dim_p, _broadcast_in_dim_t)
+
+
+def _reshape_t(e: Emitter, ct: Atom, x: Any, *, new_sizes: tuple[int, ...],
+               dimensions: tuple[int, ...] | None, sharding: None) -> Sequence[Cotangent]:
+    a = _aval(x)
+    if dimensions is None:
+        return [e.reshape(ct, a.shape)]
+    permuted = [a.shape[d] for d in dimensions]
+    return [e.transpose(e.reshape(ct, permuted), list(np.argsort(dimensions)))]
+
+
+deflinear_transpose(P.reshape_p, _reshape_t)
+deflinear_transpose(P.transpose_p, lambda e, ct, x, *, permutation: [
+    e.transpose(ct, list(np.argsort(permutation)))])
+deflinear_transpose(P.squeeze_p, lambda e, ct, x, *, dimensions: [e.reshape(ct, _aval(x).shape)])
+deflinear_transpose(P.rev_p, lambda e, ct, x, *, dimensions: [
+    e.bind1(P.rev_p, ct, dimensions=dimensions)])
+deflinear_transpose(P.cumsum_p, lambda e, ct, x, *, axis, reverse: [
+    e.bind1(P.cumsum_p, ct, axis=axis, reverse=not reverse)])
+
+
+def _slice_t(e: Emitter, ct: Atom, x: Any, *, start_indices: tuple[int, ...],
+             limit_indices: tuple[int, ...], strides: tuple[int, ...] | None) -> Sequence[Cotangent]:
+    a = _aval(x)
+    st = strides or (1,) * a.ndim
+    out_shape = aval_of(ct).shape
+    if 0 in out_shape:
+        return [e.zeros(a)]
+    config = []
+    for d, lo, s, n in zip(a.shape, start_indices, st, out_shape):
+        last = lo + (n - 1) * s
+        config.append((lo, d - last - 1, s - 1))
+    return [e.bind1(P.pad_p, ct, e.scalar_like(ct, 0), padding_config=tuple(config))]
+
+
+deflinear_transpose(P.slice_p, _slice_t)
+
+
+def _pad_t(e: Emitter, ct: Atom, x: Any, v: Any, *,
+           padding_config: tuple[tuple[int, int, int], ...]) -> Sequence[Cotangent]:
+    # The operand's cotangent is ct at the operand's positions: undo the edge
+    # padding (negative padding crops), then stride over the interior padding.
+    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    unpadded = e.bind1(P.pad_p, ct, e.scalar_like(ct, 0), padding_config=unpad)
+    shape = aval_of(unpadded).shape
+    ct_x = e.bind1(P.slice_p, unpadded, start_indices=(0,) * len(shape), limit_indices=shape,
+                   strides=tuple(i + 1 for _, _, i in padding_config))
+    ct_v: Cotangent = None
+    if _undef(v):
+        # The padding value's cotangent: everything else.
+        total = e.reduce_sum(ct, range(aval_of(ct).ndim))
+        ct_v = e.sub(total, e.reduce_sum(ct_x, range(aval_of(ct_x).ndim)))
+    return [ct_x if _undef(x) else None, ct_v]
+
+
+deflinear_transpose(P.pad_p, _pad_t)
+
+
+def _concatenate_t(e: Emitter, ct: Atom, *xs: Any, dimension: int) -> Sequence[Cotangent]:
+    outs: list[Cotangent] = []
+    start = 0
+    shape = aval_of(ct).shape
+    for x in xs:
+        n = _aval(x).shape[dimension]
+        if _undef(x):
+            lo = [0] * len(shape)
+            hi = list(shape)
+            lo[dimension], hi[dimension] = start, start + n
+            outs.append(e.bind1(P.slice_p, ct, start_indices=tuple(lo), limit_indices=tuple(hi),
+                                strides=None))
+        else:
+            outs.append(None)
+        start += n
+    return outs
+
+
+deflinear_transpose(P.concatenate_p, _concatenate_t)
+
+
+def _dynamic_slice_t(e: Emitter, ct: Atom, x: Any, *idx: Any,
+                     slice_sizes: tuple[int, ...]) -> Sequence[Cotangent]:
+    check_linear_inputs("dynamic_slice", [x, *idx], [0])
+    zeros = e.zeros(_aval(x))
+    return [e.bind1(P.dynamic_update_slice_p, zeros, ct, *idx)] + [None] * len(idx)
+
+
+deflinear_transpose(P.dynamic_slice_p, _dynamic_slice_t)
+
+
+def _dynamic_update_slice_t(e: Emitter, ct: Atom, x: Any, update: Any,
+                            *idx: Any) -> Sequence[Cotangent]:
+    check_linear_inputs("dynamic_update_slice", [x, update, *idx], [0, 1])
+    ua = _aval(update)
+    ct_x = e.bind1(P.dynamic_update_slice_p, ct, e.zeros(ua), *idx) if _undef(x) else None
+    ct_u = e.bind1(P.dynamic_slice_p, ct, *idx, slice_sizes=ua.shape) if _undef(update) else None
+    return [ct_x, ct_u] + [None] * len(idx)
+
+
+deflinear_transpose(P.dynamic_update_slice_p, _dynamic_update_slice_t)
+
+
+def _select_n_t(e: Emitter, ct: Atom, which: Any, *cases: Any) -> Sequence[Cotangent]:
+    check_linear_inputs("select_n", [which, *cases], range(1, len(cases) + 1))
+    zeros = e.zeros(aval_of(ct))
+    outs: list[Cotangent] = [None]
+    for i, c in enumerate(cases):
+        if _undef(c):
+            picks = [zeros] * len(cases)
+            picks[i] = ct
+            outs.append(e.select_n(which, *picks))
+        else:
+            outs.append(None)
+    return outs
+
+
+deflinear_transpose(P.select_n_p, _select_n_t)
+
+
+def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
+    out, start = [], 0
+    for x in xs:
+        out.append(list(range(start, start + len(x))))
+        start += len(x)
+    return out
+
+
+def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
+               swap_ans: bool = False) -> Atom:
+    (xc, yc), (xb, yb) = dims
+    y_aval = aval_of(y)
+    x_kept = [i for i in range(x_aval.ndim) if i not in xc and i not in xb]
+    y_kept = [i for i in range(y_aval.ndim) if i not in yc and i not in yb]
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(xb, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(xb, x_kept, y_kept)
+    new_dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(yb)))
+    xc_by_y = [xc[i] for i in np.argsort(yc)]
+    out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
+    out = e.dot_general(ct, y, new_dims, aval_of(ct).dtype)
+    return e.convert(e.transpose(out, [int(a) for a in out_axes]), x_aval.dtype)
+
+
+def _dot_general_t(e: Emitter, ct: Atom, x: Any, y: Any, *, dimension_numbers: Any,
+                   precision: None, preferred_element_type: Any,
+                   out_sharding: None) -> Sequence[Cotangent]:
+    if _undef(x) and _undef(y):
+        check_linear_inputs("dot_general", [x, y], [0])
+    (xc, yc), (xb, yb) = dimension_numbers
+    if _undef(x):
+        return [_dot_t_lhs(e, ct, _aval(x), y, dimension_numbers), None]
+    swapped = ((yc, xc), (yb, xb))
+    return [None, _dot_t_lhs(e, ct, _aval(y), x, swapped, swap_ans=True)]
+
+
+deflinear_transpose(P.dot_general_p, _dot_general_t)
+
+
+def _jit_t(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, name: str, jaxpr: ClosedJaxpr,
+           donated_invars: tuple[bool, ...], keep_unused: bool, inline: bool) -> Sequence[Cotangent]:
+    linear = [_undef(x) for x in ins]
+    nonlin = [x for x in ins if not _undef(x)]
+    cts_in = [e.instantiate(c) for c in cts]
+    t = transpose_jaxpr(jaxpr.jaxpr, linear)
+    outs = e.bind(P.jit_p, *nonlin, *cts_in, name=f"transpose({name})", jaxpr=ClosedJaxpr(t),
+                  donated_invars=(False,) * (len(nonlin) + len(cts_in)),
+                  keep_unused=keep_unused, inline=inline)
+    it = iter(outs)
+    return [next(it) if lin else None for lin in linear]
+
+
+transpose_rules[P.jit_p] = _jit_t

@@ -1,0 +1,138 @@
+"""Batching as a jaxpr rewrite: ``vmap_jaxpr``.
+
+Each value carries a batch dimension (an int) or ``None`` (not mapped).
+Equations whose operands are all unmapped are copied; the others go through
+their primitive's rule (:data:`batching_rules`), which receives the operands
+and their batch dimensions and returns results and theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from plait.config import values as _config
+from plait.errors import JaxprTypeError, RuleNotImplementedError
+from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.avals import ShapedArray
+from plait.ir.check import check_jaxpr
+from plait.ir.jaxpr import Jaxpr
+from plait.ir.primitive import Primitive
+from plait.transforms.emit import Emitter, aval_of
+
+__all__ = ["vmap_jaxpr", "batching_rules", "BatchRule", "Dim", "move_axis", "bdim_to_front",
+           "batched_aval", "vmap_eqns"]
+
+Dim = int | None
+BatchRule = Callable[..., tuple[Sequence[Atom], Sequence[Dim]]]
+"""``rule(e, axis_size, operands, dims, **params) -> (results, result dims)``."""
+
+batching_rules: dict[Primitive, BatchRule] = {}
+_cache: dict[tuple[Any, ...], Jaxpr] = {}
+
+
+def batched_aval(aval: Any, dim: Dim, size: int) -> ShapedArray:
+    """``aval`` with a mapped axis of ``size`` inserted at ``dim``."""
+    assert isinstance(aval, ShapedArray)
+    if dim is None:
+        return aval
+    shape = list(aval.shape)
+    shape.insert(dim, size)
+    return aval.update(shape=tuple(shape))
+
+
+def move_axis(e: Emitter, x: Atom, src: int, dst: int) -> Atom:
+    """Move dimension ``src`` of ``x`` to position ``dst``."""
+    if src == dst:
+        return x
+    nd = aval_of(x).ndim
+    perm = [i for i in range(nd) if i != src]
+    perm.insert(dst, src)
+    return e.transpose(x, perm)
+
+
+def bdim_to_front(e: Emitter, x: Atom, dim: Dim, size: int) -> Atom:
+    """``x`` with its batch dimension first (broadcast when it is not mapped)."""
+    if dim is None:
+        a = aval_of(x)
+        return e.broadcast_in_dim(x, (size,) + a.shape, range(1, a.ndim + 1))
+    return move_axis(e, x, dim, 0)
+
+
+def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
+              args: Sequence[Atom], dims: Sequence[Dim]) -> tuple[list[Atom], list[Dim]]:
+    """Emit the batched equations of ``jaxpr`` applied to ``args`` mapped along ``dims``."""
+    env: dict[Var, Atom] = {}
+    denv: dict[Var, int] = {}
+
+    def read(a: Atom) -> tuple[Atom, Dim]:
+        if type(a) is Literal:
+            return a, None
+        return env[a], denv.get(a)  # type: ignore[index, arg-type]
+
+    for v, c in zip(jaxpr.constvars, consts, strict=True):
+        env[v] = c
+    for v, x, d in zip(jaxpr.invars, args, dims, strict=True):
+        env[v] = x
+        if d is not None:
+            denv[v] = d
+    for eqn in jaxpr.eqns:
+        vals, ds = zip(*[read(a) for a in eqn.inputs]) if eqn.inputs else ((), ())
+        if all(d is None for d in ds):
+            outs: Sequence[Atom] = e.builder.bind(eqn.primitive, tuple(vals), eqn.params,
+                                                  eqn.source_info)
+            out_dims: Sequence[Dim] = [None] * len(outs)
+        else:
+            rule = batching_rules.get(eqn.primitive)
+            if rule is None:
+                raise RuleNotImplementedError("Batching", eqn.primitive.name)
+            outs, out_dims = rule(e, size, list(vals), list(ds), **eqn.params)
+        for v, x, d in zip(eqn.outvars, outs, out_dims, strict=True):
+            env[v] = x
+            if d is not None:
+                denv[v] = d
+    res = [read(a) for a in jaxpr.outvars]
+    return [r[0] for r in res], [r[1] for r in res]
+
+
+def vmap_jaxpr(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim],
+               out_dims: Sequence[Dim]) -> Jaxpr:
+    """The batched version of ``jaxpr``.
+
+    Args:
+      jaxpr: the program; its constvars are not mapped.
+      axis_size: the size of the mapped axis.
+      in_dims: per invar, the mapped dimension of the argument (``None``: not mapped).
+      out_dims: per output, where the mapped dimension goes (``None``: the
+        output must not depend on mapped values).
+
+    Raises:
+      JaxprTypeError: an output with ``out_dims`` ``None`` depends on mapped values.
+      RuleNotImplementedError: a primitive on a mapped path has no rule.
+    """
+    key = (jaxpr.typed_key(), axis_size, tuple(in_dims), tuple(out_dims))
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    e = Emitter()
+    consts = [Var(v.aval) for v in jaxpr.constvars]
+    args = [Var(batched_aval(v.aval, d, axis_size)) for v, d in zip(jaxpr.invars, in_dims)]
+    outs, dims = vmap_eqns(e, jaxpr, axis_size, consts, args, in_dims)
+    final = []
+    for i, (x, d, want) in enumerate(zip(outs, dims, out_dims)):
+        if want is None:
+            if d is not None:
+                raise JaxprTypeError(
+                    f"vmap has mapped output (result {i}) but out_axes is None for it")
+            final.append(x)
+        elif d is None:
+            a = aval_of(x)
+            b = e.broadcast_in_dim(x, (axis_size,) + a.shape, range(1, a.ndim + 1))
+            final.append(move_axis(e, b, 0, want))
+        else:
+            final.append(move_axis(e, x, d, want))
+    result = e.builder.build(args, final, consts)
+    if _config.check_jaxprs:
+        check_jaxpr(result)
+    _cache[key] = result
+    return result
