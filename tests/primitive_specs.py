@@ -14,6 +14,7 @@ extremes); they are for value tests only and have their autodiff flags off.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -121,6 +122,7 @@ class PrimSpec:
             object.__setattr__(self, "jax_fn", _bind_jax(self.primitive.name))
 
 
+@functools.cache
 def _bind_jax(name: str) -> Callable[..., Any]:
     prim = getattr(lax, f"{name}_p")
 

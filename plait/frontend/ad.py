@@ -190,10 +190,22 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     return out, f_vjp
 
 
+_vg_cache: dict[tuple[Any, ...], Jaxpr] = {}
+
+
 def _value_and_grad_jaxpr(jaxpr: Jaxpr, n_consts: int, diff: Sequence[bool],
                           keep_outputs: Sequence[bool]) -> Jaxpr:
     """One jaxpr ``(consts, args) -> (kept outputs..., grads of the diff args)`` for a
-    scalar first output; what only the dropped outputs need is gone."""
+    scalar first output; what only the dropped outputs need is gone (cached)."""
+    key = (jaxpr.typed_key(), n_consts, tuple(diff), tuple(keep_outputs))
+    hit = _vg_cache.get(key)
+    if hit is None:
+        hit = _vg_cache[key] = _build_value_and_grad(jaxpr, n_consts, diff, keep_outputs)
+    return hit
+
+
+def _build_value_and_grad(jaxpr: Jaxpr, n_consts: int, diff: Sequence[bool],
+                          keep_outputs: Sequence[bool]) -> Jaxpr:
     pieces = vjp_jaxprs(jaxpr, [False] * n_consts + list(diff))
     e = Emitter()
     invars = [Var(v.aval) for v in jaxpr.invars]
@@ -299,9 +311,11 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
         kept = iter(outs[:n_kept])
         value = tree_unflatten(traced.out_tree, [next(kept) if k else None for k in keep])
         grad_it = iter(outs[n_kept:])
-        leaves = [next(grad_it) if d else (_float0_zeros(a) if not dt.is_inexact(a.dtype)
-                                           else _zeros_for(a))
-                  for d, a in zip(diff, traced.in_avals)]
+        # Zeros only for the selected arguments' non-differentiable leaves.
+        leaves = [next(grad_it) if d else (
+            None if a_i is None or a_i not in selected
+            else _float0_zeros(a) if not dt.is_inexact(a.dtype) else _zeros_for(a))
+            for d, a, a_i in zip(diff, traced.in_avals, arg_of_leaf)]
         args_tree, _ = tree_unflatten(call.in_tree, leaves)
         grads = tuple(args_tree[i % n] for i in nums)
         g = grads[0] if single else grads

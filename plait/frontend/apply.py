@@ -18,7 +18,7 @@ from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.lowering import runtime
 from plait.frontend.array_impl import ArrayImpl
 from plait.frontend.compile_cache import executable_for
-from plait.frontend.tracing import Tracer, bind, current_trace
+from plait.frontend.tracing import Tracer, bind, current_trace, inline_into_trace
 
 __all__ = ["apply_jaxpr", "eval_jaxpr_bind"]
 
@@ -37,6 +37,11 @@ def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) ->
     return [read(a) for a in jaxpr.outvars]
 
 
+def _literal_value(lit: Literal) -> ArrayImpl:
+    # A constant result is a concrete array, even inside a trace (as in JAX).
+    return ArrayImpl.from_numpy(np.asarray(lit.value, lit.aval.dtype), lit.aval.weak_type)
+
+
 def _buffer(x: Any, aval: Any) -> Any:
     if type(x) is ArrayImpl:
         if x._buf is None:
@@ -47,8 +52,12 @@ def _buffer(x: Any, aval: Any) -> Any:
 
 def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: str) -> list[Any]:
     """``jaxpr`` applied to ``consts`` and ``args``: inlined when tracing, else compiled and run."""
-    if current_trace() is not None or any(type(x) is Tracer for x in (*consts, *args)):
-        return eval_jaxpr_bind(jaxpr, consts, args)
+    trace = current_trace()
+    if trace is not None:
+        return [_literal_value(x) if type(x) is Literal else x
+                for x in inline_into_trace(trace, jaxpr, consts, args)]
+    if any(type(x) is Tracer for x in (*consts, *args)):
+        return eval_jaxpr_bind(jaxpr, consts, args)  # raises the leaked-tracer error
     flat = jaxpr.replace(constvars=(), invars=jaxpr.constvars + jaxpr.invars)
     exe = executable_for(ClosedJaxpr(flat), name)
     values = [*consts, *args]

@@ -34,7 +34,7 @@ from plait.ir.primitive import Primitive, set_bind_hook
 from plait.frontend.array_base import Array
 
 __all__ = ["Trace", "Tracer", "bind", "current_trace", "new_trace", "trace_flat",
-           "scalar_literal", "is_traced"]
+           "scalar_literal", "is_traced", "inline_into_trace"]
 
 
 class _TraceState(threading.local):
@@ -343,6 +343,42 @@ def _leak_message(t: Tracer) -> str:
             f"while tracing {fn} for {trace.purpose}, and that trace has ended. A traced value "
             "escaped its function (through a global, an attribute, or a closure called "
             "later). Return it from the function instead.")
+
+
+def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
+                      args: Sequence[Any]) -> list[Any]:
+    """Stage ``jaxpr`` applied to ``consts`` and ``args`` into ``trace``; returns tracers.
+
+    Equations whose operands keep their types are copied without re-running
+    typing rules (they were typed already); hash-consing still applies.
+    """
+    env: dict[Var, Atom] = {}
+    for v, x in zip(jaxpr.constvars, consts, strict=True):
+        env[v] = trace.to_atom(x)
+    for v, x in zip(jaxpr.invars, args, strict=True):
+        env[v] = trace.to_atom(x)
+
+    def read(a: Atom) -> Atom:
+        return a if type(a) is Literal else env[a]  # type: ignore[index]
+
+    builder = trace.builder
+    cse = builder._cse
+    for eqn in jaxpr.eqns:
+        ins = tuple([read(a) for a in eqn.inputs])
+        if eqn.effects or cse is None or any(
+                n.aval is not o.aval for n, o in zip(ins, eqn.inputs)):
+            outs: Sequence[Var] = builder.bind(eqn.primitive, ins, eqn.params, eqn.source_info)
+        else:
+            key = (eqn.primitive, ins, eqn.params)
+            hit = cse.get(key)
+            if hit is None:
+                outs = tuple([Var(v.aval) for v in eqn.outvars])
+                builder.eqns.append(eqn.replace(inputs=ins, outvars=outs))
+                cse[key] = outs
+            else:
+                outs = hit
+        env.update(zip(eqn.outvars, outs))
+    return [Tracer(trace, a) if type(a) is Var else a for a in map(read, jaxpr.outvars)]
 
 
 def new_trace(purpose: str, debug_info: DebugInfo | None) -> Trace:

@@ -335,12 +335,12 @@ class _Parser:
             close = ")" if t.text == "(" else "]"
             self.next()
             items = []
-            while not self.is_punct(close):
+            while not self.is_punct(close):  # jaxprs in a tuple are separated by spaces only
+                if self.peek().kind == "eof":
+                    self.error(f"expected {close!r}, but got end of input")
                 items.append(self.value())
                 if self.is_punct(","):
                     self.next()
-                elif not self.is_punct(close):
-                    self.error(f"expected ',' or {close!r}, but got {self.peek().text or 'end of input'!r}")
             self.next()
             return tuple(items) if close == ")" else list(items)
         self.next()

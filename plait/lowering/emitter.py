@@ -122,7 +122,8 @@ class Region:
         ret = (f'"{terminator}"({", ".join(r.name for r in results)}) : '
                f"({', '.join(r.type for r in results)}) -> ()")
         body = "\n".join(self.lines + [ret])
-        return f"({{\n^bb0({header}):\n{body}\n}})"
+        label = f"^bb0({header}):\n" if self.args else ""
+        return f"{{\n{label}{body}\n}}"
 
 
 class FuncEmitter:
@@ -163,7 +164,7 @@ class FuncEmitter:
             lhs = f"{base.name}:{len(results)} = "
             results = [Value(f"{base.name}#{i}", t) for i, t in enumerate(result_types)]
         props = f" <{{{attrs}}}>" if attrs else ""
-        regs = " " + ", ".join(regions) if regions else ""
+        regs = " (" + ", ".join(regions) + ")" if regions else ""
         sig = (f"({', '.join(o.type for o in operands)}) -> "
                + (result_types[0] if len(result_types) == 1 else f"({', '.join(result_types)})"))
         self._sink().append(

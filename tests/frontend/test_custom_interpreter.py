@@ -92,3 +92,12 @@ def test_examine_jaxpr_api_of_seed_001() -> None:
     assert eqn.params["dimension_numbers"] == (((1,), (0,)), ((), ()))
     assert eqn.params["preferred_element_type"] == np.float32
     assert jaxpr.outvars[1] is jaxpr.invars[2]
+
+
+def test_inverse_composes_with_jit_vmap_grad() -> None:
+    out = plait.jit(plait.vmap(plait.grad(inverse(f))))((pnp.arange(5) + 1.0) / 5.0)
+    # The values and type seed 001 prints.
+    expected = np.array([-3.1440797, 15.584931, 2.2551253, 1.3155028, 1.0], np.float32)
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-6)
+    assert out.dtype == np.float32 and out.weak_type
+    assert repr(out).endswith("dtype=float32, weak_type=True)")

@@ -39,7 +39,12 @@ def _quiet_numpy() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_text_matches_jax(case: Case) -> None:
     _, expected = jax_oracle_text(case)
-    assert str(trace_plait(case)) == expected
+    closed = trace_plait(case)
+    assert str(closed) == expected
+    theirs = trace_jax(case).consts
+    assert len(closed.consts) == len(theirs)
+    for mine, their in zip(closed.consts, theirs):
+        np.testing.assert_array_equal(np.asarray(mine), np.asarray(their), strict=True)
 
 
 @pytest.mark.parametrize("case", [

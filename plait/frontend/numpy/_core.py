@@ -181,15 +181,19 @@ def canonical_axis(axis: int, nd: int, name: str = "axis") -> int:
     """``axis`` made non-negative.
 
     Raises:
-      ArgumentError: out of range for ``nd`` dimensions.
+      ArgumentError: ``axis`` is not an int.
+      numpy.exceptions.AxisError: out of range for ``nd`` dimensions (a
+        ``ValueError`` and an ``IndexError``).
     """
     try:
         a = int(axis)
     except TypeError:
         raise ArgumentError(f"expected an int {name}, but got {axis!r}") from None
     if not -nd <= a < nd:
-        raise ArgumentError(f"expected {name} in [{-nd}, {nd}) for an array of {nd} "
-                            f"dimensions, but got {axis}")
+        # NumPy's AxisError is both a ValueError and an IndexError.
+        raise np.exceptions.AxisError(
+            f"{name} {axis} is out of bounds for an array of dimension {nd} (expected "
+            f"{name} in [{-nd}, {nd}))")
     return a % nd if nd else 0
 
 

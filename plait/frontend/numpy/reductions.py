@@ -263,7 +263,9 @@ def _cumulative(name: str, op: Callable[..., Any], promote_integers: bool = Fals
                 computation = _promote_integer(result)
             else:
                 computation = result
-        return _cast(op(_cast(a, computation), ax), result)  # type: ignore[no-any-return]
+        x = _cast(a, computation)
+        # (An empty array is its own cumulative result.)
+        return _cast(op(x, ax) if x.size else x, result)  # type: ignore[no-any-return]
     cumulative.__name__ = cumulative.__qualname__ = name
     cumulative.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (of the flattened array "
                           "when ``None``).")

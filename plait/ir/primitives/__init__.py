@@ -17,6 +17,9 @@ from plait.ir.primitives.elementwise import (RoundingMethod, abs_p, acos_p, acos
                                              rem_p, round_p, rsqrt_p, select_n_p, sign_p, sin_p,
                                              sinh_p, sqrt_p, sub_p, tan_p, tanh_p, xor_p)
 from plait.ir.primitives.calls import jit_p
+from plait.ir.primitives.control_flow import cond_p, scan_p, while_p
+from plait.ir.primitives.custom import (POLICIES, RematPolicy, custom_jvp_call_p, custom_lin_p,
+                                       custom_vjp_call_p, remat_p)
 from plait.ir.primitives.linalg import dot_general_p
 from plait.ir.primitives.reductions import (argmax_p, argmin_p, cummax_p, cummin_p, cumprod_p,
                                             cumsum_p, reduce_and_p, reduce_max_p, reduce_min_p,
@@ -40,4 +43,6 @@ __all__ = [
     "reduce_min_p", "reduce_or_p", "reduce_prod_p", "reduce_sum_p", "reduce_xor_p", "sort_p",
     "complex_p", "conj_p", "imag_p", "real_p", "broadcast_in_dim_p", "concatenate_p", "dynamic_slice_p", "dynamic_update_slice_p",
     "iota_p", "pad_p", "reshape_p", "rev_p", "slice_p", "squeeze_p", "transpose_p", "jit_p",
+    "cond_p", "scan_p", "while_p", "POLICIES", "RematPolicy", "custom_jvp_call_p", "custom_lin_p",
+    "custom_vjp_call_p", "remat_p",
 ]

@@ -1,3 +1,3 @@
 """NumPy implementations of every primitive, registered in :data:`plait.ir.impl_rules`."""
 
-from plait.ir.reference import calls, elementwise, structural  # noqa: F401
+from plait.ir.reference import calls, control_flow, elementwise, structural  # noqa: F401

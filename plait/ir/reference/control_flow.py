@@ -1,0 +1,74 @@
+"""Reference rules of control flow, custom-derivative calls and remat: plain Python loops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from plait.errors import JaxprTypeError
+from plait.ir import primitives as P
+from plait.ir.interpreter import eval_jaxpr, impl_rules
+from plait.ir.jaxpr import ClosedJaxpr
+
+
+def _run(j: ClosedJaxpr, *args: Any) -> list[np.ndarray]:
+    return eval_jaxpr(j.jaxpr, j.consts, *args)
+
+
+def _cond(index: np.ndarray, *ops: np.ndarray, branches: tuple[ClosedJaxpr, ...]) -> list[np.ndarray]:
+    i = int(np.clip(int(index), 0, len(branches) - 1))
+    return _run(branches[i], *ops)
+
+
+def _while(*args: np.ndarray, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
+           cond_nconsts: int, body_nconsts: int) -> list[np.ndarray]:
+    cconsts = args[:cond_nconsts]
+    bconsts = args[cond_nconsts:cond_nconsts + body_nconsts]
+    carry = list(args[cond_nconsts + body_nconsts:])
+    while bool(_run(cond_jaxpr, *cconsts, *carry)[0]):
+        carry = _run(body_jaxpr, *bconsts, *carry)
+    return carry
+
+
+def _scan(*args: np.ndarray, jaxpr: ClosedJaxpr, length: int, reverse: bool, num_consts: int,
+          num_carry: int, unroll: Any) -> list[np.ndarray]:
+    consts = args[:num_consts]
+    carry = list(args[num_consts:num_consts + num_carry])
+    xs = args[num_consts + num_carry:]
+    ys: list[list[np.ndarray]] = []
+    out_avals = jaxpr.out_avals[num_carry:]
+    for step in range(length):
+        i = length - 1 - step if reverse else step
+        outs = _run(jaxpr, *consts, *carry, *[x[i] for x in xs])
+        carry = outs[:num_carry]
+        ys.append(outs[num_carry:])
+    if reverse:
+        ys.reverse()
+    stacked = [np.stack([y[k] for y in ys]) if ys else
+               np.zeros((0,) + a.shape, a.dtype)  # type: ignore[attr-defined]
+               for k, a in enumerate(out_avals)]
+    return carry + stacked
+
+
+def _call(*args: np.ndarray, call_jaxpr: ClosedJaxpr, **_: Any) -> list[np.ndarray]:
+    return _run(call_jaxpr, *args)
+
+
+def _custom_lin(*args: np.ndarray, name: str, num_res: int, bwd_jaxpr: ClosedJaxpr,
+                fwd_lin_jaxpr: ClosedJaxpr | None) -> list[np.ndarray]:
+    if fwd_lin_jaxpr is None:
+        raise JaxprTypeError(
+            f"the custom_vjp backward function of {name} is not linear in its cotangents, so "
+            "forward-mode differentiation (jvp, jacfwd, hessian) of it is not possible; use "
+            "reverse mode (grad, vjp, jacrev)")
+    return _run(fwd_lin_jaxpr, *args)
+
+
+impl_rules[P.cond_p] = _cond
+impl_rules[P.while_p] = _while
+impl_rules[P.scan_p] = _scan
+impl_rules[P.custom_jvp_call_p] = _call
+impl_rules[P.custom_vjp_call_p] = _call
+impl_rules[P.custom_lin_p] = _custom_lin
+impl_rules[P.remat_p] = lambda *args, jaxpr, **_: _run(jaxpr, *args)

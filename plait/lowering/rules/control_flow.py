@@ -1,0 +1,131 @@
+"""Lowering of control flow (``stablehlo.case``, ``stablehlo.while``), custom-derivative
+calls and remat (their bodies inline)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.errors import JaxprTypeError
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.avals import ShapedArray
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.lowering.emitter import Value, i64_array, tensor_type
+from plait.lowering.lower import LoweringContext, lower_body
+from plait.lowering.rules._util import aval, compare, register, scalar_type
+
+_I32 = np.dtype(np.int32)
+
+
+@register(P.cond_p)
+def _cond(ctx: LoweringContext, index: Value, *ops: Value,
+          branches: tuple[ClosedJaxpr, ...]) -> Sequence[Value]:
+    fn = ctx.fn
+    regions = []
+    for b in branches:
+        region = fn.region([])
+        outs = lower_body(ctx.module, fn, b.jaxpr, [], list(ops))
+        fn.close(region)
+        regions.append(region.text(outs))
+    return fn.op("stablehlo.case", [index], [tensor_type(a) for a in ctx.avals_out],
+                 regions=regions)
+
+
+@register(P.while_p)
+def _while(ctx: LoweringContext, *args: Value, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
+           cond_nconsts: int, body_nconsts: int) -> Sequence[Value]:
+    # Consts travel in the loop state, so the regions need nothing from outside.
+    fn = ctx.fn
+    types = [a.type for a in args]
+    nc = cond_nconsts + body_nconsts
+    cond_r = fn.region(types)
+    s = cond_r.args
+    pred, = lower_body(ctx.module, fn, cond_jaxpr.jaxpr, [], s[:cond_nconsts] + s[nc:])
+    fn.close(cond_r)
+    body_r = fn.region(types)
+    s = body_r.args
+    new = lower_body(ctx.module, fn, body_jaxpr.jaxpr, [], s[cond_nconsts:nc] + s[nc:])
+    fn.close(body_r)
+    outs = fn.op("stablehlo.while", list(args), types,
+                 regions=[cond_r.text([pred]), body_r.text(s[:nc] + new)])
+    return outs[nc:]
+
+
+def _index(fn: Any, i: Value, length: int, reverse: bool) -> Value:
+    if not reverse:
+        return i
+    last = fn.constant(length - 1, ShapedArray((), _I32))
+    return fn.op1("stablehlo.subtract", [last, i], scalar_type(_I32))
+
+
+@register(P.scan_p)
+def _scan(ctx: LoweringContext, *args: Value, jaxpr: ClosedJaxpr, length: int, reverse: bool,
+          num_consts: int, num_carry: int, unroll: Any) -> Sequence[Value]:
+    # A while loop over a counter: slice the inputs, run the body, write the outputs.
+    fn = ctx.fn
+    y_avals = [aval(a) for a in ctx.avals_out[num_carry:]]
+    zero = fn.constant(0, ShapedArray((), _I32))
+    ys_init = []
+    for a in y_avals:
+        z = fn.constant(0 if a.dtype != dt.bool_ else False, ShapedArray((), a.dtype))
+        ys_init.append(fn.op1("stablehlo.broadcast_in_dim", [z], tensor_type(a),
+                              f"broadcast_dimensions = {i64_array(())}"))
+    state = [zero, *args, *ys_init]
+    types = [v.type for v in state]
+    cond_r = fn.region(types)
+    bound = fn.constant(length, ShapedArray((), _I32))
+    pred = compare(fn, "LT", cond_r.args[0], bound, _I32, ())
+    fn.close(cond_r)
+    body_r = fn.region(types)
+    st = body_r.args
+    i = st[0]
+    consts = st[1:1 + num_consts]
+    carry = st[1 + num_consts:1 + num_consts + num_carry]
+    xs = st[1 + num_consts + num_carry:1 + len(args)]
+    ys = st[1 + len(args):]
+    idx = _index(fn, i, length, reverse)
+    zero_i = fn.constant(0, ShapedArray((), _I32))
+    x_t = []
+    for x, xa in zip(xs, ctx.avals_in[num_consts + num_carry:]):
+        xa = aval(xa)
+        sizes = (1,) + xa.shape[1:]
+        sl = fn.op1("stablehlo.dynamic_slice", [x, idx] + [zero_i] * (xa.ndim - 1),
+                    tensor_type((sizes, xa.dtype)), f"slice_sizes = {i64_array(sizes)}")
+        x_t.append(fn.op1("stablehlo.reshape", [sl], tensor_type((xa.shape[1:], xa.dtype))))
+    outs = lower_body(ctx.module, fn, jaxpr.jaxpr, [], [*consts, *carry, *x_t])
+    new_ys = []
+    for acc, y, a in zip(ys, outs[num_carry:], y_avals):
+        y1 = fn.op1("stablehlo.reshape", [y], tensor_type(((1,) + a.shape[1:], a.dtype)))
+        new_ys.append(fn.op1("stablehlo.dynamic_update_slice",
+                             [acc, y1, idx] + [zero_i] * (a.ndim - 1), tensor_type(a)))
+    one = fn.constant(1, ShapedArray((), _I32))
+    i1 = fn.op1("stablehlo.add", [i, one], scalar_type(_I32))
+    fn.close(body_r)
+    body_text = body_r.text([i1, *consts, *outs[:num_carry], *xs, *new_ys])
+    results = fn.op("stablehlo.while", state, types, regions=[cond_r.text([pred]), body_text])
+    return results[1 + num_consts:1 + num_consts + num_carry] + results[1 + len(args):]
+
+
+def _inline(key: str) -> Any:
+    def rule(ctx: LoweringContext, *args: Value, **params: Any) -> Sequence[Value]:
+        return lower_body(ctx.module, ctx.fn, params[key].jaxpr, [], list(args))
+    return rule
+
+
+for _p in (P.custom_jvp_call_p, P.custom_vjp_call_p):
+    register(_p)(_inline("call_jaxpr"))
+register(P.remat_p)(_inline("jaxpr"))
+
+
+@register(P.custom_lin_p)
+def _custom_lin(ctx: LoweringContext, *args: Value, name: str, num_res: int,
+                bwd_jaxpr: ClosedJaxpr, fwd_lin_jaxpr: ClosedJaxpr | None) -> Sequence[Value]:
+    if fwd_lin_jaxpr is None:
+        raise JaxprTypeError(
+            f"the custom_vjp backward function of {name} is not linear in its cotangents, so "
+            "forward-mode differentiation (jvp, jacfwd, hessian) of it is not possible; use "
+            "reverse mode (grad, vjp, jacrev)")
+    return lower_body(ctx.module, ctx.fn, fwd_lin_jaxpr.jaxpr, [], list(args))
