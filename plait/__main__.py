@@ -1,22 +1,28 @@
-"""``python -m plait demo``: trace a small function and show what plait makes of it."""
+"""``python -m plait demo``: trace, print, differentiate, compile and run a small function."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 
 import numpy as np
 
 import plait
 import plait.numpy as pnp
+from plait.typing import ArrayLike
 
 
-def _predict(params: dict[str, plait.Array], x: plait.Array) -> plait.Array:
-    h = pnp.tanh(x @ params["w1"] + params["b1"])
+def _predict(params: Mapping[str, ArrayLike], x: ArrayLike) -> plait.Array:
+    h = pnp.tanh(pnp.matmul(x, params["w1"]) + params["b1"])
     return pnp.sum(h * 3.0, axis=-1)
 
 
+def _loss(params: Mapping[str, ArrayLike], x: ArrayLike) -> plait.Array:
+    return pnp.sum(_predict(params, x) ** 2)
+
+
 def demo() -> None:
-    """Trace a two-layer function over a pytree of parameters and print its jaxpr."""
+    """Trace, print, compile and run a two-layer function over a pytree of parameters."""
     rng = np.random.default_rng(0)
     params = {"w1": rng.normal(size=(4, 8)).astype(np.float32),
               "b1": np.zeros(8, np.float32)}
@@ -24,10 +30,22 @@ def demo() -> None:
     closed = plait.make_jaxpr(_predict)(params, x)
     print("# plait.make_jaxpr(predict)(params, x):")
     print(closed)
-    print("# argument names:", closed.jaxpr.debug_info.arg_names)
+    info = closed.jaxpr.debug_info
+    print("# argument names:", info.arg_names if info else None)
     print("# round trip through the text format:",
           plait.ir.parse_jaxpr(str(closed)) == closed.jaxpr)
-    print("# eager result:", _predict({k: pnp.asarray(v) for k, v in params.items()}, pnp.asarray(x)))
+    predict = plait.jit(_predict)
+    lowered = predict.lower(params, x)
+    print("# plait.jit(predict).lower(params, x).as_text():")
+    print(lowered.as_text())
+    compiled = lowered.compile()
+    print("# compiled result:", compiled(params, x))
+    print("# eager result:   ", _predict({k: pnp.asarray(v) for k, v in params.items()},
+                                         pnp.asarray(x)))
+    grads = plait.jit(plait.grad(_loss))(params, x)
+    print("# jit(grad(loss)) shapes:", {k: v.shape for k, v in grads.items()})
+    print("# make_jaxpr(grad(loss)):")
+    print(plait.make_jaxpr(plait.grad(_loss))(params, x))
 
 
 def main(argv: list[str]) -> int:

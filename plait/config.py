@@ -40,6 +40,13 @@ class _Values:
         self.traceback_filtering = os.environ.get("PLAIT_TRACEBACK_FILTERING", "on")
         self.source_info = True
         self.check_jaxprs = False
+        self.trace_context: tuple[Any, ...] = ()
+        self._refresh()
+
+    def _refresh(self) -> None:
+        # The options that change what tracing produces for the same argument types:
+        # trace caches include this tuple in their keys.
+        self.trace_context = (self.enable_x64, self.numpy_dtype_promotion)
 
 
 values: Final = _Values()
@@ -70,6 +77,7 @@ def update(name: str, value: Any) -> None:
     if not check(value):
         raise ValueError(f"invalid value {value!r} for config option {name!r}")
     setattr(values, name, value)
+    values._refresh()
 
 
 def read(name: str) -> Any:

@@ -14,6 +14,9 @@ __all__ = [
     "JaxprParseError",
     "UnboundVariableError",
     "RuleNotImplementedError",
+    "IncompatibleShapesError",
+    "TreePrefixError",
+    "TransformError",
     "TracerError",
     "UnexpectedTracerError",
     "ConcretizationTypeError",
@@ -63,6 +66,11 @@ class RuleNotImplementedError(PlaitError, NotImplementedError):
         self.primitive = primitive
 
 
+class TransformError(PlaitError, ValueError):
+    """A transformation cannot be applied to this program (for example, reverse-mode
+    differentiation of a loop whose trip count is only known at run time)."""
+
+
 class TracerError(PlaitError):
     """Base class of misuses of traced values."""
 
@@ -93,3 +101,16 @@ class TypePromotionError(PlaitError, TypeError):
 
 class ArgumentError(PlaitError, TypeError):
     """An argument of a public function is invalid; the message names its path."""
+
+
+class IncompatibleShapesError(PlaitError, TypeError, ValueError):
+    """Array shapes that do not fit together (they do not broadcast, a reshape changes
+    the size).  JAX raises a ``TypeError`` or a ``ValueError`` for these depending on
+    the function; this is both."""
+
+
+class TreePrefixError(ArgumentError, ValueError):
+    """A tree does not have the structure it must have (the same as, or a prefix of,
+    another); the message names the key path where the two differ.  It is both a
+    ``TypeError`` (as :class:`ArgumentError`) and a ``ValueError`` (as JAX's pytree
+    structure errors)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -37,6 +37,10 @@ from plait.frontend.tree_util import (PyTreeDef, tree_flatten, tree_map, tree_st
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian",
            "linear_transpose"]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+A = TypeVar("A")
+
 
 def _trace(fun: Callable[..., Any], args: Sequence[Any], purpose: str) -> tuple[TracedFunction, Jaxpr, tuple[Any, ...]]:
     call = flatten_call(fun, tuple(args), {}, (), ())
@@ -59,6 +63,15 @@ def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[tuple[int, ...], bool]
     return tuple(argnums), False
 
 
+@overload
+def jvp(fun: Callable[..., R], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: Literal[False] = False) -> tuple[R, R]: ...
+@overload
+def jvp(fun: Callable[..., tuple[R, A]], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: Literal[True]) -> tuple[R, R, A]: ...
+@overload
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool) -> Any: ...
 @api_boundary
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> Any:
@@ -115,7 +128,7 @@ def _zeros_for(aval: Any) -> Any:
 
 
 @api_boundary
-def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+def linearize(fun: Callable[..., R], *primals: Any) -> tuple[R, Callable[..., R]]:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linearized function."""
     traced, jaxpr, consts = _trace(fun, primals, "linearize")
     n_c = len(consts)
@@ -141,6 +154,14 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
     return tree_unflatten(traced.out_tree, primal_outs), f_jvp
 
 
+@overload
+def vjp(fun: Callable[..., R], *primals: Any,
+        has_aux: Literal[False] = False) -> tuple[R, Callable[[R], tuple[Any, ...]]]: ...
+@overload
+def vjp(fun: Callable[..., tuple[R, A]], *primals: Any,
+        has_aux: Literal[True]) -> tuple[R, Callable[[R], tuple[Any, ...]], A]: ...
+@overload
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool) -> Any: ...
 @api_boundary
 def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` pulls a cotangent back to the inputs.
@@ -236,26 +257,28 @@ def _check_grad_inputs(avals: Sequence[ShapedArray], selected: Sequence[bool], a
                 f"{what} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
                 f"of np.inexact), but got {a.dtype.name} for {name}. If you want to use Boolean- "
                 "or integer-valued inputs, use vjp or set allow_int to True.")
-        if dt.is_complex(a.dtype) and not holomorphic:
-            raise TypeError(f"{what} requires real-valued inputs for a non-holomorphic "
-                            f"function, but got {a.dtype.name} for {name}; pass holomorphic=True "
-                            "or use vjp")
+        # Complex inputs need no holomorphic=True (as in JAX): a real-valued function of
+        # them has a gradient, in JAX's convention.
+
+
+def _selected_names(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                    selected: Sequence[int]) -> list[str]:
+    """The names of the leaves of the selected positional arguments, for error messages."""
+    call = flatten_call(fun, args, kwargs, (), ())
+    return [name for name, p in zip(call.debug_info.arg_names, call.paths)
+            if p[0].idx == 0 and p[1].idx in selected]
 
 
 def _check_scalar_output(aval: Any, holomorphic: bool, what: str) -> None:
     if aval.shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: "
                         f"{aval.shape}.")
-    if not holomorphic and not dt.is_float(aval.dtype):
-        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a sub-dtype of "
-                        f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, "
-                        "pass holomorphic=True. For differentiation of non-holomorphic functions "
-                        "involving complex outputs, use vjp directly.")
+    _check_jacrev_output(aval, holomorphic, what)
 
 
-def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+def value_and_grad(fun: Callable[P, R], argnums: int | Sequence[int] = 0,
                    has_aux: bool = False, holomorphic: bool = False,
-                   allow_int: bool = False) -> Callable[..., Any]:
+                   allow_int: bool = False) -> Callable[P, tuple[R, Any]]:
     """A function returning ``(fun(*args), gradient)`` of a scalar-output ``fun``.
 
     ``argnums`` selects the arguments differentiated (an int, or a tuple giving
@@ -279,16 +302,25 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
                 raise ArgumentError(f"differentiating with respect to argnums={argnums} requires "
                                     f"at least {max(nums) + 1} positional arguments, but the "
                                     f"function was called with {n}")
-        selected = {i % n for i in nums}
-        call = flatten_call(fun, args, kwargs, (), ())
-        traced = trace_function(fun, call, "grad")
+        selected = sorted({i % n for i in nums})
+
+        # Only the differentiated arguments are traced; the others (and kwargs) are
+        # closed over as they are, so they stay concrete (usable as static arguments of
+        # an inner jit, or in Python control flow), as in JAX.
+        def dyn_fun(*dyn: Any) -> Any:
+            full = list(args)
+            for i, v in zip(selected, dyn):
+                full[i] = v
+            return fun(*full, **kwargs)
+        dyn_fun.__name__ = name
+        call = flatten_call(dyn_fun, tuple(args[i] for i in selected), {}, (), ())
+        traced = trace_function(dyn_fun, call, "grad")
         closed, consts = consts_as_invars(traced.closed)
         jaxpr = closed.jaxpr
-        arg_of_leaf = [p[1].idx if p[0].idx == 0 else None for p in call.paths]
-        diff = [a is not None and a in selected for a in arg_of_leaf]
-        _check_grad_inputs(traced.in_avals, diff, allow_int, holomorphic,
-                           call.debug_info.arg_names, "grad")
-        diff = [d and dt.is_inexact(a.dtype) for d, a in zip(diff, traced.in_avals)]
+        if holomorphic or not allow_int:
+            _check_grad_inputs(traced.in_avals, [True] * len(traced.in_avals), allow_int,
+                               holomorphic, _selected_names(fun, args, kwargs, selected), "grad")
+        diff = [dt.is_inexact(a.dtype) for a in traced.in_avals]
         out_leaves_tree = traced.out_tree
         if has_aux:
             kids = out_leaves_tree.children()
@@ -311,21 +343,17 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
         kept = iter(outs[:n_kept])
         value = tree_unflatten(traced.out_tree, [next(kept) if k else None for k in keep])
         grad_it = iter(outs[n_kept:])
-        # Zeros only for the selected arguments' non-differentiable leaves.
-        leaves = [next(grad_it) if d else (
-            None if a_i is None or a_i not in selected
-            else _float0_zeros(a) if not dt.is_inexact(a.dtype) else _zeros_for(a))
-            for d, a, a_i in zip(diff, traced.in_avals, arg_of_leaf)]
-        args_tree, _ = tree_unflatten(call.in_tree, leaves)
-        grads = tuple(args_tree[i % n] for i in nums)
+        leaves = [next(grad_it) if d else _float0_zeros(a) for d, a in zip(diff, traced.in_avals)]
+        (dyn_grads, _) = tree_unflatten(call.in_tree, leaves)
+        grads = tuple(dyn_grads[selected.index(i % n)] for i in nums)
         g = grads[0] if single else grads
         return value, g
 
     return value_and_grad_f
 
 
-def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+def grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable[P, Any]:
     """The gradient of a scalar-output ``fun`` with respect to ``argnums``."""
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, False)
 
@@ -337,124 +365,202 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     return grad_f
 
 
-def _std_basis(tree: Any) -> tuple[Any, int]:
-    from plait.frontend.numpy.creation import eye, zeros
+def _basis_leaves(avals: Sequence[ShapedArray]) -> list[np.ndarray]:
+    """The standard basis over the flattened leaves, as one block per leaf: block ``k``
+    has shape ``(total,) + shape_k`` and row ``start_k + j`` is the ``j``-th unit vector
+    of leaf ``k`` (NumPy constants: the basis depends on the types only)."""
+    total = sum(a.size for a in avals)
+    out, start = [], 0
+    for a in avals:
+        rows = np.eye(total, a.size, -start, dtype=a.dtype)
+        out.append(rows.reshape((total,) + a.shape))
+        start += a.size
+    return out
+
+
+def _unravel(j: Any, axis: int, avals: Sequence[ShapedArray], tree: PyTreeDef) -> Any:
+    """Split axis ``axis`` (of size ``sum(a.size)``) of ``j`` into one array per aval,
+    that axis reshaped to the aval's shape, assembled into ``tree``."""
+    from plait.frontend.numpy.indexing import getitem
     from plait.frontend.numpy.manipulation import reshape
-    leaves, td = tree_flatten(tree)
-    avals = [abstractify(x, "", "jacobian") for x in leaves]
-    sizes = [a.size for a in avals]
-    total = sum(sizes)
-    basis_leaves = []
-    start = 0
-    for a, n in zip(avals, sizes):
-        dtype = a.dtype if dt.is_inexact(a.dtype) else dt.float32
-        rows = eye(total, n, -start, dtype=dtype) if n else zeros((total, 0), dtype)
-        basis_leaves.append(reshape(rows, (total,) + a.shape))
-        start += n
-    return tree_unflatten(td, basis_leaves), total
+    shape = tuple(j.shape)
+    parts, start = [], 0
+    for a in avals:
+        piece = j
+        if a.size != shape[axis]:
+            index = (slice(None),) * axis + (slice(start, start + a.size),)
+            piece = getitem(j, index)
+        parts.append(reshape(piece, shape[:axis] + a.shape + shape[axis + 1:]))
+        start += a.size
+    return tree_unflatten(tree, parts)
 
 
-def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by forward mode (one JVP per input element, batched)."""
+def _apply_traced(fun: Callable[..., Any], args: tuple[Any, ...], name: str) -> Any:
+    """``fun(*args)``, traced once and applied as one program (one compile when not
+    tracing, however many operations assembling the result takes)."""
+    traced, jaxpr, consts = _trace(fun, args, name)
+    outs = apply_jaxpr(jaxpr, (), [*consts, *tree_flatten(args)[0]], name)
+    return tree_unflatten(traced.out_tree, outs)
+
+
+def _dyn_args(args: tuple[Any, ...], nums: Sequence[int], what: str) -> tuple[Any, ...]:
+    n = len(args)
+    for i in nums:
+        if not -n <= i < n:
+            raise ArgumentError(f"{what}: argnums={tuple(nums)} requires at least {max(nums) + 1} "
+                                f"positional arguments, but the function was called with {n}")
+    return tuple(args[i] for i in nums)
+
+
+def _substitute(fun: Callable[..., Any], args: tuple[Any, ...], nums: Sequence[int],
+                kwargs: dict[str, Any]) -> Callable[..., Any]:
+    """``fun`` of the differentiated arguments only; the others (and ``kwargs``) are fixed."""
+    n = len(args)
+
+    def partial_fun(*d: Any) -> Any:
+        full = list(args)
+        for i, v in zip(nums, d):
+            full[i % n] = v
+        return fun(*full, **kwargs)
+    return partial_fun
+
+
+def jacfwd(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable[P, Any]:
+    """The Jacobian of ``fun`` by forward mode (one JVP per input element, batched).
+
+    The result has the structure of the output, each leaf replaced by the
+    structure of the differentiated argument(s) (a tuple of them when
+    ``argnums`` is a sequence), with leaves of shape ``out.shape + in.shape``.
+    """
     from plait.frontend.batching import vmap
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
-    def jacfun(*args: Any) -> Any:
-        dyn = tuple(args[i] for i in nums)
+    @api_boundary
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        dyn = _dyn_args(args, nums, "jacfwd")
+        leaves, dyn_tree = tree_flatten(dyn)
+        avals = [abstractify(x, f"argument {i}", "jacfwd") for i, x in enumerate(leaves)]
+        for a in avals:
+            if holomorphic and not dt.is_complex(a.dtype):
+                raise TypeError("jacfwd with holomorphic=True requires inputs with complex "
+                                f"dtype, but got {a.dtype.name}.")
+            if not holomorphic and not dt.is_float(a.dtype):
+                raise TypeError(
+                    "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                    f"np.floating), but got {a.dtype.name}. For holomorphic differentiation, "
+                    "pass holomorphic=True. For differentiation of non-holomorphic functions "
+                    "involving complex inputs or integer inputs, use plait.jvp directly.")
+        basis = tree_unflatten(dyn_tree, _basis_leaves(avals))
+        example = tree_structure(dyn[0] if single else dyn)
 
-        def partial_fun(*d: Any) -> Any:
-            full = list(args)
-            for i, v in zip(nums, d):
-                full[i] = v
-            return fun(*full)
+        def whole(*d: Any) -> Any:
+            partial_fun = _substitute(fun, args, nums, kwargs)
 
-        basis, _ = _std_basis(dyn)
+            def push(t: Any) -> Any:
+                res = jvp(partial_fun, d, t, has_aux=has_aux)
+                # Integer outputs have float0 tangents: their Jacobian is integer zeros.
+                tan = tree_map(lambda o, tt: np.zeros(np.shape(o), o.dtype) if _is_float0(tt)
+                               else tt, res[0], res[1])
+                return (tan, res[2]) if has_aux else tan
 
-        def push(t: Any) -> Any:
-            if has_aux:
-                _, tan, aux = jvp(partial_fun, dyn, t, has_aux=True)
-                return tan, aux
-            return jvp(partial_fun, dyn, t)[1]
+            out = vmap(push, out_axes=(-1, None) if has_aux else -1)(basis)
+            jac, aux = out if has_aux else (out, None)
+            jac = tree_map(lambda j: _unravel(j, len(j.shape) - 1, avals, example), jac)
+            return (jac, aux) if has_aux else jac
 
-        if has_aux:
-            jac, aux = vmap(push, out_axes=(-1, None))(basis)
-        else:
-            jac = vmap(push, out_axes=-1)(basis)
-        dyn_leaves = tree_flatten(dyn)[0]
-        jac = tree_map(lambda j: _split_last(j, dyn_leaves, single), jac)
-        return (jac, aux) if has_aux else jac
+        return _apply_traced(whole, dyn, "jacfwd")
 
     return jacfun
 
 
-def _split_last(j: Any, in_leaves: Sequence[Any], single: bool) -> Any:
-    from plait.frontend.numpy.manipulation import reshape
-    from plait.frontend.numpy.indexing import getitem
-    out_shape = j.shape[:-1]
-    parts = []
-    start = 0
-    for x in in_leaves:
-        a = abstractify(x, "", "jacobian")
-        n = a.size
-        piece = getitem(j, (..., slice(start, start + n)))
-        parts.append(reshape(piece, out_shape + a.shape))
-        start += n
-    return parts[0] if single and len(parts) == 1 else tuple(parts)
+def jacrev(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable[P, Any]:
+    """The Jacobian of ``fun`` by reverse mode (one VJP per output element, batched).
 
-
-def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by reverse mode (one VJP per output element, batched)."""
+    Same result structure as :func:`jacfwd`.
+    """
     from plait.frontend.batching import vmap
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
-    def jacfun(*args: Any) -> Any:
-        dyn = tuple(args[i] for i in nums)
+    @api_boundary
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        dyn = _dyn_args(args, nums, "jacrev")
+        leaves, _ = tree_flatten(dyn)
+        avals = [abstractify(x, f"argument {i}", "jacrev") for i, x in enumerate(leaves)]
+        _check_grad_inputs(avals, [True] * len(avals), allow_int, holomorphic,
+                           [f"argument {i}" for i in range(len(avals))], "jacrev")
+        example = tree_structure(dyn[0] if single else dyn)
 
-        def partial_fun(*d: Any) -> Any:
-            full = list(args)
-            for i, v in zip(nums, d):
-                full[i] = v
-            return fun(*full)
+        def whole(*d: Any) -> Any:
+            partial_fun = _substitute(fun, args, nums, kwargs)
+            res = vjp(partial_fun, *d, has_aux=has_aux)
+            y, f_vjp = res[0], res[1]
+            y_leaves, y_tree = tree_flatten(y)
+            y_avals = [abstractify(o, f"output {i}", "jacrev") for i, o in enumerate(y_leaves)]
+            for a in y_avals:
+                _check_jacrev_output(a, holomorphic)
+            basis = tree_unflatten(y_tree, _basis_leaves(y_avals))
 
-        if has_aux:
-            out, f_vjp, aux = vjp(partial_fun, *dyn, has_aux=True)
-        else:
-            out, f_vjp = vjp(partial_fun, *dyn)
-        basis, _ = _std_basis(out)
-        jac = vmap(f_vjp)(basis)
-        out_leaves, out_tree = tree_flatten(out)
-        jac_leaves = tree_flatten(jac)[0]
-        result = _assemble_rev(jac_leaves, out_leaves, out_tree, dyn, single)
-        return (result, aux) if has_aux else result
+            def pull(ct: Any) -> list[Any]:
+                # float0 cotangents (integer inputs, allow_int) stay out of the batch.
+                return [None if _is_float0(g) else g for g in tree_flatten(f_vjp(ct))[0]]
+
+            cols = vmap(pull)(basis)
+            cols = [np.zeros((sum(a.size for a in y_avals),) + a.shape, dt.float0) if c is None
+                    else c for c, a in zip(cols, avals)]
+            per_out = [_unravel_rows(cols, start, a) for start, a in _offsets(y_avals)]
+            jac = tree_unflatten(y_tree, [tree_unflatten(example, p) for p in per_out])
+            return (jac, res[2]) if has_aux else jac
+
+        return _apply_traced(whole, dyn, "jacrev")
 
     return jacfun
 
 
-def _assemble_rev(jac_leaves: Sequence[Any], out_leaves: Sequence[Any], out_tree: PyTreeDef,
-                  dyn: tuple[Any, ...], single: bool) -> Any:
+def _offsets(avals: Sequence[ShapedArray]) -> list[tuple[int, ShapedArray]]:
+    out, start = [], 0
+    for a in avals:
+        out.append((start, a))
+        start += a.size
+    return out
+
+
+def _unravel_rows(cols: Sequence[Any], start: int, out: ShapedArray) -> list[Any]:
+    """The rows ``start:start + out.size`` of each column block, reshaped to ``out.shape + in.shape``."""
     from plait.frontend.numpy.indexing import getitem
     from plait.frontend.numpy.manipulation import reshape
-    per_out = []
-    start = 0
-    for o in out_leaves:
-        oa = abstractify(o, "", "jacobian")
-        n = oa.size
-        entries = []
-        for j in jac_leaves:
-            piece = getitem(j, slice(start, start + n))
-            entries.append(reshape(piece, oa.shape + j.shape[1:]))
-        start += n
-        per_in = tree_unflatten(tree_structure(dyn), entries)
-        per_out.append(per_in[0] if single else per_in)
-    return tree_unflatten(out_tree, per_out)
+    parts: list[Any] = []
+    for c in cols:
+        if _is_float0(c):
+            parts.append(np.zeros(out.shape + c.shape[1:], dt.float0))
+            continue
+        piece = c if out.size == c.shape[0] else getitem(c, slice(start, start + out.size))
+        parts.append(reshape(piece, out.shape + tuple(c.shape[1:])))
+    return parts
 
 
-def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
-            has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
+def _check_jacrev_output(a: ShapedArray, holomorphic: bool, what: str = "jacrev") -> None:
+    if holomorphic:
+        if not dt.is_complex(a.dtype):
+            raise TypeError(f"{what} with holomorphic=True requires outputs with complex dtype, "
+                            f"but got {a.dtype.name}.")
+    elif dt.is_complex(a.dtype):
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a sub-dtype "
+                        f"of np.floating), but got {a.dtype.name}. For holomorphic "
+                        "differentiation, pass holomorphic=True. For differentiation of "
+                        "non-holomorphic functions involving complex outputs, use plait.vjp "
+                        "directly.")
+    elif not dt.is_float(a.dtype):
+        raise TypeError(f"{what} requires real-valued outputs (output dtype that is a sub-dtype "
+                        f"of np.floating), but got {a.dtype.name}. For differentiation of "
+                        "functions with integer outputs, use plait.vjp directly.")
+
+
+def hessian(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
+            has_aux: bool = False, holomorphic: bool = False) -> Callable[P, Any]:
     """The Hessian: ``jacfwd(jacrev(fun))``."""
     return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
                   has_aux=has_aux, holomorphic=holomorphic)

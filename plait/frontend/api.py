@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, ParamSpec, overload
 
 from plait.errors import ArgumentError
+from plait.ir.avals import shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.frontend.api_util import ShapeDtypeStruct
 from plait.frontend.trace_fun import flatten_call, trace_function
@@ -15,6 +16,8 @@ from plait.frontend.tree_util import tree_unflatten
 
 __all__ = ["make_jaxpr", "static_args"]
 
+
+P = ParamSpec("P")
 
 def static_args(static_argnums: int | Sequence[int] | None,
                 static_argnames: str | Sequence[str] | None) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -42,9 +45,21 @@ def static_args(static_argnums: int | Sequence[int] | None,
     return nums, names
 
 
-def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *,
+@overload
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
                static_argnames: str | Sequence[str] = (),
-               return_shape: bool = False) -> Callable[..., Any]:
+               return_shape: Literal[False] = False) -> Callable[P, ClosedJaxpr]: ...
+@overload
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
+               static_argnames: str | Sequence[str] = (),
+               return_shape: Literal[True]) -> Callable[P, tuple[ClosedJaxpr, Any]]: ...
+@overload
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
+               static_argnames: str | Sequence[str] = (),
+               return_shape: bool) -> Callable[P, Any]: ...
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
+               static_argnames: str | Sequence[str] = (),
+               return_shape: bool = False) -> Callable[P, Any]:
     """A function that traces ``fun`` and returns its :class:`~plait.ir.ClosedJaxpr`.
 
     Arguments may be pytrees of arrays, Python scalars and
@@ -61,9 +76,18 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
         traced = trace_function(fun, call, "make_jaxpr")
         closed: ClosedJaxpr = traced.closed
         if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)  # type: ignore[attr-defined]
-                      for a in closed.out_avals]
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                      for a in shaped_avals(closed.out_avals)]
             return closed, tree_unflatten(traced.out_tree, shapes)
         return closed
 
     return make_jaxpr_f
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``fun(*args, **kwargs)``, found by tracing only.
+
+    Arguments may be arrays, scalars or :class:`ShapeDtypeStruct`\\ s; nothing is
+    compiled or run.  Returns a pytree of ``ShapeDtypeStruct`` shaped like the result.
+    """
+    return make_jaxpr(fun, return_shape=True)(*args, **kwargs)[1]

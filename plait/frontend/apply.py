@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.avals import shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.lowering import runtime
-from plait.frontend.array_impl import ArrayImpl
+from plait.frontend.array_impl import ArrayImpl, wrap_output
 from plait.frontend.compile_cache import executable_for
 from plait.frontend.tracing import Tracer, bind, current_trace, inline_into_trace
 
@@ -29,7 +30,7 @@ def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) ->
     env.update(zip(jaxpr.invars, args, strict=True))
 
     def read(a: Atom) -> Any:
-        return a if type(a) is Literal else env[a]  # type: ignore[index]
+        return a if type(a) is Literal else env[a]
 
     for eqn in jaxpr.eqns:
         outs = bind(eqn.primitive, *[read(a) for a in eqn.inputs], **eqn.params)
@@ -63,4 +64,4 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
     values = [*consts, *args]
     bufs = [_buffer(x, v.aval) for x, v in zip(values, flat.invars, strict=True)]
     outs = exe.execute(bufs)
-    return [ArrayImpl(a.aval, b) for a, b in zip(flat.outvars, outs)]  # type: ignore[arg-type]
+    return [wrap_output(a, b) for a, b in zip(shaped_avals(flat.out_avals), outs)]

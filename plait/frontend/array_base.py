@@ -9,7 +9,7 @@ identically on concrete and traced values.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -110,10 +110,13 @@ class Array:
     def __le__(self, other: Any) -> Array: return _pnp.less_equal(self, other)
     def __gt__(self, other: Any) -> Array: return _pnp.greater(self, other)
     def __ge__(self, other: Any) -> Array: return _pnp.greater_equal(self, other)
-    def __eq__(self, other: Any) -> Array: return _pnp.equal(self, other)  # type: ignore[override]
-    def __ne__(self, other: Any) -> Array: return _pnp.not_equal(self, other)  # type: ignore[override]
+    def __eq__(self, other: Any) -> Array:  # type: ignore[override]  # an array, not a bool
+        return _pnp.equal(self, other)
 
-    __hash__ = None  # type: ignore[assignment]
+    def __ne__(self, other: Any) -> Array:  # type: ignore[override]  # an array, not a bool
+        return _pnp.not_equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as == is elementwise
 
     # Methods.
     def astype(self, dtype: Any) -> Array:
@@ -226,10 +229,14 @@ class Array:
         return _pnp.imag(self)
 
 
-# The NumPy namespace imports this module, so it registers itself here when it
-# loads (see the end of plait/frontend/numpy/__init__.py).
-_pnp: Any = None
+# The NumPy namespace imports this module, so at run time it registers itself here
+# when it loads (see the end of plait/frontend/numpy/__init__.py); the checker sees
+# the module itself.
+if TYPE_CHECKING:
+    from plait.frontend import numpy as _pnp
+else:
+    _pnp = None
 
 
 def _getitem(x: Array, index: Any) -> Array:
-    return _pnp._getitem(x, index)  # type: ignore[no-any-return]
+    return _pnp.indexing.getitem(x, index)

@@ -48,7 +48,7 @@ class ArrayImpl(Array):
             buf = self._buf
             if buf is None:
                 raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
-            npy = np.asarray(buf)
+            npy = runtime.to_numpy(buf, self._aval)
             npy.flags.writeable = False
             self._npy = npy
         return npy
@@ -70,9 +70,15 @@ class ArrayImpl(Array):
         self._buf = None
         self._npy = None
 
+    @property
     def device(self) -> Any:
-        """The device holding the buffer."""
-        return runtime.default_device()
+        """The device holding the buffer (a property, as in JAX)."""
+        buf = self._buf
+        return buf._sharding._device if buf is not None else runtime.default_device()
+
+    def devices(self) -> set[Any]:
+        """The set of devices holding the array (one)."""
+        return {self.device}
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         v = self._value
@@ -143,6 +149,12 @@ class ArrayImpl(Array):
 
     def __deepcopy__(self, memo: Any) -> ArrayImpl:
         return self
+
+
+def wrap_output(aval: ShapedArray, buf: Any) -> Any:
+    """A compiled program's result as the user sees it: an Array, except that float0
+    values (integer tangents, which carry no data) are NumPy zeros, as in JAX."""
+    return np.zeros(aval.shape, dt.float0) if aval.dtype == dt.float0 else ArrayImpl(aval, buf)
 
 
 def device_put(x: Any, device: Any = None) -> Any:

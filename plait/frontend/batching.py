@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-from plait.errors import ArgumentError
+import attrs
+
 from plait.ir.avals import ShapedArray
 from plait.transforms.vmap import vmap_jaxpr
 from plait.frontend.api_util import ShapeDtypeStruct, abstractify, arg_path
@@ -14,10 +15,14 @@ from plait.frontend.apply import apply_jaxpr
 from plait.frontend.jit import consts_as_invars
 from plait.frontend.trace_fun import flatten_call, trace_function
 from plait.frontend.traceback_util import api_boundary
-from plait.frontend.tree_util import broadcast_prefix, tree_unflatten
+from plait.frontend.tree_util import (TreePrefixError, broadcast_prefix, tree_leaves,
+                                      tree_structure, tree_unflatten)
 
 __all__ = ["vmap"]
 
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 def _type_name(a: ShapedArray) -> str:
     return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
@@ -35,20 +40,24 @@ def _size_error(groups: dict[int, list[str]]) -> ValueError:
 
 
 def _in_dims(in_axes: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-    if isinstance(in_axes, list):
-        raise ArgumentError(
-            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-            f"positional arguments passed to the function, but got {in_axes!r}.")
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-        raise ArgumentError(
-            f"vmap in_axes must be a tuple with one entry per positional argument: got "
-            f"{len(in_axes)} entries for {len(args)} arguments")
-    prefix = (in_axes, {k: 0 for k in kwargs})
-    return broadcast_prefix(prefix, (args, kwargs), "vmap in_axes")
+        raise TreePrefixError(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
+            f"len(args)={len(args)}")
+    # Keyword arguments are always mapped over their axis 0.
+    return (broadcast_prefix(in_axes, args, "vmap in_axes")
+            + [0] * len(tree_leaves(kwargs)))
 
 
-def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
-         axis_name: str | None = None, axis_size: int | None = None) -> Callable[..., Any]:
+def _check_axes_spec(axes: Any, what: str) -> None:
+    if not all(type(leaf) is int for leaf in tree_leaves(axes)):
+        raise TypeError(f"vmap {what} must be an int, None, or (nested) container with those "
+                        f"types as leaves, but got {axes!r}.")
+
+
+def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
+         axis_name: str | None = None, axis_size: int | None = None) -> Callable[P, R]:
     """Vectorize ``fun`` over an axis of its arguments.
 
     ``in_axes`` (an int, ``None``, or a tuple with one entry per positional
@@ -59,6 +68,15 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     """
     if axis_name is not None:
         raise NotImplementedError("vmap axis_name (collectives) is not supported yet")
+    if isinstance(in_axes, list):
+        # Lists and tuples are interchangeable here, as in JAX (a list can never be a
+        # tree prefix of the positional arguments' tuple).
+        in_axes = tuple(in_axes)
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
+                        f"to the positional arguments passed to the function, but got {in_axes!r}.")
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
 
     @functools.wraps(fun)
     @api_boundary
@@ -66,17 +84,17 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         call = flatten_call(fun, args, kwargs, (), ())
         names = call.debug_info.arg_names
         dims = _in_dims(in_axes, args, kwargs)
-        avals = [abstractify(x, arg_path(names, i), "vmap") for i, x in enumerate(call.leaves)]
+        # Unmapped leaves may be any Python object (they are not traced).
+        avals = [abstractify(x, arg_path(names, i), "vmap") if d is not None else None
+                 for i, (x, d) in enumerate(zip(call.leaves, dims))]
         norm: list[int | None] = []
         groups: dict[int, list[str]] = {}
         for i, (d, a) in enumerate(zip(dims, avals)):
-            if d is None:
+            if d is None or a is None:
                 norm.append(None)
                 continue
-            if not isinstance(d, int):
-                raise ArgumentError(f"vmap in_axes leaves must be ints or None, but got {d!r}")
             if not -a.ndim <= d < a.ndim:
-                raise ArgumentError(
+                raise ValueError(
                     f"vmap was requested to map its argument along axis {d}, which implies that "
                     f"its rank should be at least {d + 1 if d >= 0 else -d}, but is only "
                     f"{a.ndim} (its shape is {a.shape}) for {arg_path(names, i)}")
@@ -92,31 +110,50 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                 raise ValueError(f"vmap got axis_size={axis_size} but the mapped axes have size "
                                  f"{size}")
         elif axis_size is None:
-            raise ArgumentError("vmap must have at least one non-None value in in_axes, or an "
-                                "axis_size")
+            raise ValueError("vmap must have at least one non-None value in in_axes, or an "
+                             "axis_size")
         else:
             size = axis_size
-        inner = [ShapeDtypeStruct(a.shape[:d] + a.shape[d + 1:], a.dtype, a.weak_type)
-                 if d is not None else ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                 for a, d in zip(avals, norm)]
-        inner_call = call.__class__(inner, call.in_tree, call.static_key, call.debug_info,
-                                    call.paths)
-        traced = trace_function(fun, inner_call, "vmap")
+        # Only the mapped leaves are traced; the unmapped ones are closed over as they
+        # are, so they stay concrete (static arguments of an inner jit, Python control
+        # flow), as in JAX.
+        mapped = [i for i, d in enumerate(norm) if d is not None]
+
+        def mapped_fun(*xs: Any) -> Any:
+            full = list(call.leaves)
+            for i, x in zip(mapped, xs):
+                full[i] = x
+            a, k = tree_unflatten(call.in_tree, full)
+            return fun(*a, **k)
+        mapped_fun.__name__ = call.debug_info.func_name
+        inner = []
+        for i in mapped:
+            a, d = avals[i], norm[i]
+            assert a is not None and d is not None
+            inner.append(ShapeDtypeStruct(a.shape[:d] + a.shape[d + 1:], a.dtype, a.weak_type))
+        inner_call = call.__class__(inner, tree_structure((tuple(inner), {})), ((), ()),
+                                    attrs.evolve(call.debug_info,
+                                                 arg_names=tuple(names[i] for i in mapped)),
+                                    [call.paths[i] for i in mapped])
+        traced = trace_function(mapped_fun, inner_call, "vmap")
         closed, consts = consts_as_invars(traced.closed)
         out_example = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
         out_dims = broadcast_prefix(out_axes, out_example, "vmap out_axes",
                                     is_leaf=lambda x: x is None)
-        out_norm = []
-        for d, a in zip(out_dims, closed.out_avals):
+        out_norm: list[int | None] = []
+        for i, (d, out_aval) in enumerate(zip(out_dims, closed.out_avals)):
             if d is None:
                 out_norm.append(None)
                 continue
-            nd = a.ndim + 1  # type: ignore[attr-defined]
+            assert isinstance(out_aval, ShapedArray)
+            nd = out_aval.ndim + 1
             if not -nd <= d < nd:
-                raise ArgumentError(f"vmap out_axes {d} is out of range for an output of rank {nd}")
+                raise ValueError(f"vmap out_axes {d} is out of range for a batched output of "
+                                 f"rank {nd} (output {traced.debug_info.result_paths[i]})")
             out_norm.append(d % nd)
-        batched = vmap_jaxpr(closed.jaxpr, size, [None] * len(consts) + norm, out_norm)
-        outs = apply_jaxpr(batched, (), [*consts, *call.leaves],
+        batched = vmap_jaxpr(closed.jaxpr, size, [None] * len(consts) + [norm[i] for i in mapped],
+                             out_norm)
+        outs = apply_jaxpr(batched, (), [*consts, *[call.leaves[i] for i in mapped]],
                            f"vmap_{traced.debug_info.func_name}")
         return tree_unflatten(traced.out_tree, outs)
 

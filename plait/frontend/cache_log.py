@@ -43,9 +43,9 @@ def _aval_change(path: str, old: ShapedArray, new: ShapedArray) -> list[str]:
 
 def describe_signature_change(names: Sequence[str], old: tuple[Any, ...],
                               new: tuple[Any, ...]) -> list[str]:
-    """Differences between two trace-cache keys ``(treedef, avals, static key)``."""
-    old_tree, old_avals, old_static = old
-    new_tree, new_avals, new_static = new
+    """Differences between two trace-cache keys ``(treedef, avals, static key, config)``."""
+    old_tree, old_avals, old_static, old_config = old
+    new_tree, new_avals, new_static, new_config = new
     reasons = []
     if old_tree != new_tree:
         reasons.append(f"pytree structure changed from {old_tree} to {new_tree}")
@@ -55,7 +55,10 @@ def describe_signature_change(names: Sequence[str], old: tuple[Any, ...],
                 path = names[i] if i < len(names) and names[i] else f"flat argument {i}"
                 reasons += _aval_change(path, a, b)
     if old_static != new_static:
-        reasons.append(f"static arguments changed from {old_static!r} to {new_static!r}")
+        reasons += _static_changes(old_static, new_static)
+    for name, a, b in zip(("enable_x64", "numpy_dtype_promotion"), old_config, new_config):
+        if a != b:
+            reasons.append(f"config option {name} changed from {a!r} to {b!r}")
     return reasons
 
 
@@ -65,6 +68,23 @@ def closest(keys: Iterable[tuple[Any, ...]], new: tuple[Any, ...]) -> tuple[Any,
     for k in keys:
         score = (k[0] == new[0]) * 4 + (k[2] == new[2]) * 2 + sum(
             a is b for a, b in zip(k[1], new[1])) / (len(new[1]) + 1)
-        if score > best_score:
+        if score >= best_score:  # ties: the most recent key
             best, best_score = k, score
     return best
+
+
+def _static_changes(old: tuple[Any, ...], new: tuple[Any, ...]) -> list[str]:
+    """Per static argument: ``static argument 'mode' changed from 'a' to 'b'``."""
+    def by_name(key: tuple[Any, ...]) -> dict[str, Any]:
+        positional, keyword = key
+        return {**{f"args[{i}]": v for i, v in positional}, **{repr(k): v for k, v in keyword}}
+    a, b = by_name(old), by_name(new)
+    missing = object()
+    out = []
+    for name in sorted(set(a) | set(b)):
+        x, y = a.get(name, missing), b.get(name, missing)
+        if x is missing or y is missing or x != y:
+            x_text = "(not passed)" if x is missing else repr(x)
+            y_text = "(not passed)" if y is missing else repr(y)
+            out.append(f"static argument {name} changed from {x_text} to {y_text}")
+    return out

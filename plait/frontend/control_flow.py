@@ -9,6 +9,7 @@ promoted and the body traced again.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,8 +23,10 @@ from plait.ir.debug_info import DebugInfo
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitives import cond_p, scan_p, while_p
 from plait.ir.primitives.control_flow import same_types
+from plait.transforms.dce import dce_jaxpr
 from plait.frontend import lax
 from plait.frontend.api_util import abstractify, flatten_outputs, fun_name
+from plait.frontend.array_impl import device_put
 from plait.frontend.tracing import Tracer, bind, scalar_literal, trace_flat
 from plait.frontend.tree_util import PyTreeDef, keystr, tree_flatten_with_path, tree_unflatten
 
@@ -75,19 +78,28 @@ def _types(avals: Sequence[Any]) -> str:
     return ", ".join(a.str_short() for a in avals)
 
 
-def _with_common_consts(bodies: Sequence[_Body]) -> tuple[list[ClosedJaxpr], list[Any]]:
-    """Each body's jaxpr taking every body's consts (its own in its slot, the rest unused)."""
-    consts = [c for b in bodies for c in b.consts]
+def _const_key(c: Any) -> Any:
+    # The same traced value may be wrapped by several Tracer objects: key on its variable.
+    return ("var", id(c._var)) if type(c) is Tracer else ("obj", id(c))
+
+
+def _with_common_consts(bodies: Sequence[_Body], order: Sequence[int]
+                        ) -> tuple[list[ClosedJaxpr], list[Any]]:
+    """Each body's jaxpr taking every body's consts, as JAX merges them: concatenated in
+    tracing ``order``, a value closed over by several bodies passed once."""
+    keys: dict[Any, int] = {}
+    consts: list[Any] = []
+    for k in order:
+        for c in bodies[k].consts:
+            if keys.setdefault(_const_key(c), len(consts)) == len(consts):
+                consts.append(c)
     out = []
-    start = 0
     for b in bodies:
         n = len(b.consts)
-        j = b.jaxpr
-        fillers = [Var(_aval_of(c)) for c in consts]
-        own = list(j.invars[:n])
-        invars = fillers[:start] + own + fillers[start + n:] + list(j.invars[n:])
-        out.append(ClosedJaxpr(j.replace(invars=tuple(invars))))
-        start += n
+        slots = [Var(_aval_of(c)) for c in consts]  # unused by this body
+        for v, c in zip(b.jaxpr.invars[:n], b.consts):
+            slots[keys[_const_key(c)]] = v
+        out.append(ClosedJaxpr(b.jaxpr.replace(invars=tuple(slots) + b.jaxpr.invars[n:])))
     return out, consts
 
 
@@ -111,7 +123,9 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     if not dt.is_bool(p_aval.dtype):
         pred = lax.ne(pred, 0)
     index = lax.convert_element_type(pred, np.int32)
-    return _switch(index, [false_fun, true_fun], operands, ("false_fun", "true_fun"))
+    # Branch 0 is false_fun; JAX traces (and orders consts) true_fun first.
+    return _switch("cond", index, [false_fun, true_fun], operands, ("false_fun", "true_fun"),
+                   order=(1, 0))
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
@@ -125,25 +139,41 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         return branches[0](*operands)
     index = lax.convert_element_type(index, np.int32)
     index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
-    return _switch(index, list(branches), operands, tuple(f"branches[{i}]" for i in range(len(branches))))
+    n = len(branches)
+    return _switch("switch", index, list(branches), operands,
+                   tuple(f"branches[{i}]" for i in range(n)), order=tuple(range(n)))
 
 
-def _switch(index: Any, branches: Sequence[Callable[..., Any]], operands: tuple[Any, ...],
-            names: Sequence[str]) -> Any:
+def _switch(what: str, index: Any, branches: Sequence[Callable[..., Any]],
+            operands: tuple[Any, ...], names: Sequence[str], order: Sequence[int]) -> Any:
     leaves, in_tree, paths = _leaves(operands, "operands")
     avals = _avals(leaves, paths, "cond")
-    bodies = [_trace_body(b, in_tree, avals, "cond") for b in branches]
-    first = bodies[0]
-    for name, b in zip(names[1:], bodies[1:]):
-        if b.out_tree != first.out_tree:
-            raise TypeError(f"{names[0]} and {name} output must have same type structure, got "
-                            f"{first.out_tree} and {b.out_tree}.")
-        if not same_types(b.out_avals, first.out_avals):
-            raise TypeError(f"{names[0]} and {name} output must have identical types, got\n"
-                            f"({_types(first.out_avals)}) and ({_types(b.out_avals)}).")
-    jaxprs, consts = _with_common_consts(bodies)
+    by_k = {k: _trace_body(branches[k], in_tree, avals, "cond") for k in order}
+    traced = [by_k[k] for k in range(len(branches))]
+    ref = order[0]
+    for k in order[1:]:
+        _check_branch(what, names[ref], traced[ref], names[k], traced[k])
+    jaxprs, consts = _with_common_consts(traced, order)
     outs = bind(cond_p, index, *consts, *leaves, branches=tuple(jaxprs))
-    return tree_unflatten(first.out_tree, outs)
+    return tree_unflatten(traced[ref].out_tree, outs)
+
+
+def _check_branch(what: str, name_a: str, a: _Body, name_b: str, b: _Body) -> None:
+    """Fail unless branch ``b`` returns the structure and types of branch ``a``."""
+    if a.out_tree != b.out_tree:
+        raise TypeError(f"{what} branch outputs must have the same pytree structure, but "
+                        f"{name_a} returns {a.out_tree} and {name_b} returns {b.out_tree}")
+    if same_types(a.out_avals, b.out_avals):
+        return
+    paths = [keystr(p) for p, _ in
+             tree_flatten_with_path(tree_unflatten(a.out_tree, [0] * len(a.out_avals)))[0]]
+    for path, x, y in zip(paths, a.out_avals, b.out_avals):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            differ = "shapes" if x.shape != y.shape else "dtypes"
+            where = f"output{path}" if path else "the output"
+            raise TypeError(f"{what} branch outputs must have identical types, but {name_a} "
+                            f"returns {x.str_short()} and {name_b} returns {y.str_short()} at "
+                            f"{where}: the {differ} differ")
 
 
 def _check_carry(what: str, in_avals: Sequence[ShapedArray], body: _Body, in_tree: PyTreeDef,
@@ -156,9 +186,10 @@ def _check_carry(what: str, in_avals: Sequence[ShapedArray], body: _Body, in_tre
     promote = []
     for k, (a, b) in enumerate(zip(in_avals, out_avals)):
         if a.shape != b.shape or a.dtype != b.dtype:
-            raise TypeError(f"{what} body_fun output and input must have identical types: the "
-                            f"carry {paths[k]} enters as {a.str_short()} and leaves as "
-                            f"{b.str_short()}")
+            differ = "shapes" if a.shape != b.shape else "dtypes"
+            raise TypeError(f"{what} body_fun output and input must have identical types, but "
+                            f"the carry {paths[k]} enters as {a.str_short()} and leaves as "
+                            f"{b.str_short()}: the {differ} differ")
         if a.weak_type and not b.weak_type:
             promote.append(k)
     return promote
@@ -192,10 +223,52 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     if len(p) != 1 or p[0].shape != () or p[0].dtype != dt.bool_:
         raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
                         f"[{_types(p)}].")
-    outs = bind(while_p, *cond_b.consts, *body.consts, *leaves,
-                cond_jaxpr=ClosedJaxpr(cond_b.jaxpr), body_jaxpr=ClosedJaxpr(body.jaxpr),
-                cond_nconsts=len(cond_b.consts), body_nconsts=len(body.consts))
-    return tree_unflatten(in_tree, outs)
+    # As JAX does: a carry the body passes through unchanged and the predicate does
+    # not read is a body const, not loop state.
+    nb = len(body.consts)
+    cond_used = dce_jaxpr(cond_b.jaxpr, prune_invars=False)[1][len(cond_b.consts):]
+    move = [f == nb + i and not u
+            for i, (f, u) in enumerate(zip(_forwarding(body.jaxpr), cond_used))]
+    cond_j, body_j = cond_b.jaxpr, body.jaxpr
+    if any(move):
+        cond_j = _drop_invars(dce_jaxpr(cond_j)[0], [False] * len(cond_b.consts) + move)
+        body_j = _move_to_front(_drop_outvars(body_j, move), [False] * nb + move)
+    moved, kept = _partition(leaves, move)
+    outs = bind(while_p, *cond_b.consts, *moved, *body.consts, *kept,
+                cond_jaxpr=ClosedJaxpr(cond_j), body_jaxpr=ClosedJaxpr(body_j),
+                cond_nconsts=len(cond_b.consts), body_nconsts=len(moved) + nb)
+    return tree_unflatten(in_tree, _merge(move, moved, outs))
+
+
+def _forwarding(j: Jaxpr) -> list[int | None]:
+    """Per output of ``j``, the position of the input it returns as is, if any."""
+    pos = {v: i for i, v in reversed(list(enumerate(j.invars)))}
+    return [pos.get(a) if type(a) is Var else None for a in j.outvars]
+
+
+def _drop_outvars(j: Jaxpr, drop: Sequence[bool]) -> Jaxpr:
+    return j.replace(outvars=tuple(a for a, d in zip(j.outvars, drop) if not d))
+
+
+def _drop_invars(j: Jaxpr, drop: Sequence[bool]) -> Jaxpr:
+    return j.replace(invars=tuple(v for v, d in zip(j.invars, drop) if not d))
+
+
+def _move_to_front(j: Jaxpr, front: Sequence[bool]) -> Jaxpr:
+    moved, kept = _partition(list(j.invars), front)
+    return j.replace(invars=tuple(moved + kept))
+
+
+def _partition(xs: Sequence[Any], mask: Sequence[bool]) -> tuple[list[Any], list[Any]]:
+    """(the ``xs`` where ``mask``, the others)."""
+    return ([x for x, m in zip(xs, mask, strict=True) if m],
+            [x for x, m in zip(xs, mask, strict=True) if not m])
+
+
+def _merge(mask: Sequence[bool], where: Sequence[Any], others: Sequence[Any]) -> list[Any]:
+    """Inverse of :func:`_partition` (``others`` may run on past ``mask``)."""
+    a, b = iter(where), iter(others)
+    return [next(a) if m else next(b) for m in mask] + list(b)
 
 
 def _concrete_int(x: Any) -> int | None:
@@ -216,14 +289,19 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     With concrete bounds this is a ``scan`` (reverse-differentiable); with traced
     bounds, a ``while``.
     """
+    lower, upper = _same_bound_types(lower, upper)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     if lo is not None and hi is not None:
         def step(carry: Any, _: Any) -> Any:
             i, x = carry
             return (lax.add(i, 1), body_fun(i, x)), None
-        (_, result), _ = scan(step, (lower, init_val), None, length=max(hi - lo, 0),
-                              unroll=1 if unroll is None else unroll)
+        # As JAX does, the counter starts from a Python int (a weakly typed carry).
+        (_, result), _ = scan(step, (lo, init_val), None, length=max(hi - lo, 0),
+                              unroll=False if unroll is None else unroll)
         return result
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
+                         "statically known.")
 
     def while_cond(carry: Any) -> Any:
         i, n, _ = carry
@@ -235,6 +313,20 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
     _, _, result = while_loop(while_cond, while_body, (lower, upper, init_val))
     return result
+
+
+def _same_bound_types(lower: Any, upper: Any) -> tuple[Any, Any]:
+    """The loop bounds with one dtype: a weakly typed integer bound takes the other's."""
+    la, ua = abstractify(lower, "lower", "fori_loop"), abstractify(upper, "upper", "fori_loop")
+    if la.dtype == ua.dtype:
+        return lower, upper
+    if dt.is_signed(la.dtype) and dt.is_signed(ua.dtype):
+        if la.weak_type and not ua.weak_type:
+            return lax.convert_element_type(lower, ua.dtype), upper
+        if ua.weak_type and not la.weak_type:
+            return lower, lax.convert_element_type(upper, la.dtype)
+    raise TypeError(f"lower and upper arguments to fori_loop must have equal types, got "
+                    f"{la.dtype.name} and {ua.dtype.name}")
 
 
 def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | None = None,
@@ -273,12 +365,45 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
 
     body, outs_c = traced()
     _strong(c_leaves, c_avals, _check_carry("scan", c_avals, body, c_tree, c_paths, outs_c))
-    outs = bind(scan_p, *body.consts, *c_leaves, *x_leaves, jaxpr=ClosedJaxpr(body.jaxpr),
-                length=n, reverse=bool(reverse), num_consts=len(body.consts),
-                num_carry=len(c_leaves), unroll=unroll)
+    nk, nc = len(body.consts), len(c_leaves)
+    j, move, x_fwd = _scan_forwarding(body.jaxpr, nk, nc)
+    moved, kept = _partition(c_leaves, move)
+    outs = bind(scan_p, *moved, *body.consts, *kept, *x_leaves, jaxpr=ClosedJaxpr(j), length=n,
+                reverse=bool(reverse), num_consts=len(moved) + nk, num_carry=len(kept),
+                unroll=_unroll(unroll, n))
+    carry_out, ys = outs[:len(kept)], iter(outs[len(kept):])
+    ys_all = [next(ys) if f is None else _maybe_put(x_leaves[f]) for f in x_fwd]
     y_tree = body.out_tree.children()[1]
-    carry = tree_unflatten(c_tree, outs[:len(c_leaves)])
-    return carry, tree_unflatten(y_tree, outs[len(c_leaves):])
+    carry = tree_unflatten(c_tree, _merge(move, moved, carry_out))
+    return carry, tree_unflatten(y_tree, ys_all)
+
+
+def _maybe_put(x: Any) -> Any:
+    # A forwarded scanned input is returned as an array, as the loop would (JAX too).
+    return device_put(x) if isinstance(x, np.ndarray | np.generic) else x
+
+
+def _scan_forwarding(j: Jaxpr, nk: int, nc: int) -> tuple[Jaxpr, list[bool], list[int | None]]:
+    """As JAX does: a carry the body passes through unchanged becomes a const, and a
+    stacked output that is a scanned input is that input (not copied by the loop).
+
+    Returns the body without those, which carries moved, and per stacked output the
+    position among the scanned inputs it forwards (or ``None``).
+    """
+    fwd = _forwarding(j)
+    move = [f == nk + i for i, f in enumerate(fwd[:nc])]
+    x_fwd = [f - nk - nc if f is not None and f >= nk + nc else None for f in fwd[nc:]]
+    j = _drop_outvars(j, move + [f is not None for f in x_fwd])
+    nx = len(j.invars) - nk - nc
+    return _move_to_front(j, [False] * nk + move + [False] * nx), move, x_fwd
+
+
+def _unroll(unroll: int | bool, length: int) -> int:
+    if isinstance(unroll, bool):
+        return max(length, 1) if unroll else 1
+    if _concrete_int(unroll) is None or int(unroll) < 0:
+        raise ValueError(f"expected a bool or a non-negative int unroll, but got {unroll!r}")
+    return int(unroll)
 
 
 def _pair_out(out: Any) -> tuple[Any, Any]:
@@ -295,7 +420,36 @@ def _pair_tree(c_tree: PyTreeDef, x_tree: PyTreeDef, nc: int, nx: int) -> PyTree
     return tree_structure((carry, xs))
 
 
-def map(f: Callable[[Any], Any], xs: Any) -> Any:
-    """``f`` applied to each slice of ``xs`` along the leading axis, stacked."""
-    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
-    return ys
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:
+    """``f`` applied to each slice of ``xs`` along the leading axis, stacked.
+
+    With ``batch_size``, ``vmap(f)`` runs on batches of that many slices in a
+    ``scan`` (the remainder in one more call), trading memory for parallelism.
+    """
+    if batch_size is None:
+        _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+        return ys
+    return _batched_map(f, xs, operator.index(batch_size))
+
+
+def _batched_map(f: Callable[[Any], Any], xs: Any, batch_size: int) -> Any:
+    from plait.frontend.batching import vmap
+    from plait.frontend.tree_util import tree_flatten, tree_map
+    leaves, tree = tree_flatten(xs)
+    if not leaves:
+        return map(f, xs)
+    n = leaves[0].shape[0]
+    num, rest = divmod(n, batch_size) if batch_size else (0, n)
+    elems = num * batch_size
+    ys = rest_ys = None
+    if num:
+        batches = [x[:elems].reshape(num, batch_size, *x.shape[1:]) for x in leaves]
+        _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), tree_unflatten(tree, batches))
+        ys = tree_map(lambda y: y.reshape(-1, *y.shape[2:]), ys)
+    if rest:
+        rest_ys = vmap(f)(tree_unflatten(tree, [x[elems:] for x in leaves]))
+    if ys is None:
+        return rest_ys
+    if rest_ys is None:
+        return ys
+    return tree_map(lambda a, b: lax.concatenate([a, b], 0), ys, rest_ys)

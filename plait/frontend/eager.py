@@ -15,7 +15,7 @@ import numpy as np
 
 from plait.errors import UnexpectedTracerError
 from plait.ir.atoms import Literal, Var
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.builder import Builder
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import Params
@@ -70,7 +70,7 @@ def _compile(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...]
     invars = [Var(a) for a in avals]
     outs = b.bind(prim, tuple(invars), params)
     closed = ClosedJaxpr(b.build(invars, outs))
-    return executable_for(closed, prim.name), tuple(v.aval for v in outs)  # type: ignore[misc]
+    return executable_for(closed, prim.name), shaped_avals([v.aval for v in outs])
 
 
 def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:

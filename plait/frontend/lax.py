@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol, overload
 
 import numpy as np
 
@@ -18,8 +18,10 @@ from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
+from plait.ir.primitive import Primitive
 from plait.ir.primitives import RoundingMethod
-from plait.frontend.tracing import bind, scalar_literal
+from plait.frontend.array_base import Array
+from plait.frontend.tracing import bind1, bind_n, scalar_literal
 
 __all__ = [
     "neg", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "log1p",
@@ -62,17 +64,29 @@ def _operands(name: str, *args: Any) -> list[Any]:
     return out
 
 
-def _unary(prim: Any) -> Any:
-    def op(x: Any, **params: Any) -> Any:
-        return bind(prim, *_operands(prim.name, x), **params)
+class _UnaryOp(Protocol):
+    def __call__(self, x: Any, **params: Any) -> Array: ...
+
+
+class _BinaryOp(Protocol):
+    def __call__(self, x: Any, y: Any) -> Array: ...
+
+
+class _CumulativeOp(Protocol):
+    def __call__(self, operand: Any, axis: int = 0, reverse: bool = False) -> Array: ...
+
+
+def _unary(prim: Primitive) -> _UnaryOp:
+    def op(x: Any, **params: Any) -> Array:
+        return bind1(prim, *_operands(prim.name, x), **params)
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive)."
     return op
 
 
-def _binary(prim: Any) -> Any:
-    def op(x: Any, y: Any) -> Any:
-        return bind(prim, *_operands(prim.name, x, y))
+def _binary(prim: Primitive) -> _BinaryOp:
+    def op(x: Any, y: Any) -> Array:
+        return bind1(prim, *_operands(prim.name, x, y))
     op.__name__ = prim.name
     op.__doc__ = f"Elementwise ``{prim.name}`` of two operands of one dtype."
     return op
@@ -132,100 +146,138 @@ gt = _binary(P.gt_p)
 ge = _binary(P.ge_p)
 
 
-def mul(x: Any, y: Any) -> Any:
+def mul(x: Any, y: Any) -> Array:
     """Elementwise product of two operands of one dtype."""
-    return bind(P.mul_p, *_operands("mul", x, y))
+    return bind1(P.mul_p, *_operands("mul", x, y))
 
 
-def round(x: Any, rounding_method: RoundingMethod | int = RoundingMethod.AWAY_FROM_ZERO) -> Any:
+def round(x: Any, rounding_method: RoundingMethod | int = RoundingMethod.AWAY_FROM_ZERO) -> Array:
     """Round to the nearest integer; ties away from zero (or to even)."""
-    return bind(P.round_p, x, rounding_method=RoundingMethod(rounding_method))
+    return bind1(P.round_p, x, rounding_method=RoundingMethod(rounding_method))
 
 
-def integer_pow(x: Any, y: int) -> Any:
+def integer_pow(x: Any, y: int) -> Array:
     """``x ** y`` for a static integer ``y``."""
-    return bind(P.integer_pow_p, x, y=int(y))
+    return bind1(P.integer_pow_p, x, y=int(y))
 
 
-def square(x: Any) -> Any:
+def square(x: Any) -> Array:
     """``x * x``."""
     return integer_pow(x, 2)
 
 
-def reciprocal(x: Any) -> Any:
+def reciprocal(x: Any) -> Array:
     """``1 / x``."""
     return integer_pow(x, -1)
 
 
-def select_n(which: Any, *cases: Any) -> Any:
+def select_n(which: Any, *cases: Any) -> Array:
     """``cases[which]`` elementwise; ``which`` is bool (two cases) or int."""
-    return bind(P.select_n_p, which, *_operands("select_n", *cases))
+    return bind1(P.select_n_p, which, *_operands("select_n", *cases))
 
 
-def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+def select(pred: Any, on_true: Any, on_false: Any) -> Array:
     """``on_true`` where ``pred`` else ``on_false``."""
     return select_n(pred, on_false, on_true)
 
 
-def clamp(min: Any, x: Any, max: Any) -> Any:
+def clamp(min: Any, x: Any, max: Any) -> Array:
     """``x`` clipped to ``[min, max]``."""
     x_, lo, hi = _operands("clamp", x, min, max)
-    return bind(P.clamp_p, lo, x_, hi)
+    return bind1(P.clamp_p, lo, x_, hi)
 
 
-def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
-    """``operand`` cast to ``new_dtype`` (canonicalized)."""
-    return bind(P.convert_element_type_p, *_operands("convert", operand),
-                new_dtype=dt.canonicalize(new_dtype), weak_type=bool(weak_type), sharding=None)
+def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Array:
+    """``operand`` cast to ``new_dtype`` (canonicalized).
+
+    As in JAX, an array that already has the type is returned as it is, and a
+    constant (a Python or NumPy scalar, a NumPy array, a Literal) is converted
+    on the host: no equation is staged for it.
+    """
+    d = dt.canonicalize(new_dtype)
+    weak = bool(weak_type)
+    av = _aval(operand)
+    if av is not None and type(operand) is not Literal:
+        if av.dtype == d and av.weak_type == weak and isinstance(operand, Array):
+            return operand
+        return bind1(P.convert_element_type_p, operand, new_dtype=d, weak_type=weak,
+                     sharding=None)
+    return _convert_constant(operand, d, weak)
+
+
+def _convert_constant(x: Any, d: np.dtype[Any], weak: bool) -> Array:
+    from plait.frontend.array_impl import ArrayImpl
+    if type(x) is Literal:
+        value = np.asarray(x.value, x.aval.dtype)
+    elif isinstance(x, np.ndarray | np.generic):
+        value = np.asarray(x)
+    elif isinstance(x, bool | int | float | builtins.complex):
+        value = np.asarray(scalar_literal(x).value if type(x) is int else x)
+    else:
+        raise TypeError(f"convert_element_type: expected an array or a scalar, but got "
+                        f"{type(x).__name__}")
+    if value.dtype == object or value.dtype not in dt.SUPPORTED:
+        raise TypeError(f"convert_element_type: unsupported dtype {value.dtype}")
+    if dt.is_complex(value.dtype) and not dt.is_complex(d):
+        value = value.real
+    with np.errstate(all="ignore"):
+        if dt.is_integer(d) and dt.is_inexact(value.dtype):
+            # As XLA converts: toward zero, saturating, NaN to 0.
+            info = np.iinfo(d)
+            f = np.nan_to_num(np.trunc(value.astype(np.float64)), nan=0.0)
+            out = np.clip(f, info.min, info.max).astype(d)
+        else:
+            out = value.astype(d)
+    return ArrayImpl.from_numpy(out, weak)
 
 
 def _axes(axes: Any) -> tuple[int, ...]:
     return tuple(int(a) for a in axes)
 
 
-def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
+def reduce_sum(operand: Any, axes: Sequence[int]) -> Array:
     """Sum over ``axes``."""
-    return bind(P.reduce_sum_p, operand, axes=_axes(axes), out_sharding=None)
+    return bind1(P.reduce_sum_p, operand, axes=_axes(axes), out_sharding=None)
 
 
-def reduce_prod(operand: Any, axes: Sequence[int]) -> Any:
+def reduce_prod(operand: Any, axes: Sequence[int]) -> Array:
     """Product over ``axes``."""
-    return bind(P.reduce_prod_p, operand, axes=_axes(axes))
+    return bind1(P.reduce_prod_p, operand, axes=_axes(axes))
 
 
-def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
+def reduce_max(operand: Any, axes: Sequence[int]) -> Array:
     """Maximum over ``axes``."""
-    return bind(P.reduce_max_p, operand, axes=_axes(axes))
+    return bind1(P.reduce_max_p, operand, axes=_axes(axes))
 
 
-def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
+def reduce_min(operand: Any, axes: Sequence[int]) -> Array:
     """Minimum over ``axes``."""
-    return bind(P.reduce_min_p, operand, axes=_axes(axes))
+    return bind1(P.reduce_min_p, operand, axes=_axes(axes))
 
 
-def reduce_and(operand: Any, axes: Sequence[int]) -> Any:
+def reduce_and(operand: Any, axes: Sequence[int]) -> Array:
     """Logical/bitwise and over ``axes``."""
-    return bind(P.reduce_and_p, operand, axes=_axes(axes))
+    return bind1(P.reduce_and_p, operand, axes=_axes(axes))
 
 
-def reduce_or(operand: Any, axes: Sequence[int]) -> Any:
+def reduce_or(operand: Any, axes: Sequence[int]) -> Array:
     """Logical/bitwise or over ``axes``."""
-    return bind(P.reduce_or_p, operand, axes=_axes(axes))
+    return bind1(P.reduce_or_p, operand, axes=_axes(axes))
 
 
-def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
+def reduce_xor(operand: Any, axes: Sequence[int]) -> Array:
     """Logical/bitwise xor over ``axes``."""
-    return bind(P.reduce_xor_p, operand, axes=_axes(axes))
+    return bind1(P.reduce_xor_p, operand, axes=_axes(axes))
 
 
-def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
+def argmax(operand: Any, axis: int, index_dtype: Any) -> Array:
     """Index of the maximum along ``axis`` (first one on ties)."""
-    return bind(P.argmax_p, operand, axes=(int(axis),), index_dtype=dt.canonicalize(index_dtype))
+    return bind1(P.argmax_p, operand, axes=(int(axis),), index_dtype=dt.canonicalize(index_dtype))
 
 
-def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
+def argmin(operand: Any, axis: int, index_dtype: Any) -> Array:
     """Index of the minimum along ``axis`` (first one on ties)."""
-    return bind(P.argmin_p, operand, axes=(int(axis),), index_dtype=dt.canonicalize(index_dtype))
+    return bind1(P.argmin_p, operand, axes=(int(axis),), index_dtype=dt.canonicalize(index_dtype))
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -235,13 +287,14 @@ def _shape(shape: Any) -> tuple[int, ...]:
         raise ArgumentError(f"expected a shape (a sequence of ints), but got {shape!r}") from None
 
 
-def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
+def broadcast_in_dim(operand: Any, shape: Sequence[int],
+                     broadcast_dimensions: Sequence[int]) -> Array:
     """``operand`` broadcast to ``shape``, its dimension ``i`` mapped to ``broadcast_dimensions[i]``."""
-    return bind(P.broadcast_in_dim_p, *_operands("broadcast_in_dim", operand), shape=_shape(shape),
-                broadcast_dimensions=_axes(broadcast_dimensions), sharding=None)
+    return bind1(P.broadcast_in_dim_p, *_operands("broadcast_in_dim", operand), shape=_shape(shape),
+                 broadcast_dimensions=_axes(broadcast_dimensions), sharding=None)
 
 
-def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+def broadcast(operand: Any, sizes: Sequence[int]) -> Array:
     """``operand`` with leading dimensions ``sizes`` added."""
     x_shape = tuple(np.shape(operand)) if _aval(operand) is None else _aval(operand).shape
     sizes = _shape(sizes)
@@ -249,23 +302,24 @@ def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
     return broadcast_in_dim(operand, sizes + x_shape, tuple(range(n, n + len(x_shape))))
 
 
-def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
+def reshape(operand: Any, new_sizes: Sequence[int],
+            dimensions: Sequence[int] | None = None) -> Array:
     """``operand`` with shape ``new_sizes`` (after transposing by ``dimensions``)."""
     dims = None if dimensions is None else _axes(dimensions)
-    return bind(P.reshape_p, operand, new_sizes=_shape(new_sizes), dimensions=dims, sharding=None)
+    return bind1(P.reshape_p, operand, new_sizes=_shape(new_sizes), dimensions=dims, sharding=None)
 
 
-def transpose(operand: Any, permutation: Sequence[int]) -> Any:
+def transpose(operand: Any, permutation: Sequence[int]) -> Array:
     """Permute the dimensions."""
-    return bind(P.transpose_p, operand, permutation=_axes(permutation))
+    return bind1(P.transpose_p, operand, permutation=_axes(permutation))
 
 
-def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
+def squeeze(array: Any, dimensions: Sequence[int]) -> Array:
     """Remove the given size-1 dimensions."""
-    return bind(P.squeeze_p, array, dimensions=_axes(dimensions))
+    return bind1(P.squeeze_p, array, dimensions=_axes(dimensions))
 
 
-def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
+def expand_dims(array: Any, dimensions: Sequence[int]) -> Array:
     """Insert size-1 dimensions (a ``broadcast_in_dim``, as in JAX)."""
     shape = list(_aval(array).shape if _aval(array) is not None else np.shape(array))
     ndim_out = len(shape) + len(dimensions)
@@ -276,88 +330,122 @@ def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
     return broadcast_in_dim(array, shape, kept)
 
 
-def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+def concatenate(operands: Sequence[Any], dimension: int) -> Array:
     """Join ``operands`` along ``dimension``."""
-    return bind(P.concatenate_p, *_operands("concatenate", *operands), dimension=int(dimension))
+    return bind1(P.concatenate_p, *_operands("concatenate", *operands), dimension=int(dimension))
 
 
-def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Array:
     """Pad with ``(low, high, interior)`` per dimension (negative low/high crop)."""
     x, v = _operands("pad", operand, padding_value)
     config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
-    return bind(P.pad_p, x, v, padding_config=config)
+    return bind1(P.pad_p, x, v, padding_config=config)
 
 
 def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
-          strides: Sequence[int] | None = None) -> Any:
+          strides: Sequence[int] | None = None) -> Array:
     """The static slice ``[start:limit:stride]`` in each dimension."""
-    return bind(P.slice_p, operand, start_indices=_axes(start_indices),
-                limit_indices=_axes(limit_indices),
-                strides=None if strides is None else _axes(strides))
+    return bind1(P.slice_p, operand, start_indices=_axes(start_indices),
+                 limit_indices=_axes(limit_indices),
+                 strides=None if strides is None else _axes(strides))
 
 
 _I32 = ShapedArray((), dt.int32)
 
 
-def _index_operands(indices: Sequence[Any]) -> list[Any]:
-    out = []
-    for i in indices:
+def _index_operands(indices: Sequence[Any], shape: Sequence[int]) -> list[Literal | Array]:
+    """Start indices as operands, a negative index counting from the end as in JAX:
+    static ones are wrapped here, traced ones by a ``select_n`` on their sign."""
+    if len(indices) != len(shape):
+        raise TypeError(f"expected {len(shape)} start indices for an operand of shape "
+                        f"{tuple(shape)}, but got {len(indices)}")
+    out: list[Literal | Array] = []
+    for i, d in zip(indices, shape):
         if isinstance(i, int | np.integer) and not isinstance(i, bool):
-            out.append(Literal(int(i), _I32))
+            i = int(i)
+            out.append(Literal(i + d if i < 0 else i, _I32))
         else:
-            out.append(i)
+            out.append(_wrap_negative(i, d))
     return out
 
 
-def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
-    """A slice of static size ``slice_sizes`` at (clamped) traced ``start_indices``."""
-    return bind(P.dynamic_slice_p, operand, *_index_operands(start_indices),
-                slice_sizes=_shape(slice_sizes))
+def _wrap_negative(i: Any, size: int) -> Array:
+    av = _aval(i)
+    if av is None:
+        i = np.asarray(i)
+        av = ShapedArray(i.shape, i.dtype)
+    if not dt.is_integer(av.dtype) or av.shape:
+        raise TypeError(f"expected a scalar integer start index, but got {av.str_short()}")
+    negative = lt(i, 0)
+    wrapped = add(convert_element_type(i, av.dtype), size)
+    return select_n(negative, i, wrapped)
 
 
-def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
-    """``operand`` with ``update`` written at (clamped) ``start_indices``."""
-    return bind(P.dynamic_update_slice_p, operand, update, *_index_operands(start_indices))
+def _shape_of(x: Any) -> tuple[int, ...]:
+    av = _aval(x)
+    return tuple(av.shape) if av is not None else np.shape(x)
 
 
-def rev(operand: Any, dimensions: Sequence[int]) -> Any:
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Array:
+    """A slice of static size ``slice_sizes`` at traced ``start_indices`` (negative ones
+    count from the end; the slice is then clamped into bounds)."""
+    return bind_dynamic_slice(operand, _index_operands(start_indices, _shape_of(operand)),
+                              slice_sizes)
+
+
+def bind_dynamic_slice(operand: Any, start_indices: Sequence[Any],
+                       slice_sizes: Sequence[int]) -> Array:
+    """``dynamic_slice`` of indices already in range (no wrapping of negative ones)."""
+    starts = [Literal(int(i), _I32) if isinstance(i, int | np.integer) else i
+              for i in start_indices]
+    return bind1(P.dynamic_slice_p, operand, *starts, slice_sizes=_shape(slice_sizes))
+
+
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Array:
+    """``operand`` with ``update`` written at ``start_indices`` (negative ones count from
+    the end; the window is then clamped into bounds)."""
+    return bind1(P.dynamic_update_slice_p, operand, update,
+                 *_index_operands(start_indices, _shape_of(operand)))
+
+
+def rev(operand: Any, dimensions: Sequence[int]) -> Array:
     """Reverse the order of elements along ``dimensions``."""
-    return bind(P.rev_p, operand, dimensions=_axes(dimensions))
+    return bind1(P.rev_p, operand, dimensions=_axes(dimensions))
 
 
-def iota(dtype: Any, size: int) -> Any:
+def iota(dtype: Any, size: int) -> Array:
     """``[0, 1, ..., size - 1]``."""
-    return bind(P.iota_p, dtype=dt.canonicalize(dtype), shape=(int(size),), dimension=0,
-                sharding=None)
+    return bind1(P.iota_p, dtype=dt.canonicalize(dtype), shape=(int(size),), dimension=0,
+                 sharding=None)
 
 
-def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
     """Indices along ``dimension`` of an array of ``shape``."""
-    return bind(P.iota_p, dtype=dt.canonicalize(dtype), shape=_shape(shape),
-                dimension=int(dimension), sharding=None)
+    return bind1(P.iota_p, dtype=dt.canonicalize(dtype), shape=_shape(shape),
+                 dimension=int(dimension), sharding=None)
 
 
 def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: None = None,
-                preferred_element_type: Any = None) -> Any:
+                preferred_element_type: Any = None) -> Array:
     """Contract ``lhs`` and ``rhs``: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``."""
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
     pet = None if preferred_element_type is None else dt.canonicalize(preferred_element_type)
-    return bind(P.dot_general_p, lhs, rhs, dimension_numbers=dn, precision=precision,
-                preferred_element_type=pet, out_sharding=None)
+    return bind1(P.dot_general_p, lhs, rhs, dimension_numbers=dn, precision=precision,
+                 preferred_element_type=pet, out_sharding=None)
 
 
-def dot(lhs: Any, rhs: Any, precision: None = None, preferred_element_type: Any = None) -> Any:
+def dot(lhs: Any, rhs: Any, precision: None = None, preferred_element_type: Any = None) -> Array:
     """Vector/matrix product of rank-1 or rank-2 operands."""
     lhs_nd = _aval(lhs).ndim if _aval(lhs) is not None else np.ndim(lhs)
     return dot_general(lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision,
                        preferred_element_type)
 
 
-def _cumulative(prim: Any) -> Any:
-    def op(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+def _cumulative(prim: Primitive) -> _CumulativeOp:
+    def op(operand: Any, axis: int = 0, reverse: bool = False) -> Array:
         nd = _aval(operand).ndim if _aval(operand) is not None else np.ndim(operand)
-        return bind(prim, operand, axis=int(axis) % builtins.max(nd, 1), reverse=bool(reverse))
+        return bind1(prim, operand, axis=int(axis) % builtins.max(nd, 1), reverse=bool(reverse))
     op.__name__ = prim.name
     op.__doc__ = f"Cumulative ``{prim.name[3:]}`` along ``axis`` (from the end if ``reverse``)."
     return op
@@ -369,27 +457,36 @@ cummax = _cumulative(P.cummax_p)
 cummin = _cumulative(P.cummin_p)
 
 
-def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+@overload
+def sort(operand: tuple[Any, ...] | list[Any], dimension: int = -1, is_stable: bool = True,
+         num_keys: int = 1) -> tuple[Array, ...]: ...
+@overload
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True,
+         num_keys: int = 1) -> Array: ...
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True,
+         num_keys: int = 1) -> Array | tuple[Array, ...]:
     """Sort ``operand`` (or a sequence of operands, keyed by the first ``num_keys``)."""
     ops = list(operand) if isinstance(operand, tuple | list) else [operand]
     nd = _aval(ops[0]).ndim if _aval(ops[0]) is not None else np.ndim(ops[0])
-    outs = bind(P.sort_p, *ops, dimension=int(dimension) % builtins.max(nd, 1),
-                is_stable=bool(is_stable), num_keys=int(num_keys))
+    outs = bind_n(P.sort_p, *ops, dimension=int(dimension) % builtins.max(nd, 1),
+                  is_stable=bool(is_stable), num_keys=int(num_keys))
     return tuple(outs) if isinstance(operand, tuple | list) else outs[0]
 
 
-def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = True) -> Any:
+def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = True
+                 ) -> tuple[Array, Array]:
     """Sort ``keys`` and permute ``values`` alike."""
-    return sort((keys, values), dimension, is_stable, 1)
+    k, v = sort((keys, values), dimension, is_stable, 1)
+    return k, v
 
 
-def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
     """An array of ``shape`` filled with ``fill_value``."""
     from plait.frontend.numpy import full as np_full
     return np_full(shape, fill_value, dtype)
 
 
-def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Array:
     """The static ``index`` along ``axis``."""
     shape = _aval(operand).shape
     start = [0] * len(shape)
@@ -401,7 +498,7 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
 
 
 def slice_in_dim(operand: Any, start_index: int, limit_index: int, stride: int = 1,
-                 axis: int = 0) -> Any:
+                 axis: int = 0) -> Array:
     """``operand[start:limit:stride]`` along ``axis``."""
     shape = _aval(operand).shape
     start = [0] * len(shape)
@@ -411,29 +508,29 @@ def slice_in_dim(operand: Any, start_index: int, limit_index: int, stride: int =
     return slice(operand, start, limit, strides)
 
 
-def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Any:
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Array:
     """A dynamic slice of ``slice_size`` along ``axis``."""
-    shape = _aval(operand).shape
+    shape = _shape_of(operand)
     starts: list[Any] = [0] * len(shape)
     sizes = list(shape)
     starts[axis], sizes[axis] = start_index, slice_size
     return dynamic_slice(operand, starts, sizes)
 
 
-def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True) -> Any:
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True) -> Array:
     """The traced ``index`` along ``axis``."""
     out = dynamic_slice_in_dim(operand, index, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
 
 
-def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int) -> Any:
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int) -> Array:
     """Write ``update`` at ``start_index`` along ``axis``."""
-    starts: list[Any] = [0] * _aval(operand).ndim
+    starts: list[Any] = [0] * len(_shape_of(operand))
     starts[axis] = start_index
     return dynamic_update_slice(operand, update, starts)
 
 
-def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Array:
     """Merge dimensions ``[start, stop)`` into one."""
     shape = _aval(operand).shape
     stop = len(shape) if stop_dimension is None else stop_dimension

@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from plait.errors import ArgumentError
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.lower import ModuleText
 from plait.lowering.runtime import Executable
 from plait.frontend.api_util import abstractify, arg_path
 from plait.frontend.compile_cache import executable_for
-from plait.frontend.jit import execute
+from plait.frontend.jit import effective_donations, execute
 from plait.frontend.trace_fun import TracedFunction
 from plait.frontend.traceback_util import api_boundary
 from plait.frontend.tracing import Tracer
@@ -46,7 +46,8 @@ class Traced:
         """The output structure as ``ShapeDtypeStruct``\\ s."""
         from plait.frontend.api_util import ShapeDtypeStruct
         return self.traced.out_tree.unflatten(
-            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in self.jaxpr.out_avals)
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+            for a in shaped_avals(self.jaxpr.out_avals))
 
     def lower(self) -> Lowered:
         """Lower to StableHLO."""
@@ -92,7 +93,8 @@ class Compiled:
     def __init__(self, traced: TracedFunction, exe: Executable, donated: tuple[bool, ...]) -> None:
         self.traced = traced
         self.executable = exe
-        self._donated = donated
+        self._donated = (effective_donations(traced, donated, stacklevel=3) if any(donated)
+                         else donated)
 
     @api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import ParamSpec, TypeVar
 
 from plait import config
 
-__all__ = ["api_boundary", "filter_traceback"]
+__all__ = ["api_boundary", "filter_traceback", "hide_plait_frames"]
 
 _PLAIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 P = ParamSpec("P")
@@ -40,6 +40,23 @@ def filter_traceback(tb: types.TracebackType | None) -> types.TracebackType | No
     return out
 
 
+def hide_plait_frames(e: BaseException) -> None:
+    """Drop plait's frames from ``e``'s traceback (unless filtering is off).
+
+    Call it in an ``except`` block followed by a bare ``raise``: a bare re-raise
+    does not add the current frame to the traceback, so no plait frame is left.
+    """
+    if config.values.traceback_filtering == "off":
+        return
+    e.__traceback__ = filter_traceback(e.__traceback__)
+    if _NOTE not in getattr(e, "__notes__", ()):
+        e.add_note(_NOTE)
+
+
+_NOTE = ("(plait removed its internal frames from this traceback; set "
+         "PLAIT_TRACEBACK_FILTERING=off to see them)")
+
+
 def api_boundary(fun: Callable[P, R]) -> Callable[P, R]:
     """Wrap a public function so errors escaping it hide plait's frames."""
     @functools.wraps(fun)
@@ -47,13 +64,6 @@ def api_boundary(fun: Callable[P, R]) -> Callable[P, R]:
         try:
             return fun(*args, **kwargs)
         except Exception as e:
-            if config.values.traceback_filtering == "off" or getattr(e, "_plait_filtered", False):
-                raise
-            try:
-                e._plait_filtered = True  # type: ignore[attr-defined]
-            except AttributeError:
-                raise e from None
-            raise e.with_traceback(filter_traceback(e.__traceback__)) from e.__cause__
+            hide_plait_frames(e)
+            raise
     return wrapper
-
-

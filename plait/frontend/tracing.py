@@ -15,8 +15,8 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from types import CodeType
-from typing import Any
+from types import CodeType, FrameType
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -33,8 +33,8 @@ from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive, set_bind_hook
 from plait.frontend.array_base import Array
 
-__all__ = ["Trace", "Tracer", "bind", "current_trace", "new_trace", "trace_flat",
-           "scalar_literal", "is_traced", "inline_into_trace"]
+__all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_trace",
+           "trace_flat", "scalar_literal", "is_traced", "inline_into_trace"]
 
 
 class _TraceState(threading.local):
@@ -102,7 +102,8 @@ class Trace:
             aval = ShapedArray(arr.shape, arr.dtype)
         else:
             arr = x
-        if aval.shape == ():
+        # float0 (the tangent type of integers) has no scalar value to write inline.
+        if aval.shape == () and aval.dtype != dt.float0:
             return Literal(np.asarray(arr).item(), aval)
         v = self._const_index.get(id(x))
         if v is None:
@@ -133,7 +134,8 @@ def _as_numpy(x: Any) -> np.ndarray:
     return arr if target == arr.dtype else arr.astype(target)
 
 
-_WEAK_AVALS: dict[type, ShapedArray] = {}
+# Keyed by (type, x64): a Python float is f32 or f64 depending on enable_x64.
+_WEAK_AVALS: dict[tuple[type, bool], ShapedArray] = {}
 
 
 def scalar_literal(x: bool | int | float | complex, dtype: np.dtype[Any] | None = None) -> Literal:
@@ -149,14 +151,15 @@ def scalar_literal(x: bool | int | float | complex, dtype: np.dtype[Any] | None 
     if dtype is None:
         if t is bool:
             return Literal(x, ShapedArray((), dt.bool_))
-        aval = _WEAK_AVALS.get(t)
+        key = (t, config.values.enable_x64)
+        aval = _WEAK_AVALS.get(key)
         if aval is None:
             from plait.frontend.promotion import python_scalar_dtype
-            aval = _WEAK_AVALS[t] = ShapedArray((), python_scalar_dtype(x), True)
+            aval = _WEAK_AVALS[key] = ShapedArray((), python_scalar_dtype(x), True)
         dtype = aval.dtype
-        if t is int:
+        if type(x) is int:
             info = np.iinfo(dtype)
-            if not info.min <= x <= info.max:  # type: ignore[operator]
+            if not info.min <= x <= info.max:
                 raise OverflowError(f"Python int {x} too large to convert to {dtype}")
         return Literal(x, aval)
     aval = ShapedArray((), dtype, t is not bool)
@@ -190,7 +193,7 @@ _source_cache: dict[tuple[CodeType, int], SourceInfo] = {}
 
 def user_frame_info() -> SourceInfo | None:
     """The innermost stack frame outside plait, as a :class:`SourceInfo`."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     internal = _internal_code
     while f is not None:
         code = f.f_code
@@ -203,7 +206,7 @@ def user_frame_info() -> SourceInfo | None:
             if info is None:
                 info = _source_cache[key] = SourceInfo(code.co_filename, f.f_lineno, code.co_name)
             return info
-        f = f.f_back  # type: ignore[assignment]
+        f = f.f_back
     return None
 
 
@@ -236,6 +239,22 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
 set_bind_hook(lambda prim, args, params: bind(prim, *args, **params))
 
 
+class _BindOne(Protocol):
+    def __call__(self, prim: Primitive, /, *args: Any, **params: Any) -> Array: ...
+
+
+class _BindMany(Protocol):
+    def __call__(self, prim: Primitive, /, *args: Any, **params: Any) -> list[Array]: ...
+
+
+bind1: _BindOne = bind
+""":func:`bind` of a primitive with one result (``not prim.multiple_results``), typed:
+it returns a Tracer or, run eagerly, a concrete Array."""
+
+bind_n: _BindMany = bind
+""":func:`bind` of a primitive with ``multiple_results``, typed: it returns a list of Arrays."""
+
+
 def is_traced(x: Any) -> bool:
     """Whether ``x`` is a tracer (an abstract value of an active or ended trace)."""
     return type(x) is Tracer
@@ -259,22 +278,24 @@ class Tracer(Array):
     @property
     def aval(self) -> ShapedArray:
         """The abstract value (type) of the traced value."""
-        return self._var.aval  # type: ignore[return-value]
+        # A trace's variables all have array types: its inputs are ShapedArrays, and
+        # so are the results of every primitive's typing rule (the only avals plait has).
+        return cast(ShapedArray, self._var.aval)
 
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape."""
-        return self._var.aval.shape  # type: ignore[attr-defined, no-any-return]
+        return cast(ShapedArray, self._var.aval).shape  # (an array type: see aval)
 
     @property
     def dtype(self) -> np.dtype[Any]:
         """The dtype."""
-        return self._var.aval.dtype  # type: ignore[attr-defined, no-any-return]
+        return cast(ShapedArray, self._var.aval).dtype  # (an array type: see aval)
 
     @property
     def weak_type(self) -> bool:
         """Whether the dtype is weak (derived from Python scalars only)."""
-        return self._var.aval.weak_type  # type: ignore[attr-defined, no-any-return]
+        return cast(ShapedArray, self._var.aval).weak_type  # (an array type: see aval)
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval!r}>with<{self._trace.purpose} trace>"
@@ -359,7 +380,7 @@ def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
         env[v] = trace.to_atom(x)
 
     def read(a: Atom) -> Atom:
-        return a if type(a) is Literal else env[a]  # type: ignore[index]
+        return a if type(a) is Literal else env[a]
 
     builder = trace.builder
     cse = builder._cse

@@ -12,38 +12,85 @@ from __future__ import annotations
 import collections
 import functools
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
-from jaxlib import _jax
+import jaxlib._jax as _jax
 
-from plait.errors import ArgumentError
+from plait.errors import ArgumentError, TreePrefixError
 
 __all__ = [
     "PyTreeDef", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "register_pytree_node", "register_pytree_node_class", "tree_flatten_with_path",
     "tree_leaves_with_path", "tree_map_with_path", "keystr", "KeyPath", "treedef_is_leaf",
     "all_leaves", "tree_all", "DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey",
-    "broadcast_prefix",
+    "broadcast_prefix", "tree_reduce", "tree_transpose", "treedef_children", "treedef_tuple",
+    "flatten_one_level", "register_pytree_with_keys", "register_pytree_with_keys_class",
+    "TreePrefixError",
 ]
 
-_pt = _jax.pytree
-PyTreeDef: TypeAlias = _pt.PyTreeDef
+KeyPath: TypeAlias = tuple[Any, ...]
+
+if TYPE_CHECKING:
+    # jaxlib's C++ pytree module ships no stubs: these are the types of the parts used
+    # here, as its own signatures give them (``help(jaxlib._jax.pytree.PyTreeDef)``).
+    @runtime_checkable
+    class PyTreeDef(Protocol):
+        """The structure of a pytree (jaxlib's ``PyTreeDef``)."""
+
+        @property
+        def num_leaves(self) -> int: ...
+        @property
+        def num_nodes(self) -> int: ...
+        def unflatten(self, leaves: Iterable[Any], /) -> Any: ...
+        def flatten_up_to(self, tree: Any, /) -> list[Any]: ...
+        def children(self) -> list[PyTreeDef]: ...
+        def compose(self, inner: PyTreeDef, /) -> PyTreeDef: ...
+
+    class _Registry(Protocol):
+        def flatten(self, tree: Any, leaf_predicate: Callable[[Any], bool] | None = None, /
+                    ) -> tuple[list[Any], PyTreeDef]: ...
+        def flatten_with_path(self, tree: Any, leaf_predicate: Callable[..., bool] | None = None,
+                              /) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]: ...
+        def flatten_one_level(self, tree: Any, /) -> tuple[Iterable[Any], Hashable] | None: ...
+        def flatten_one_level_with_keys(self, tree: Any, /
+                                        ) -> tuple[Iterable[tuple[Any, Any]], Hashable] | None: ...
+        def register_node(self, nodetype: type[Any], flatten: Callable[[Any], Any],
+                          unflatten: Callable[[Any, Any], Any],
+                          flatten_with_keys: Callable[[Any], Any] | None = None, /) -> Any: ...
+
+    class _PyTreeModule(Protocol):
+        DictKey: Any
+        SequenceKey: Any
+        GetAttrKey: Any
+        FlattenedIndexKey: Any
+
+        def PyTreeRegistry(self, *, enable_none: bool, enable_tuple: bool,
+                           enable_namedtuple: bool, enable_list: bool, enable_dict: bool
+                           ) -> _Registry: ...
+        def all_leaves(self, registry: _Registry, iterable: Iterable[Any], /) -> bool: ...
+        def treedef_tuple(self, registry: _Registry, treedefs: Sequence[PyTreeDef], /
+                          ) -> PyTreeDef: ...
+
+else:
+    PyTreeDef = _jax.pytree.PyTreeDef
+
+_pt: _PyTreeModule = _jax.pytree
 DictKey = _pt.DictKey
 SequenceKey = _pt.SequenceKey
 GetAttrKey = _pt.GetAttrKey
 FlattenedIndexKey = _pt.FlattenedIndexKey
-KeyPath: TypeAlias = tuple[Any, ...]
 
 _registry = _pt.PyTreeRegistry(enable_none=True, enable_tuple=True, enable_namedtuple=True,
                                enable_list=True, enable_dict=True)
 
 T = TypeVar("T")
+C = TypeVar("C", bound=type[Any])  # a class whose methods are only known at run time
 LeafPredicate: TypeAlias = Callable[[Any], bool] | None
 
 
 def tree_flatten(tree: Any, is_leaf: LeafPredicate = None) -> tuple[list[Any], PyTreeDef]:
     """The leaves of ``tree`` (left to right, dict keys sorted) and its structure."""
-    return _registry.flatten(tree, is_leaf)  # type: ignore[no-any-return]
+    return _registry.flatten(tree, is_leaf)
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
@@ -53,7 +100,7 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
 
 def tree_leaves(tree: Any, is_leaf: LeafPredicate = None) -> list[Any]:
     """The leaves of ``tree``."""
-    return _registry.flatten(tree, is_leaf)[0]  # type: ignore[no-any-return]
+    return _registry.flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree: Any, is_leaf: LeafPredicate = None) -> PyTreeDef:
@@ -62,24 +109,158 @@ def tree_structure(tree: Any, is_leaf: LeafPredicate = None) -> PyTreeDef:
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
-    """Whether ``treedef`` is a single leaf."""
-    return treedef.num_nodes == 1 and treedef.num_leaves == 1  # type: ignore[no-any-return]
+    """Whether ``treedef`` has a single node: a leaf, or an empty container such as
+    ``None`` or ``()`` (as ``jax.tree_util.treedef_is_leaf``)."""
+    return treedef.num_nodes == 1
 
 
-def all_leaves(iterable: Iterable[Any]) -> bool:
-    """Whether every element is a leaf."""
-    return all(treedef_is_leaf(tree_structure(x)) for x in iterable)
+def all_leaves(iterable: Iterable[Any], is_leaf: LeafPredicate = None) -> bool:
+    """Whether every element is a leaf (``None`` is not: it is an empty container)."""
+    if is_leaf is None:
+        return _pt.all_leaves(_registry, iterable)
+    items = list(iterable)
+    return tree_leaves(items, is_leaf) == items
+
+
+def _flatten_up_to(treedef: PyTreeDef, prefix: Any, full: Any, name: str,
+                   is_leaf: LeafPredicate = None) -> list[Any]:
+    """``treedef.flatten_up_to(full)``, where ``treedef`` is the structure of ``prefix``.
+
+    Raises:
+      TreePrefixError: ``full`` does not extend ``prefix``'s structure.
+    """
+    try:
+        return treedef.flatten_up_to(full)
+    except (ValueError, TypeError) as e:
+        why = _first_mismatch(prefix, full, (), is_leaf)
+        raise TreePrefixError(f"pytree structure mismatch: {why or e}".replace(
+            "{name}", name)) from None
+
+
+def _children_with_keys(x: Any) -> tuple[list[tuple[Any, Any]], Any] | None:
+    one = _registry.flatten_one_level_with_keys(x)
+    if one is None:
+        return None
+    pairs, aux = one
+    pairs = list(pairs)
+    fields = getattr(type(x), "_fields", None)
+    if isinstance(x, tuple) and fields is not None:
+        # (The C++ registry names every namedtuple child after the first field.)
+        pairs = [(GetAttrKey(f), c) for f, (_, c) in zip(fields, pairs)]
+    return pairs, aux
+
+
+def _describe(x: Any, children: list[Any]) -> str:
+    name = type(x).__name__
+    article = "an" if name[:1] in tuple("aeiouAEIOU") else "a"
+    if x is None:
+        return "None"
+    if type(x) is dict:
+        return f"a dict with keys {sorted(x, key=repr)}"
+    if isinstance(x, dict):
+        return f"{article} {name} with keys {list(x)}"
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return f"a namedtuple {name} of length {len(x)}"
+    if isinstance(x, list | tuple):
+        return f"a {name} of length {len(x)}"
+    return f"{article} {name} node with {len(children)} children"
+
+
+def _first_mismatch(prefix: Any, full: Any, path: KeyPath, is_leaf: LeafPredicate) -> str | None:
+    """Where ``full`` stops extending the structure of ``prefix`` (a message), or ``None``."""
+    if is_leaf is not None and is_leaf(prefix):
+        return None
+    p = _children_with_keys(prefix)
+    if p is None:
+        return None  # a leaf of the prefix matches any subtree
+    where = "{name}" + keystr(path)
+    f = _children_with_keys(full)
+    if f is None:
+        return (f"at key path {where} the first tree has {_describe(prefix, p[0])} but the "
+                f"other tree has a leaf of type {type(full).__name__}")
+    (p_pairs, p_aux), (f_pairs, f_aux) = p, f
+    if type(prefix) is not type(full):
+        return (f"at key path {where} the first tree has {_describe(prefix, p_pairs)} but the "
+                f"other tree has {_describe(full, f_pairs)}")
+    if len(p_pairs) != len(f_pairs) or p_aux != f_aux:
+        return (f"at key path {where} the first tree has {_describe(prefix, p_pairs)} but the "
+                f"other tree has {_describe(full, f_pairs)}"
+                + ("" if isinstance(prefix, list | tuple | dict)
+                   else f" (node data {p_aux!r} vs {f_aux!r})"))
+    for (k, pc), (_, fc) in zip(p_pairs, f_pairs):
+        why = _first_mismatch(pc, fc, path + (k,), is_leaf)
+        if why is not None:
+            return why
+    return None
 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: LeafPredicate = None) -> Any:
-    """Apply ``f`` to corresponding leaves of ``tree`` and ``rest`` (same structure).
+    """Apply ``f`` to corresponding leaves of ``tree`` and ``rest``.
+
+    Each tree in ``rest`` must have ``tree``'s structure, or extend it: a leaf
+    of ``tree`` matches any subtree, which is passed to ``f`` whole.
 
     Raises:
-      ValueError: a tree in ``rest`` does not have ``tree``'s structure.
+      TreePrefixError: a tree in ``rest`` does not have ``tree``'s structure (a
+        ``ValueError``); the message names the first key path where they differ.
     """
     leaves, treedef = tree_flatten(tree, is_leaf)
-    all_leaves_ = [leaves] + [treedef.flatten_up_to(r) for r in rest]
+    all_leaves_ = [leaves] + [_flatten_up_to(treedef, tree, r, "tree_map tree", is_leaf)
+                              for r in rest]
     return treedef.unflatten(f(*xs) for xs in zip(*all_leaves_))
+
+
+def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = ...,
+                is_leaf: LeafPredicate = None) -> Any:
+    """Fold ``function`` over the leaves of ``tree``, left to right.
+
+    Raises:
+      TypeError: an empty tree and no ``initializer``.
+    """
+    if initializer is ...:
+        return functools.reduce(function, tree_leaves(tree, is_leaf))
+    return functools.reduce(function, tree_leaves(tree, is_leaf), initializer)
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """The structures of the children of ``treedef``'s root."""
+    return treedef.children()
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple whose children have the structures ``treedefs``."""
+    return _pt.treedef_tuple(_registry, list(treedefs))
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """The children and node data of the root of ``tree``.
+
+    Raises:
+      ValueError: ``tree`` is a leaf.
+    """
+    out = _registry.flatten_one_level(tree)
+    if out is None:
+        raise ValueError(f"can't flatten a leaf of type {type(tree).__name__} one level")
+    return out
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                   pytree_to_transpose: Any) -> Any:
+    """Turn a tree of structure ``outer`` of trees of structure ``inner`` into a
+    tree of structure ``inner`` of trees of structure ``outer``.
+
+    Raises:
+      TypeError: the tree is not ``outer`` composed with ``inner``.
+    """
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    n_in, n_out = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != n_in * n_out:
+        raise TypeError(f"tree_transpose: expected a tree of structure "
+                        f"{outer_treedef.compose(inner_treedef)}, but got {treedef}")
+    rows = [flat[i * n_in:(i + 1) * n_in] for i in range(n_out)]
+    return inner_treedef.unflatten(outer_treedef.unflatten(col) for col in zip(*rows))
 
 
 def tree_all(tree: Any) -> bool:
@@ -90,7 +271,7 @@ def tree_all(tree: Any) -> bool:
 def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
                            ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
     """Like :func:`tree_flatten`, each leaf paired with its key path."""
-    return _registry.flatten_with_path(tree, is_leaf)  # type: ignore[no-any-return]
+    return _registry.flatten_with_path(tree, is_leaf)
 
 
 def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
@@ -99,29 +280,77 @@ def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
     return tree_flatten_with_path(tree, is_leaf)[0]
 
 
-def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
-    """Like :func:`tree_map`, calling ``f(path, *leaves)``."""
-    pairs, treedef = tree_flatten_with_path(tree)
-    others = [treedef.flatten_up_to(r) for r in rest]
+def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
+                       is_leaf: LeafPredicate = None) -> Any:
+    """Like :func:`tree_map`, calling ``f(path, *leaves)``.
+
+    Raises:
+      TreePrefixError: a tree in ``rest`` does not have ``tree``'s structure.
+    """
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    others = [_flatten_up_to(treedef, tree, r, "tree_map_with_path tree", is_leaf) for r in rest]
     return treedef.unflatten(f(p, x, *xs) for (p, x), *xs in zip(pairs, *others))
 
 
-def keystr(path: KeyPath) -> str:
-    """The text of a key path, such as ``[1]['w']`` or ``.x``."""
-    return "".join(str(k) for k in path)
+def _simple_key(k: Any) -> str:
+    for attr in ("idx", "key", "name"):
+        if hasattr(k, attr):
+            return str(getattr(k, attr))
+    return str(k)
+
+
+def keystr(path: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+    """The text of a key path, such as ``[1]['w']`` or ``.x``; with ``simple=True``
+    only the keys themselves (``1``, ``w``, ``x``), joined by ``separator``."""
+    return separator.join((_simple_key if simple else str)(k) for k in path)
 
 
 def register_pytree_node(nodetype: type[T], flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]],
-                         unflatten_func: Callable[[Any, Iterable[Any]], T]) -> None:
+                         unflatten_func: Callable[[Any, Iterable[Any]], T],
+                         flatten_with_keys_func: Callable[[T], tuple[Iterable[tuple[Any, Any]],
+                                                                     Hashable]] | None = None
+                         ) -> None:
     """Make ``nodetype`` a container: ``flatten_func(x) -> (children, aux_data)``,
-    ``unflatten_func(aux_data, children) -> x``."""
-    _registry.register_node(nodetype, flatten_func, unflatten_func)
+    ``unflatten_func(aux_data, children) -> x``; ``flatten_with_keys_func(x) ->
+    ((key, child) pairs, aux_data)`` names the children in key paths.
+
+    Raises:
+      ValueError: ``nodetype`` is already registered.
+    """
+    if flatten_with_keys_func is None:
+        _registry.register_node(nodetype, flatten_func, unflatten_func)
+    else:
+        _registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
 
 
-def register_pytree_node_class(cls: type[T]) -> type[T]:
+def register_pytree_with_keys(nodetype: type[T],
+                              flatten_with_keys: Callable[[T], tuple[Iterable[tuple[Any, Any]],
+                                                                     Hashable]],
+                              unflatten_func: Callable[[Any, Iterable[Any]], T],
+                              flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]]
+                              | None = None) -> None:
+    """Register ``nodetype`` by a flattening that names its children (their keys
+    appear in :func:`tree_flatten_with_path` paths)."""
+    def flatten_without_keys(x: T) -> tuple[Iterable[Any], Hashable]:
+        pairs, aux = flatten_with_keys(x)
+        return [c for _, c in pairs], aux
+    register_pytree_node(nodetype, flatten_func or flatten_without_keys, unflatten_func,
+                         flatten_with_keys)
+
+
+def register_pytree_with_keys_class(cls: C) -> C:
+    """Class decorator: register ``cls`` using its ``tree_flatten_with_keys`` method and
+    ``tree_unflatten`` classmethod (and ``tree_flatten`` if it has one)."""
+    flatten = getattr(cls, "tree_flatten", None)
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              None if flatten is None else (lambda x: x.tree_flatten()))
+    return cls
+
+
+def register_pytree_node_class(cls: C) -> C:
     """Class decorator: register ``cls`` using its ``tree_flatten`` method and
     ``tree_unflatten`` classmethod."""
-    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)  # type: ignore[attr-defined]
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
     return cls
 
 
@@ -157,23 +386,33 @@ _registry.register_node(
 def broadcast_prefix(prefix: Any, full: Any, what: str, is_leaf: LeafPredicate = None) -> list[Any]:
     """Expand ``prefix`` (a tree prefix of ``full``) to one value per leaf of ``full``.
 
+    A ``None`` in ``prefix`` is a leaf (as in ``vmap``'s ``in_axes``): it applies
+    to the whole subtree of ``full`` at its position.
+
     Raises:
-      ArgumentError: ``prefix`` is not a tree prefix of ``full``; the message
-        names the path where the structures differ.
+      TreePrefixError: ``prefix`` is not a tree prefix of ``full`` (an
+        :class:`~plait.errors.ArgumentError` and a ``ValueError``); the message
+        names the key path where the structures differ.
     """
     out: list[Any] = []
     full_leaves, full_def = tree_flatten(full, is_leaf)
+    prefix_def = tree_structure(prefix, is_leaf=_is_none)
     try:
-        subtrees = tree_structure(prefix, is_leaf=lambda x: x is None).flatten_up_to(full)
-    except ValueError as e:
-        raise ArgumentError(
+        subtrees = prefix_def.flatten_up_to(full)
+    except (ValueError, TypeError) as e:
+        why = _first_mismatch(prefix, full, (), _is_none) or str(e)
+        raise TreePrefixError(
             f"{what} must be a tree prefix of the arguments' structure {full_def}, but it is "
-            f"{tree_structure(prefix, is_leaf=lambda x: x is None)}: {e}") from None
-    prefix_leaves = tree_leaves(prefix, is_leaf=lambda x: x is None)
+            f"{prefix_def}: {why.replace('{name}', what)}") from None
+    prefix_leaves = tree_leaves(prefix, is_leaf=_is_none)
     for p, sub in zip(prefix_leaves, subtrees):
         out.extend([p] * len(tree_leaves(sub, is_leaf)))
     assert len(out) == len(full_leaves)
     return out
+
+
+def _is_none(x: Any) -> bool:
+    return x is None
 
 
 @functools.cache

@@ -6,7 +6,7 @@ unnamed until printed) or a :class:`Literal` (an interned scalar constant).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, final
 
 import attrs
 import numpy as np
@@ -17,6 +17,7 @@ from plait.ir.avals import AbstractValue, ShapedArray
 __all__ = ["Var", "Literal", "Atom", "literal_text"]
 
 
+@final
 @attrs.frozen(eq=False, repr=False, slots=True)
 class Var:
     """A variable, bound exactly once in a jaxpr.
@@ -101,6 +102,7 @@ def _normalize(value: Any, aval: ShapedArray) -> Scalar:
     raise TypeError(f"expected a numeric dtype for a Literal, but got {dt}")
 
 
+@final
 @attrs.frozen(eq=False, repr=False, slots=True)
 class Literal(metaclass=_InternedLiteral):
     """A scalar constant written inline in an equation, such as ``3.0:f32[]``.

@@ -8,14 +8,16 @@ object, so comparing and hashing them is comparing and hashing identities.
 from __future__ import annotations
 
 import operator
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, final
 
 import attrs
 import numpy as np
 
+from plait.errors import JaxprTypeError
 from plait.ir import dtypes
 
-__all__ = ["AbstractValue", "ShapedArray"]
+__all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals"]
 
 
 class AbstractValue:
@@ -71,6 +73,7 @@ def _normalize_shape(shape: Any) -> tuple[int, ...]:
     return dims
 
 
+@final
 @attrs.frozen(eq=False, repr=False, slots=True)
 class ShapedArray(AbstractValue, metaclass=_InternedAval):
     """The type of an array: its shape, dtype, and whether the dtype is weak.
@@ -128,3 +131,26 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
 
     def __deepcopy__(self, memo: Any) -> ShapedArray:
         return self
+
+
+def shaped(aval: AbstractValue) -> ShapedArray:
+    """``aval`` as a :class:`ShapedArray`: the typed access to an array's shape and dtype.
+
+    ``Var.aval`` and ``Jaxpr.in_avals`` are typed :class:`AbstractValue`, the base
+    of all IR types; code that needs a shape or a dtype reads them through this.
+
+    Raises:
+      JaxprTypeError: ``aval`` is not an array type.
+    """
+    if type(aval) is ShapedArray:
+        return aval
+    raise JaxprTypeError(f"expected an array type (a ShapedArray), but got {aval!r}")
+
+
+def shaped_avals(avals: Sequence[AbstractValue]) -> tuple[ShapedArray, ...]:
+    """:func:`shaped` of each of ``avals``.
+
+    Raises:
+      JaxprTypeError: one of ``avals`` is not an array type.
+    """
+    return tuple([shaped(a) for a in avals])

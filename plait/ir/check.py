@@ -47,7 +47,9 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
         if type(v) is not Var:
             _fail(jaxpr, eqn, f"expected a Var binder, but got {v!r}")
         if v in bound:
-            _fail(jaxpr, eqn, f"expected each variable to be bound once, but {v!r} is bound twice",
+            _fail(jaxpr, eqn, f"expected each variable to be bound once, but a variable of type "
+                              f"{v.aval.str_short()} is bound again "
+                              f"{'by this equation' if eqn else 'as an input'}",
                   UnboundVariableError)
         bound.add(v)
 
@@ -56,11 +58,11 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     effects: set[object] = set()
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
-        for a in eqn.inputs:
+        for i, a in enumerate(eqn.inputs):
             if type(a) is Var:
                 if a not in bound:
-                    _fail(jaxpr, eqn, f"expected operands bound before use, but {a!r} is not bound",
-                          UnboundVariableError)
+                    _fail(jaxpr, eqn, f"expected operands bound before use, but operand {i} "
+                                      f"({a.aval.str_short()}) is not bound", UnboundVariableError)
             elif type(a) is not Literal:
                 _fail(jaxpr, eqn, f"expected a Var or Literal operand, but got {a!r}")
         try:
@@ -89,10 +91,10 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
                 _fail(jaxpr, eqn, f"{prim.name}: in a nested jaxpr: {e}")
         for v in eqn.outvars:
             bind(v, eqn)
-    for a in jaxpr.outvars:
+    for i, a in enumerate(jaxpr.outvars):
         if type(a) is Var and a not in bound:
-            _fail(jaxpr, None, f"expected outputs bound before use, but {a!r} is not bound",
-                  UnboundVariableError)
+            _fail(jaxpr, None, f"expected outputs bound before use, but output {i} "
+                               f"({a.aval.str_short()}) is not bound", UnboundVariableError)
     if not effects <= jaxpr.effects:
         _fail(jaxpr, None, f"expected the jaxpr's effects to include {effects}, "
                            f"but got {set(jaxpr.effects)}")

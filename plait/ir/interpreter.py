@@ -44,7 +44,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[np.ndarr
     def read(a: Atom) -> np.ndarray:
         if type(a) is Literal:
             return np.asarray(a.value, a.aval.dtype)
-        return env[a]  # type: ignore[index]
+        return env[a]
 
     def write(v: Var, value: Any) -> None:
         env[v] = _as_type(value, v.aval)

@@ -24,11 +24,9 @@ from plait.ir.primitive import Primitive
 __all__ = ["Eqn", "Jaxpr", "ClosedJaxpr", "subjaxprs", "atoms_avals"]
 
 
-def _replace(obj: Any, changes: dict[str, Any]) -> Any:
-    # The same object when every change is the value already there.
-    if all(getattr(obj, k) is v for k, v in changes.items()):
-        return obj
-    return attrs.evolve(obj, **changes)
+def _unchanged(obj: object, changes: dict[str, Any]) -> bool:
+    # A replace() returns the same object when every change is the value already there.
+    return all(getattr(obj, k) is v for k, v in changes.items())
 
 
 @attrs.frozen(eq=False, repr=False, slots=True)
@@ -55,7 +53,7 @@ class Eqn:
 
     def replace(self, **changes: Any) -> Eqn:
         """A copy with fields replaced; ``self`` when nothing changes."""
-        return _replace(self, changes)  # type: ignore[no-any-return]
+        return self if _unchanged(self, changes) else attrs.evolve(self, **changes)
 
     def __repr__(self) -> str:
         from plait.ir.printer import pp_eqn_text
@@ -97,7 +95,7 @@ class Jaxpr:
 
     def replace(self, **changes: Any) -> Jaxpr:
         """A copy with fields replaced; ``self`` when nothing changes."""
-        return _replace(self, changes)  # type: ignore[no-any-return]
+        return self if _unchanged(self, changes) else attrs.evolve(self, **changes)
 
     def structural_key(self) -> tuple[Any, ...]:
         """The canonical form behind ``==`` and ``hash`` (computed once).
@@ -173,13 +171,15 @@ def _canonical_key(jaxpr: Jaxpr, weak: bool) -> tuple[Any, ...]:
     for eqn in jaxpr.eqns:
         # Variables become their binding index; interned literals stand for
         # themselves, so an int index never equals a literal.
-        ins = tuple(index[a] if type(a) is Var else lit(a) for a in eqn.inputs)  # type: ignore[arg-type]
+        # A free (unbound) variable stands for itself: such a jaxpr is ill-formed, but
+        # it can still be hashed and printed, so that check_jaxpr can show it.
+        ins = tuple(index.get(a, a) if type(a) is Var else lit(a) for a in eqn.inputs)
         outs = eqn.outvars
         append((eqn.primitive, ins, eqn.params, tuple(ty(v.aval) for v in outs), eqn.effects))
         for v in outs:
             index[v] = n
             n += 1
-    append(tuple(index[a] if type(a) is Var else lit(a) for a in jaxpr.outvars))  # type: ignore[arg-type]
+    append(tuple(index.get(a, a) if type(a) is Var else lit(a) for a in jaxpr.outvars))
     return tuple(parts)
 
 
@@ -232,7 +232,7 @@ class ClosedJaxpr:
 
     def replace(self, **changes: Any) -> ClosedJaxpr:
         """A copy with fields replaced; ``self`` when nothing changes."""
-        return _replace(self, changes)  # type: ignore[no-any-return]
+        return self if _unchanged(self, changes) else attrs.evolve(self, **changes)
 
     def __eq__(self, other: object) -> bool:
         if self is other:

@@ -11,7 +11,7 @@ printed jaxprs match JAX's character for character.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast, final
 
 __all__ = ["Doc", "text", "brk", "concat", "nest", "group", "join", "NIL", "format_doc"]
 
@@ -25,6 +25,7 @@ class Doc:
         return _Concat((self, other))
 
 
+@final
 class _Text(Doc):
     __slots__ = ("s",)
 
@@ -32,6 +33,7 @@ class _Text(Doc):
         self.s = s
 
 
+@final
 class _Break(Doc):
     __slots__ = ("s",)
 
@@ -39,6 +41,7 @@ class _Break(Doc):
         self.s = s
 
 
+@final
 class _Concat(Doc):
     __slots__ = ("children",)
 
@@ -46,6 +49,7 @@ class _Concat(Doc):
         self.children = children
 
 
+@final
 class _Nest(Doc):
     __slots__ = ("n", "child")
 
@@ -54,6 +58,7 @@ class _Nest(Doc):
         self.child = child
 
 
+@final
 class _Group(Doc):
     __slots__ = ("child",)
 
@@ -104,13 +109,13 @@ def _fits(doc: Doc, width: int) -> bool:
     stack = [doc]
     while width >= 0 and stack:
         d = stack.pop()
-        t = type(d)
-        if t is _Text or t is _Break:
-            width -= len(d.s)  # type: ignore[attr-defined]
-        elif t is _Concat:
-            stack.extend(reversed(d.children))  # type: ignore[attr-defined]
+        if type(d) is _Text or type(d) is _Break:
+            width -= len(d.s)
+        elif type(d) is _Concat:
+            stack.extend(reversed(d.children))
         else:
-            stack.append(d.child)  # type: ignore[attr-defined]
+            # The kinds left, _Nest and _Group, both have a child.
+            stack.append(cast("_Nest | _Group", d).child)
     return width >= 0
 
 
@@ -125,26 +130,26 @@ def format_doc(doc: Doc, width: int = 80) -> str:
     k = 0
     while agenda:
         indent, mode, d = agenda.pop()
-        t = type(d)
-        if t is _Text:
-            s = d.s  # type: ignore[attr-defined]
+        if type(d) is _Text:
+            s = d.s
             line.append(s)
             k += len(s)
-        elif t is _Concat:
-            for c in reversed(d.children):  # type: ignore[attr-defined]
+        elif type(d) is _Concat:
+            for c in reversed(d.children):
                 agenda.append((indent, mode, c))
-        elif t is _Break:
+        elif type(d) is _Break:
             if mode == _BREAK:
                 lines.append("".join(line))
                 line = [" " * indent]
                 k = indent
             else:
-                s = d.s  # type: ignore[attr-defined]
+                s = d.s
                 line.append(s)
                 k += len(s)
-        elif t is _Group:
-            agenda.append((indent, _FLAT if _fits(d, width - k) else _BREAK, d.child))  # type: ignore[attr-defined]
+        elif type(d) is _Group:
+            agenda.append((indent, _FLAT if _fits(d, width - k) else _BREAK, d.child))
         else:
-            agenda.append((indent + d.n, mode, d.child))  # type: ignore[attr-defined]
+            n = cast(_Nest, d)  # the one kind left
+            agenda.append((indent + n.n, mode, n.child))
     lines.append("".join(line))
     return "\n".join(lines)

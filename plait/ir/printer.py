@@ -6,10 +6,13 @@ Variables are named ``a``, ``b``, ... in order of first appearance, one name
 space across nested jaxprs.  Unused results of top-level equations print as
 ``_``; a callee's binders are named after the call's operands and results
 (so a callee result the caller drops is ``_`` too, but only one per callee:
-JAX's text would be ambiguous with two, so plait names the second afresh).  A parameter is printed unless its declaration says the binder types
+JAX's text would be ambiguous with two, so plait names the second afresh).
+
+A parameter is printed unless its declaration says the binder types
 determine it, or it equals its default and is declared to be elided then.
 Nested jaxprs used more than once, or longer than ten equations, are printed
-once up front as ``let name = { ... } in``, as JAX does.
+once up front as ``let name = { ... } in``, as JAX does; they are found by
+visiting params in declaration order, which should follow JAX's bind order.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 
 from plait.ir import pretty as pp
 from plait.ir.atoms import Atom, Literal, Var, literal_text
+from plait.ir.avals import AbstractValue
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.params import ParamDef
 
@@ -88,7 +92,7 @@ def _dropvars(jaxpr: Jaxpr) -> dict[Var, str]:
 
 
 def _atom(a: Atom, ctx: _Context) -> str:
-    return ctx.name(a) if type(a) is Var else literal_text(a)  # type: ignore[arg-type]
+    return ctx.name(a) if type(a) is Var else literal_text(a)
 
 
 def _vars(vs: Sequence[Atom], ctx: _Context, *, sep: str = "", types: bool = False) -> pp.Doc:
@@ -118,16 +122,15 @@ def _shown_params(eqn: Eqn) -> list[str]:
     prim = eqn.primitive
     defs = prim.params_by_name
     shown = []
-    in_avals = out_avals = None
+    avals: tuple[list[AbstractValue], list[AbstractValue]] | None = None
     for name, value in eqn.params.items():
         d = defs.get(name)
         if d is not None and d.show != "always":
             if d.show == "never":
                 continue
-            if in_avals is None:
-                in_avals = [a.aval for a in eqn.inputs]
-                out_avals = [v.aval for v in eqn.outvars]
-            if value == d.default_for(in_avals, out_avals):  # type: ignore[arg-type]
+            if avals is None:
+                avals = [a.aval for a in eqn.inputs], [v.aval for v in eqn.outvars]
+            if value == d.default_for(*avals):
                 continue
         shown.append(name)
     first = [n for n in prim.print_first if n in shown]

@@ -26,6 +26,8 @@ _ELEMENT: Final[dict[np.dtype[Any], str]] = {
     dt.uint8: "ui8", dt.uint16: "ui16", dt.uint32: "ui32", dt.uint64: "ui64",
     dt.bfloat16: "bf16", dt.float16: "f16", dt.float32: "f32", dt.float64: "f64",
     dt.complex64: "complex<f32>", dt.complex128: "complex<f64>",
+    # float0 carries no data; like JAX, it travels as bool.
+    dt.float0: "i1",
 }
 
 
@@ -76,6 +78,8 @@ def _scalar_text(x: Any, dtype: np.dtype[Any]) -> str:
 
 def dense_attr(value: Any, aval: ShapedArray) -> str:
     """A ``dense<...> : tensor<...>`` attribute holding ``value`` (scalar or array)."""
+    if aval.dtype == dt.float0:
+        return f"dense<false> : {tensor_type(aval)}"
     arr = np.asarray(value, aval.dtype) if not isinstance(value, np.ndarray) else value
     ty = tensor_type(aval)
     if arr.size == 0:
@@ -133,6 +137,14 @@ class FuncEmitter:
         self._counter = counter
         self.lines: list[str] = []
         self._regions: list[Region] = []
+        # Values worth reusing (literal constants, broadcasts), per open region: a value
+        # defined inside a region is not visible outside it.
+        self._memos: list[dict[Any, Value]] = [{}]
+
+    @property
+    def memo(self) -> dict[Any, Value]:
+        """Reusable values of the innermost open region, keyed by how they were made."""
+        return self._memos[-1]
 
     def fresh(self, type_: str) -> Value:
         """A new SSA name of the given type."""
@@ -146,11 +158,13 @@ class FuncEmitter:
         """Open a region; ops emitted until :meth:`close` go into it."""
         r = Region(self, arg_types)
         self._regions.append(r)
+        self._memos.append({})
         return r
 
     def close(self, region: Region) -> None:
         """Stop emitting into ``region`` (it must be the innermost open one)."""
         assert self._regions.pop() is region
+        self._memos.pop()
 
     def op(self, name: str, operands: Sequence[Value], result_types: Sequence[str],
            attrs: str = "", regions: Sequence[str] = ()) -> list[Value]:
@@ -174,7 +188,16 @@ class FuncEmitter:
     def op1(self, name: str, operands: Sequence[Value], result_type: str, attrs: str = "",
             regions: Sequence[str] = ()) -> Value:
         """Emit a single-result op."""
-        return self.op(name, operands, [result_type], attrs, regions)[0]
+        if regions:
+            return self.op(name, operands, [result_type], attrs, regions)[0]
+        # The common case, kept short: it runs once per lowered equation.
+        self._counter[0] += 1
+        res = Value(f"%v{self._counter[0]}", result_type)
+        props = f" <{{{attrs}}}>" if attrs else ""
+        self._sink().append(
+            f'{res.name} = "{name}"({", ".join([o.name for o in operands])}){props} : '
+            f'({", ".join([o.type for o in operands])}) -> {result_type}')
+        return res
 
     def constant(self, value: Any, aval: ShapedArray) -> Value:
         """Emit ``stablehlo.constant``."""
@@ -182,13 +205,19 @@ class FuncEmitter:
                         f"value = {dense_attr(value, aval)}")
 
     def literal(self, lit: Literal) -> Value:
-        """Emit the constant of an (interned) literal; its attribute text is cached."""
-        attr = _literal_attrs.get(lit)
-        if attr is None:
-            attr = dense_attr(lit.value, lit.aval)
-            if len(_literal_attrs) < 65536:
-                _literal_attrs[lit] = attr
-        return self.op1("stablehlo.constant", [], tensor_type(lit.aval), f"value = {attr}")
+        """The constant of an (interned) literal: emitted once per region, its attribute
+        text cached across modules."""
+        memo = self._memos[-1]
+        v = memo.get(lit)
+        if v is None:
+            attr = _literal_attrs.get(lit)
+            if attr is None:
+                attr = dense_attr(lit.value, lit.aval)
+                if len(_literal_attrs) < 65536:
+                    _literal_attrs[lit] = attr
+            v = memo[lit] = self.op1("stablehlo.constant", [], tensor_type(lit.aval),
+                                     f"value = {attr}")
+        return v
 
 
 _literal_attrs: dict[Literal, str] = {}

@@ -9,6 +9,8 @@ with a public ``@main`` whose results carry ``jax.result_info`` paths.
 
 from __future__ import annotations
 
+import re
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +24,8 @@ from plait.ir.primitive import Primitive
 from plait.lowering.emitter import FuncEmitter, Value, tensor_type
 
 __all__ = ["LoweringContext", "LoweringRule", "lowering_rules", "lower_closed_jaxpr",
-           "ModuleText", "lower_sub_jaxpr"]
+           "ModuleText", "lower_sub_jaxpr", "module_name", "symbol", "private_function",
+           "usable_donations"]
 
 
 @attrs.define
@@ -31,14 +34,31 @@ class ModuleEmitter:
 
     counter: list[int] = attrs.field(factory=lambda: [0])
     functions: list[str] = attrs.field(factory=list)
-    names: dict[str, int] = attrs.field(factory=dict)
+    used: set[str] = attrs.field(factory=lambda: {"main"})
+    renames: list[int] = attrs.field(factory=lambda: [0])
     callees: dict[Any, str] = attrs.field(factory=dict)
 
     def unique(self, name: str) -> str:
-        """A function name not used yet in this module."""
-        n = self.names.get(name, 0)
-        self.names[name] = n + 1
-        return name if n == 0 else f"{name}_{n}"
+        """A function name not used yet in this module.
+
+        As MLIR's symbol table renames a clash (what JAX's modules show): the
+        suffix ``_<n>`` counts renames in the whole module, not per name.
+        """
+        while name in self.used:
+            candidate = f"{name}_{self.renames[0]}"
+            self.renames[0] += 1
+            if candidate not in self.used:
+                name = candidate
+        self.used.add(name)
+        return name
+
+
+_BARE_SYMBOL = re.compile(r"[A-Za-z_][\w$.]*", re.ASCII)
+
+
+def symbol(name: str) -> str:
+    """``@name`` as MLIR writes a symbol reference: quoted unless a bare identifier."""
+    return f"@{name}" if _BARE_SYMBOL.fullmatch(name) else f'@"{_escape(name)}"'
 
 
 class LoweringContext:
@@ -68,9 +88,9 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
     env: dict[Var, Value] = {}
 
     def read(a: Atom) -> Value:
-        if type(a) is Literal:
-            return fn.literal(a)  # type: ignore[arg-type]
-        return env[a]  # type: ignore[index]
+        if isinstance(a, Literal):
+            return fn.literal(a)
+        return env[a]
 
     for v, x in zip(jaxpr.constvars, consts, strict=True):
         env[v] = x
@@ -117,7 +137,29 @@ def _emit_function(module: ModuleEmitter, name: str, visibility: str, jaxpr: Jax
            f"({', '.join(o.type for o in outs)}) -> ()")
     sig = _signature(args, [tensor_type(a.aval) for a in jaxpr.outvars], result_attrs, arg_attrs)
     body = "\n".join(fn.lines + [ret])
-    module.functions[slot] = f"func.func {visibility} @{name}{sig} {{\n{body}\n}}"
+    module.functions[slot] = f"func.func {visibility} {symbol(name)}{sig} {{\n{body}\n}}"
+
+
+def private_function(module: ModuleEmitter, name: str, key: Any, avals_in: Sequence[AbstractValue],
+                     avals_out: Sequence[AbstractValue],
+                     body: Callable[[FuncEmitter, list[Value]], Sequence[Value]]) -> str:
+    """A private function of the module emitted by ``body(fn, args)`` (once per ``key``);
+    returns its name."""
+    existing = module.callees.get(key)
+    if existing is not None:
+        return existing
+    fname = module.callees[key] = module.unique(name)
+    slot = len(module.functions)
+    module.functions.append("")
+    fn = FuncEmitter(module.counter)
+    args = [fn.fresh(tensor_type(a)) for a in avals_in]
+    outs = body(fn, args)
+    ret = (f'"func.return"({", ".join(o.name for o in outs)}) : '
+           f"({', '.join(o.type for o in outs)}) -> ()")
+    sig = _signature(args, [tensor_type(a) for a in avals_out], None)
+    body_text = "\n".join(fn.lines + [ret])
+    module.functions[slot] = f"func.func private {symbol(fname)}{sig} {{\n{body_text}\n}}"
+    return fname
 
 
 def lower_sub_jaxpr(module: ModuleEmitter, name: str, closed: ClosedJaxpr) -> str:
@@ -149,10 +191,48 @@ class ModuleText:
     """Types of ``@main``'s results."""
 
 
+_NOT_IN_MODULE_NAMES = re.compile(r"[^\w.-]")
+
+
 def module_name(fun_name: str) -> str:
-    """``jit_<name>`` with characters MLIR symbols cannot hold replaced, as JAX does."""
-    clean = "".join(c if c.isalnum() or c in "_.$" else "_" for c in fun_name)
-    return f"jit_{clean}"
+    """The module's name for a function, as JAX makes it: ``jit(<name>)`` with the
+    characters XLA would alter replaced by ``_``, trailing ``_`` removed."""
+    return _NOT_IN_MODULE_NAMES.sub("_", f"jit({fun_name})").rstrip("_")
+
+
+def _donation_attrs(in_avals: Sequence[Any], out_avals: Sequence[Any],
+                    donated: Sequence[bool]) -> list[str]:
+    """The argument attributes of donated arguments, matched to results as JAX does.
+
+    A donated argument aliases the first unclaimed result of its shape and
+    dtype (``tf.aliasing_output``); failing that, if a result of its element
+    count is left, XLA may reuse it (``jax.buffer_donor``); otherwise it is
+    not donated at all.
+    """
+    by_type: dict[Any, deque[int]] = defaultdict(deque)
+    for i, (a, d) in enumerate(zip(in_avals, donated)):
+        if d:
+            by_type[(a.shape, a.dtype)].append(i)
+    attrs = [""] * len(in_avals)
+    by_size: dict[int, deque[int]] = defaultdict(deque)
+    for j, o in enumerate(out_avals):
+        waiting = by_type.get((o.shape, o.dtype))
+        if waiting:
+            attrs[waiting.popleft()] = f"tf.aliasing_output = {j} : i32"
+        else:
+            by_size[o.size].append(j)
+    for i, (a, d) in enumerate(zip(in_avals, donated)):
+        if d and not attrs[i] and by_size.get(a.size):
+            by_size[a.size].popleft()
+            attrs[i] = "jax.buffer_donor = true"
+    return attrs
+
+
+def usable_donations(in_avals: Sequence[Any], out_avals: Sequence[Any],
+                     donated: Sequence[bool]) -> tuple[bool, ...]:
+    """Which donated arguments the module really donates (the others stay valid, as in
+    JAX, which warns "Some donated buffers were not usable")."""
+    return tuple(bool(a) for a in _donation_attrs(in_avals, out_avals, donated))
 
 
 def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequence[str] = (),
@@ -160,7 +240,8 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     """Lower ``closed`` to a module whose ``@main`` takes the jaxpr's invars.
 
     Consts are embedded as ``stablehlo.constant``\\ s.  Arguments flagged in
-    ``donated`` carry ``jax.buffer_donor = true``: the runtime may reuse them.
+    ``donated`` alias a result of their type, or are left for XLA to reuse,
+    as in JAX (:func:`_donation_attrs`).
 
     Raises:
       RuleNotImplementedError: a primitive has no lowering rule.
@@ -169,10 +250,11 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     jaxpr = closed.jaxpr
     paths = list(result_paths) or [""] * len(jaxpr.outvars)
     attrs_ = [f'jax.result_info = "{_escape(p)}"' if p else "" for p in paths]
-    arg_attrs = ["jax.buffer_donor = true" if d else "" for d in donated]
+    arg_attrs = _donation_attrs([v.aval for v in jaxpr.invars], [a.aval for a in jaxpr.outvars],
+                                donated) if any(donated) else []
     _emit_function(module, "main", "public", jaxpr, closed.consts, attrs_, arg_attrs)
     name = module_name(fun_name)
-    text = (f"module @{name} attributes {{mhlo.num_partitions = 1 : i32, "
+    text = (f"module {symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, "
             f"mhlo.num_replicas = 1 : i32}} {{\n" + "\n".join(module.functions) + "\n}\n")
     return ModuleText(text, name, tuple(v.aval for v in jaxpr.invars),  # type: ignore[misc]
                       tuple(a.aval for a in jaxpr.outvars))  # type: ignore[misc]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from plait.config import values as _config
+from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 
 from jaxlib import xla_client as _xc
@@ -104,14 +105,47 @@ def sharding_for(device: Any) -> Sharding:
 def device_put(value: np.ndarray, aval: ShapedArray, device: Any = None) -> Any:
     """Copy a host array (of ``aval``'s dtype and shape) to a device buffer."""
     dev = device if device is not None else default_device()
-    return _xc.batched_device_put(aval, sharding_for(dev), [value], [dev],
+    if aval.dtype == dt.float0:
+        value = np.zeros(aval.shape, np.bool_)
+    return _xc.batched_device_put(_as_stored(aval), sharding_for(dev), [value], [dev],
                                   enable_x64=_config.enable_x64)
 
 
-def to_numpy(buffer: Any) -> np.ndarray:
-    """Copy a device buffer to a (read-only) NumPy array."""
-    arr = np.asarray(buffer)
-    return arr
+def _as_stored(aval: ShapedArray) -> ShapedArray:
+    """The type a buffer of ``aval`` has on the device: float0 (which carries no data)
+    is stored as bool, as in JAX and as the lowering types it."""
+    return ShapedArray(aval.shape, np.dtype(np.bool_)) if aval.dtype == dt.float0 else aval
+
+
+def to_numpy(buffer: Any, aval: ShapedArray) -> np.ndarray:
+    """Copy a device buffer of type ``aval`` to a NumPy array.
+
+    Buffers reach NumPy through the buffer protocol, which has no format for the
+    ml_dtypes types (bfloat16, the float8s); those are bit-cast on the device to
+    unsigned integers of the same width first and viewed back on the host.
+    """
+    if aval.dtype.kind != "V":
+        return np.asarray(buffer)
+    if aval.dtype == dt.float0:
+        return np.zeros(aval.shape, dt.float0)
+    exe = _bitcasts.get(aval)
+    if exe is None:
+        exe = _bitcasts[aval] = _bitcast_executable(aval)
+    (bits,) = exe.execute([buffer])
+    return np.asarray(bits).view(aval.dtype)
+
+
+_bitcasts: dict[ShapedArray, Executable] = {}
+
+
+def _bitcast_executable(aval: ShapedArray) -> Executable:
+    from plait.lowering.emitter import tensor_type
+    uint = np.dtype(f"uint{aval.dtype.itemsize * 8}")
+    src, dst = tensor_type(aval), tensor_type((aval.shape, uint))
+    text = (f"func.func public @main(%x: {src}) -> {dst} {{\n"
+            f"  %y = stablehlo.bitcast_convert %x : ({src}) -> {dst}\n"
+            f"  return %y : {dst}\n}}\n")
+    return compile_text(text, [ShapedArray(aval.shape, uint)])
 
 
 def compile_count() -> int:
@@ -130,8 +164,8 @@ class Executable:
         # Result handlers built from plait's avals: jaxlib then needs no aval of
         # its own, which it would otherwise make by importing ``jax``.
         sharding = sharding_for(device)
-        self._handlers = [_xc.array_result_handler(a, sharding, True, _skip_checks=True)
-                          for a in out_avals]
+        self._handlers = [_xc.array_result_handler(_as_stored(a), sharding, True,
+                                                   _skip_checks=True) for a in out_avals]
 
     def execute(self, buffers: list[Any]) -> list[Any]:
         """Run on device buffers; returns the output buffers."""

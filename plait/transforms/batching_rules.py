@@ -66,7 +66,7 @@ for _p in (P.neg_p, P.sign_p, P.floor_p, P.ceil_p, P.round_p, P.is_finite_p, P.e
            P.conj_p, P.integer_pow_p, P.convert_element_type_p):
     defvectorized(_p)
 
-for _p in (P.add_p, P.add_any_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.pow_p, P.max_p, P.min_p,
+for _p in (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.pow_p, P.max_p, P.min_p,
            P.atan2_p, P.nextafter_p, P.and_p, P.or_p, P.xor_p, P.eq_p, P.ne_p, P.lt_p, P.le_p,
            P.gt_p, P.ge_p, P.complex_p):
     defbroadcasting(_p)
@@ -108,6 +108,15 @@ def _clamp(e: Emitter, size: int, vals: list[Atom], dims: list[Dim]) -> Result:
 
 
 batching_rules[P.clamp_p] = _clamp
+
+
+def _add_any(e: Emitter, size: int, vals: list[Atom], dims: list[Dim]) -> Result:
+    # add_any takes operands of one type (no broadcasting): both get the full batch axis.
+    x, y = (bdim_to_front(e, v, d, size) for v, d in zip(vals, dims))
+    return [e.add_any(x, y)], [0]
+
+
+batching_rules[P.add_any_p] = _add_any
 
 
 def _reducer(prim: Primitive) -> Any:
@@ -227,7 +236,9 @@ def _dot_general(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = vals
     dx, dy = dims
-    shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+
+    def shift(ds: Sequence[int]) -> tuple[int, ...]:
+        return tuple(d + 1 for d in ds)
     if dx is not None and dy is not None:
         x, y = move_axis(e, x, dx, 0), move_axis(e, y, dy, 0)
         dn = ((shift(lc), shift(rc)), ((0,) + shift(lb), (0,) + shift(rb)))
@@ -349,7 +360,8 @@ def _jit(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, name: str,
          inline: bool) -> Result:
     out_dims = [0] * len(jaxpr.jaxpr.outvars)
     batched = vmap_jaxpr(jaxpr.jaxpr, size, dims, out_dims)
-    outs = e.bind(P.jit_p, *vals, name=f"vmap({name})", jaxpr=ClosedJaxpr(batched),
+    # The call keeps its name, as in JAX's printed jaxprs.
+    outs = e.bind(P.jit_p, *vals, name=name, jaxpr=ClosedJaxpr(batched),
                   donated_invars=donated_invars, keep_unused=keep_unused, inline=inline)
     return outs, out_dims
 

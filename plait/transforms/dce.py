@@ -58,10 +58,10 @@ def _dce(jaxpr: Jaxpr, used: tuple[bool, ...], prune: bool) -> tuple[Jaxpr, tupl
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is not None:
-            new, used_in = rule(eqn, used_out)
+            new, rule_used = rule(eqn, used_out)
             if new is None:
                 continue
-            live.update(a for a, u in zip(new.inputs, used_in) if u and type(a) is Var)
+            live.update(a for a, u in zip(new.inputs, rule_used) if u and type(a) is Var)
             kept.append(new)
         else:
             live.update(a for a in eqn.inputs if type(a) is Var)

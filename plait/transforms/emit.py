@@ -135,6 +135,10 @@ class Emitter:
         return self.bind1(P.convert_element_type_p, x, new_dtype=dtype, weak_type=weak,
                           sharding=None)
 
+    def to_dtype(self, x: Atom, dtype: np.dtype[Any]) -> Atom:
+        """``x`` in ``dtype``: itself (weak type kept) when it has it already."""
+        return x if aval_of(x).dtype == dtype else self.convert(x, dtype)
+
     def scalar_like(self, x: Atom, value: Any) -> Literal:
         """A scalar literal of ``x``'s dtype."""
         a = aval_of(x)

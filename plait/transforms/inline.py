@@ -18,7 +18,7 @@ def inline_jaxpr(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], args: Sequenc
     env.update(zip(jaxpr.invars, args, strict=True))
 
     def read(a: Atom) -> Atom:
-        return a if type(a) is Literal else env[a]  # type: ignore[index]
+        return a if type(a) is Literal else env[a]
 
     for eqn in jaxpr.eqns:
         outs = e.builder.bind(eqn.primitive, tuple(read(a) for a in eqn.inputs), eqn.params,
@@ -36,7 +36,7 @@ def inline_calls(jaxpr: Jaxpr) -> Jaxpr:
     env.update(zip(jaxpr.invars, args))
 
     def read(a: Atom) -> Atom:
-        return a if type(a) is Literal else env[a]  # type: ignore[index]
+        return a if type(a) is Literal else env[a]
 
     for eqn in jaxpr.eqns:
         ins = [read(a) for a in eqn.inputs]

@@ -147,12 +147,12 @@ def jvp_eqns(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], primals: Sequence
     tenv: dict[Var, Tangent] = {}
 
     def read(a: Atom) -> Atom:
-        return a if type(a) is Literal else penv[a]  # type: ignore[index]
+        return a if type(a) is Literal else penv[a]
 
     def read_t(a: Atom) -> Tangent:
         if type(a) is Literal:
             return Zero(tangent_aval(a.aval))
-        t = tenv.get(a)  # type: ignore[arg-type]
+        t = tenv.get(a)
         return t if t is not None else Zero(tangent_aval(a.aval))
 
     for v, x in zip(jaxpr.constvars, consts, strict=True):

@@ -61,7 +61,7 @@ defjvp2(P.cbrt_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(
 def _abs_jvp(e: Emitter, t: Atom, ans: Atom, x: Atom) -> Atom:
     if dt.is_complex(aval_of(x).dtype):
         # d|x| = Re(conj(x) t) / |x|, zero where x == 0.
-        safe = e.select_n(e.bind1(P.eq_p, ans, _c(e, ans, 0)), ans, _c(e, ans, 1))
+        safe = e.select_n(e.bind1(P.eq_p, ans, _c(e, ans, 0)), ans, e.full(aval_of(ans), 1))
         re = e.unary(P.real_p, e.mul(e.unary(P.conj_p, x), t))
         return e.div(re, safe)
     return e.mul(t, e.unary(P.sign_p, x))
@@ -78,9 +78,9 @@ def _sub_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
     out = e.bind(P.sub_p, *primals)
     tx, ty = tangents
     shape = aval_of(out[0]).shape
-    if type(ty) is Zero:
+    if isinstance(ty, Zero):
         return out, [e.broadcast_to(tx, shape)]  # type: ignore[arg-type]
-    if type(tx) is Zero:
+    if isinstance(tx, Zero):
         return out, [e.broadcast_to(e.neg(ty), shape)]
     return out, [e.sub(tx, ty)]
 
@@ -90,16 +90,18 @@ def _add_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
     out = e.bind(P.add_p, *primals)
     tx, ty = tangents
     shape = aval_of(out[0]).shape
-    if type(ty) is Zero:
+    if isinstance(ty, Zero):
         return out, [e.broadcast_to(tx, shape)]  # type: ignore[arg-type]
-    if type(tx) is Zero:
+    if isinstance(tx, Zero):
         return out, [e.broadcast_to(ty, shape)]
     return out, [e.add(tx, ty)]
 
 
 jvp_rules[P.add_p] = _add_jvp
 jvp_rules[P.sub_p] = _sub_jvp
-defjvp(P.mul_p, lambda e, t, x, y, **_: e.mul(t, y), lambda e, t, x, y, **_: e.mul(x, t))
+# ``out_dtype`` (a widening multiply) applies to the tangent products too.
+defjvp(P.mul_p, lambda e, t, x, y, **p: e.bind1(P.mul_p, t, y, **p),
+       lambda e, t, x, y, **p: e.bind1(P.mul_p, x, t, **p))
 defjvp(P.div_p, lambda e, t, x, y: e.div(t, y),
        lambda e, t, x, y: e.neg(e.mul(t, e.div(x, _sq(e, y)))))
 
@@ -113,12 +115,13 @@ defjvp(P.rem_p, lambda e, t, x, y: t, lambda e, t, x, y: e.neg(e.mul(t, _trunc_d
 
 
 def _balanced(e: Emitter, x: Atom, ans: Atom, y: Atom) -> Atom:
-    # 1 where x alone attains the extremum, 1/2 on ties, 0 elsewhere.
+    # 1 where x alone attains the extremum, 1/2 on ties, 0 elsewhere (as JAX, so that
+    # the gradient of max(x, x) is 1).  Selects need full-shape cases.
+    a = aval_of(ans)
     xa = e.bind1(P.eq_p, x, ans)
     ya = e.bind1(P.eq_p, y, ans)
-    half = e.select_n(ya, _c(e, ans, 1), _c(e, ans, 0.5))
-    return e.select_n(xa, e.broadcast_to(_c(e, ans, 0), aval_of(ans).shape),
-                      e.broadcast_to(half, aval_of(ans).shape))
+    half = e.select_n(ya, e.full(a, 1), e.full(a, 0.5))
+    return e.select_n(xa, e.full(a, 0), half)
 
 
 defjvp2(P.max_p, lambda e, t, ans, x, y: e.mul(t, _balanced(e, x, ans, y)),
@@ -159,7 +162,7 @@ def _select_n_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangen
                   **params: Any) -> tuple[list[Var], list[Tangent]]:
     out = e.bind(P.select_n_p, *primals)
     cases = tangents[1:]
-    if all(type(t) is Zero for t in cases):
+    if all(isinstance(t, Zero) for t in cases):
         return out, [Zero(tangent_aval(out[0].aval))]
     return out, [e.select_n(primals[0], *[e.instantiate(t) for t in cases])]
 
@@ -174,11 +177,11 @@ def _clamp_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
     shape = aval_of(x).shape
     terms = []
     t_lo, t_x, t_hi = tangents
-    if type(t_x) is not Zero:
+    if not isinstance(t_x, Zero):
         inside = e.bind1(P.and_p, e.bind1(P.gt_p, x, lo), e.bind1(P.lt_p, x, hi))
         terms.append(e.select_n(inside, e.zeros(aval_of(t_x)), t_x))
     for t, bound, cmp in ((t_lo, lo, P.lt_p), (t_hi, hi, P.gt_p)):
-        if type(t) is not Zero:
+        if not isinstance(t, Zero):
             pick = e.bind1(cmp, x, bound)
             tb = e.broadcast_to(t, shape)
             terms.append(e.select_n(pick, e.zeros(aval_of(tb)), tb))
@@ -196,7 +199,7 @@ def _convert_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent
     out = e.bind(P.convert_element_type_p, *primals, **params)
     t, = tangents
     new = params["new_dtype"]
-    if type(t) is Zero or not dt.is_inexact(new):
+    if isinstance(t, Zero) or not dt.is_inexact(new):
         return out, [Zero(tangent_aval(out[0].aval))]
     if dt.is_complex(aval_of(t).dtype) and not dt.is_complex(new):
         t = e.unary(P.real_p, t)

@@ -26,9 +26,10 @@ def _operand_only(prim: Any) -> Any:
              **params: Any) -> tuple[list[Var], list[Tangent]]:
         out = e.bind(prim, *primals, **params)
         t = tangents[0]
-        if type(t) is Zero:
+        if isinstance(t, Zero):
             return out, [Zero(tangent_aval(out[0].aval))]
-        return out, e.bind(prim, t, *primals[1:], **params)
+        touts: list[Tangent] = list(e.bind(prim, t, *primals[1:], **params))
+        return out, touts
     return rule
 
 
@@ -39,10 +40,11 @@ def _dynamic_update_slice_jvp(e: Emitter, primals: Sequence[Atom], tangents: Seq
                               **params: Any) -> tuple[list[Var], list[Tangent]]:
     out = e.bind(P.dynamic_update_slice_p, *primals)
     t_op, t_up = tangents[:2]
-    if type(t_op) is Zero and type(t_up) is Zero:
+    if isinstance(t_op, Zero) and isinstance(t_up, Zero):
         return out, [Zero(tangent_aval(out[0].aval))]
-    return out, e.bind(P.dynamic_update_slice_p, e.instantiate(t_op), e.instantiate(t_up),
-                       *primals[2:])
+    touts: list[Tangent] = list(e.bind(P.dynamic_update_slice_p, e.instantiate(t_op),
+                                       e.instantiate(t_up), *primals[2:]))
+    return out, touts
 
 
 jvp_rules[P.dynamic_update_slice_p] = _dynamic_update_slice_jvp
@@ -59,7 +61,7 @@ def _reduce_chooser_jvp(prim: Any) -> Any:
         x, = primals
         t, = tangents
         out = e.bind(prim, x, **params)
-        if type(t) is Zero:
+        if isinstance(t, Zero):
             return out, [Zero(tangent_aval(out[0].aval))]
         xa = aval_of(x)
         axes = params["axes"]
@@ -107,7 +109,7 @@ def _reduce_prod_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tan
     x, = primals
     t, = tangents
     out = e.bind(P.reduce_prod_p, x, **params)
-    if type(t) is Zero:
+    if isinstance(t, Zero):
         return out, [Zero(tangent_aval(out[0].aval))]
     axes = params["axes"]
     xs = _move_axes_last(e, x, axes)
@@ -127,7 +129,7 @@ def _cumprod_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent
     x, = primals
     t, = tangents
     out = e.bind(P.cumprod_p, x, **params)
-    if type(t) is Zero:
+    if isinstance(t, Zero):
         return out, [Zero(tangent_aval(out[0].aval))]
     axis, reverse = params["axis"], params["reverse"]
     xa = aval_of(x)
@@ -172,7 +174,7 @@ def _cum_chooser_jvp(prim: Any) -> Any:
         x, = primals
         t, = tangents
         out = e.bind(prim, x, **params)
-        if type(t) is Zero:
+        if isinstance(t, Zero):
             return out, [Zero(tangent_aval(out[0].aval))]
         axis, reverse = params["axis"], params["reverse"]
         xa = aval_of(x)
@@ -203,16 +205,20 @@ jvp_rules[P.cummax_p] = _cum_chooser_jvp(P.cummax_p)
 jvp_rules[P.cummin_p] = _cum_chooser_jvp(P.cummin_p)
 
 
-def _sort_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
-              **params: Any) -> tuple[list[Var], list[Tangent]]:
-    # Sorting the tangents along with the operands applies the same permutation.
-    nz = [i for i, t in enumerate(tangents) if type(t) is not Zero]
-    outs = e.bind(P.sort_p, *primals, *[tangents[i] for i in nz], **params)  # type: ignore[misc]
-    n = len(primals)
-    touts: list[Tangent] = [Zero(tangent_aval(v.aval)) for v in outs[:n]]
-    for j, i in enumerate(nz):
-        touts[i] = outs[n + j]
-    return outs[:n], touts
+def _sort_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+              dimension: int, is_stable: bool, num_keys: int) -> tuple[list[Var], list[Tangent]]:
+    # The primal outputs come from the primals alone, so that partial evaluation keeps
+    # them known.  The tangents are permuted like their operands: they ride as the
+    # payloads of a sort by the same keys, which is linear in them.
+    params = dict(dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    outs = e.bind(P.sort_p, *primals, **params)
+    touts: list[Tangent] = [Zero(tangent_aval(v.aval)) for v in outs]
+    nz = [(i, t) for i, t in enumerate(tangents) if not isinstance(t, Zero)]
+    if nz:
+        moved = e.bind(P.sort_p, *primals[:num_keys], *[t for _, t in nz], **params)
+        for j, (i, _) in enumerate(nz):
+            touts[i] = moved[num_keys + j]
+    return outs, touts
 
 
 jvp_rules[P.sort_p] = _sort_jvp
@@ -221,10 +227,11 @@ jvp_rules[P.sort_p] = _sort_jvp
 def _jit_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *, name: str,
              jaxpr: ClosedJaxpr, donated_invars: tuple[bool, ...], keep_unused: bool,
              inline: bool) -> tuple[list[Var], list[Tangent]]:
-    nonzeros = [type(t) is not Zero for t in tangents]
+    nonzeros = [not isinstance(t, Zero) for t in tangents]
     new, out_nz = jvp_jaxpr(jaxpr.jaxpr, nonzeros)
-    nz_tangents = [t for t in tangents if type(t) is not Zero]
-    outs = e.bind(P.jit_p, *primals, *nz_tangents, name=f"jvp({name})",  # type: ignore[misc]
+    nz_tangents = [t for t in tangents if not isinstance(t, Zero)]
+    # The call keeps its name, as in JAX's printed jaxprs.
+    outs = e.bind(P.jit_p, *primals, *nz_tangents, name=name,
                   jaxpr=ClosedJaxpr(new), donated_invars=(False,) * (len(primals) + len(nz_tangents)),
                   keep_unused=keep_unused, inline=inline)
     n = len(jaxpr.jaxpr.outvars)

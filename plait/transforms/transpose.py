@@ -11,7 +11,7 @@ Cotangents that nothing produces stay symbolic zeros and cost nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, final
 
 from plait.config import values as _config
 from plait.errors import JaxprTypeError, RuleNotImplementedError
@@ -26,6 +26,7 @@ __all__ = ["transpose_jaxpr", "transpose_rules", "TransposeRule", "UndefPrimal",
            "backward_pass", "is_undefined", "Cotangent"]
 
 
+@final
 class UndefPrimal:
     """A linear input of a transposed equation: only its type is known."""
 
@@ -65,7 +66,7 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
             return a
         if a in linear:
             return UndefPrimal(a.aval)
-        return primal[a]  # type: ignore[index]
+        return primal[a]
 
     for v, c in zip(jaxpr.constvars, consts, strict=True):
         primal[v] = c
@@ -73,7 +74,7 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
         if type(x) is UndefPrimal:
             linear.add(v)
         else:
-            primal[v] = x  # type: ignore[assignment]
+            primal[v] = x
     linear_eqns = []
     for eqn in jaxpr.eqns:
         if any(type(a) is Var and a in linear for a in eqn.inputs):
@@ -86,13 +87,13 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
     ct: dict[Var, Atom] = {}
 
     def add_ct(v: Atom, c: Cotangent) -> None:
-        if c is None or type(c) is Zero or type(v) is not Var or v not in linear:
+        if c is None or isinstance(c, Zero) or type(v) is not Var or v not in linear:
             return
-        prev = ct.get(v)  # type: ignore[arg-type]
-        ct[v] = c if prev is None else e.add_any(prev, c)  # type: ignore[arg-type, index]
+        prev = ct.get(v)
+        ct[v] = c if prev is None else e.add_any(prev, c)
 
-    for v, c in zip(jaxpr.outvars, cts_out, strict=True):
-        add_ct(v, c)
+    for out, ct_out in zip(jaxpr.outvars, cts_out, strict=True):
+        add_ct(out, ct_out)
     for eqn in reversed(linear_eqns):
         cts = [ct.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts):
@@ -100,12 +101,12 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
         rule = transpose_rules.get(eqn.primitive)
         if rule is None:
             raise RuleNotImplementedError("Transpose", eqn.primitive.name)
-        cts_z: list[Atom | Zero] = [c if c is not None else Zero(v.aval)
-                                    for c, v in zip(cts, eqn.outvars)]
+        cts_z: list[Atom | Zero] = [c if c is not None else Zero(o.aval)
+                                    for c, o in zip(cts, eqn.outvars)]
         ins = [read(a) for a in eqn.inputs]
         cts_in = rule(e, cts_z, *ins, **eqn.params)
-        for a, c in zip(eqn.inputs, cts_in, strict=True):
-            add_ct(a, c)
+        for a, ct_in in zip(eqn.inputs, cts_in, strict=True):
+            add_ct(a, ct_in)
     return [ct.get(v, Zero(v.aval)) for v, x in zip(jaxpr.invars, args)
             if type(x) is UndefPrimal]
 
@@ -131,7 +132,7 @@ def transpose_jaxpr(jaxpr: Jaxpr, linear: Sequence[bool]) -> Jaxpr:
     args: list[Atom | UndefPrimal] = [UndefPrimal(v.aval) if lin else next(it)
                                       for v, lin in zip(jaxpr.invars, linear)]
     cts = [Var(a.aval) for a in jaxpr.outvars]
-    out = backward_pass(e, jaxpr, consts, args, cts)  # type: ignore[arg-type]
+    out = backward_pass(e, jaxpr, consts, args, cts)
     outs = [e.instantiate(c) for c in out]
     result = e.builder.build(nonlin + cts, outs, consts)
     if _config.check_jaxprs:

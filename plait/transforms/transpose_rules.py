@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from plait.errors import JaxprTypeError
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom
@@ -47,9 +48,12 @@ def _sub_t(e: Emitter, ct: Atom, x: Any, y: Any) -> Sequence[Cotangent]:
 def _mul_t(e: Emitter, ct: Atom, x: Any, y: Any, **_: Any) -> Sequence[Cotangent]:
     if _undef(x) and _undef(y):
         check_linear_inputs("mul", [x, y], [0])
+    # With ``out_dtype`` the cotangent is wider than the operands: multiply in its
+    # dtype, and ``unbroadcast`` converts back to the operand's.
+    ct_dtype = aval_of(ct).dtype
     if _undef(x):
-        return [e.unbroadcast(e.mul(ct, y), _aval(x)), None]
-    return [None, e.unbroadcast(e.mul(x, ct), _aval(y))]
+        return [e.unbroadcast(e.mul(ct, e.to_dtype(y, ct_dtype)), _aval(x)), None]
+    return [None, e.unbroadcast(e.mul(e.to_dtype(x, ct_dtype), ct), _aval(y))]
 
 
 def _div_t(e: Emitter, ct: Atom, x: Any, y: Any) -> Sequence[Cotangent]:
@@ -64,6 +68,16 @@ deflinear_transpose(P.mul_p, _mul_t)
 deflinear_transpose(P.div_p, _div_t)
 deflinear_transpose(P.neg_p, lambda e, ct, x: [e.neg(ct)])
 deflinear_transpose(P.copy_p, lambda e, ct, x: [ct])
+
+
+def _integer_pow_t(e: Emitter, ct: Atom, x: Any, *, y: int) -> Sequence[Cotangent]:
+    # Only x ** 1 is linear (JVPs never emit it, but user jaxprs may hold it).
+    if y != 1:
+        raise JaxprTypeError(f"integer_pow with y={y} is not linear; it cannot be transposed")
+    return [ct]
+
+
+deflinear_transpose(P.integer_pow_p, _integer_pow_t)
 deflinear_transpose(P.real_p, lambda e, ct, x: [e.bind1(P.complex_p, ct, e.zeros(aval_of(ct)))])
 deflinear_transpose(P.imag_p, lambda e, ct, x: [e.bind1(P.complex_p, e.zeros(aval_of(ct)),
                                                         e.neg(ct))])
@@ -243,8 +257,9 @@ def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
     new_dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(yb)))
     xc_by_y = [xc[i] for i in np.argsort(yc)]
     out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
-    out = e.dot_general(ct, y, new_dims, aval_of(ct).dtype)
-    return e.convert(e.transpose(out, [int(a) for a in out_axes]), x_aval.dtype)
+    # A ``preferred_element_type`` makes ct wider than y: contract in ct's dtype.
+    out = e.dot_general(ct, e.to_dtype(y, aval_of(ct).dtype), new_dims, aval_of(ct).dtype)
+    return e.to_dtype(e.transpose(out, [int(a) for a in out_axes]), x_aval.dtype)
 
 
 def _dot_general_t(e: Emitter, ct: Atom, x: Any, y: Any, *, dimension_numbers: Any,
@@ -262,13 +277,37 @@ def _dot_general_t(e: Emitter, ct: Atom, x: Any, y: Any, *, dimension_numbers: A
 deflinear_transpose(P.dot_general_p, _dot_general_t)
 
 
+def _sort_t(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, dimension: int, is_stable: bool,
+            num_keys: int) -> Sequence[Cotangent]:
+    # Linear in the payloads (the keys fix a permutation ``perm``: out[i] = in[perm[i]]).
+    # Sorting each cotangent by ``perm`` sends ct[i] back to position perm[i].
+    check_linear_inputs("sort", ins, range(num_keys, len(ins)))
+    keys = ins[:num_keys]
+    shape = _aval(keys[0]).shape
+    iota = e.bind1(P.iota_p, dtype=np.dtype(np.int32), shape=shape, dimension=dimension,
+                   sharding=None)
+    perm = e.bind(P.sort_p, *keys, iota, dimension=dimension, is_stable=is_stable,
+                  num_keys=num_keys)[-1]
+    live = [i for i in range(num_keys, len(ins)) if _undef(ins[i])]
+    back = e.bind(P.sort_p, perm, *[e.instantiate(cts[i]) for i in live], dimension=dimension,
+                  is_stable=True, num_keys=1)[1:]
+    outs: list[Cotangent] = [None] * len(ins)
+    for i, c in zip(live, back):
+        outs[i] = c
+    return outs
+
+
+transpose_rules[P.sort_p] = _sort_t
+
+
 def _jit_t(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, name: str, jaxpr: ClosedJaxpr,
            donated_invars: tuple[bool, ...], keep_unused: bool, inline: bool) -> Sequence[Cotangent]:
     linear = [_undef(x) for x in ins]
     nonlin = [x for x in ins if not _undef(x)]
     cts_in = [e.instantiate(c) for c in cts]
     t = transpose_jaxpr(jaxpr.jaxpr, linear)
-    outs = e.bind(P.jit_p, *nonlin, *cts_in, name=f"transpose({name})", jaxpr=ClosedJaxpr(t),
+    # The call keeps its name, as in JAX's printed jaxprs.
+    outs = e.bind(P.jit_p, *nonlin, *cts_in, name=name, jaxpr=ClosedJaxpr(t),
                   donated_invars=(False,) * (len(nonlin) + len(cts_in)),
                   keep_unused=keep_unused, inline=inline)
     it = iter(outs)

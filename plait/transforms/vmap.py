@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from plait.config import values as _config
-from plait.errors import JaxprTypeError, RuleNotImplementedError
+from plait.errors import RuleNotImplementedError
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.check import check_jaxpr
@@ -68,7 +68,7 @@ def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
     def read(a: Atom) -> tuple[Atom, Dim]:
         if type(a) is Literal:
             return a, None
-        return env[a], denv.get(a)  # type: ignore[index, arg-type]
+        return env[a], denv.get(a)
 
     for v, c in zip(jaxpr.constvars, consts, strict=True):
         env[v] = c
@@ -107,7 +107,7 @@ def vmap_jaxpr(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim],
         output must not depend on mapped values).
 
     Raises:
-      JaxprTypeError: an output with ``out_dims`` ``None`` depends on mapped values.
+      ValueError: an output with ``out_dims`` ``None`` depends on mapped values.
       RuleNotImplementedError: a primitive on a mapped path has no rule.
     """
     key = (jaxpr.typed_key(), axis_size, tuple(in_dims), tuple(out_dims))
@@ -122,8 +122,8 @@ def vmap_jaxpr(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim],
     for i, (x, d, want) in enumerate(zip(outs, dims, out_dims)):
         if want is None:
             if d is not None:
-                raise JaxprTypeError(
-                    f"vmap has mapped output (result {i}) but out_axes is None for it")
+                raise ValueError(f"at vmap out_axes, got axis spec None but output {i} was "
+                                 f"batched on axis {d}")
             final.append(x)
         elif d is None:
             a = aval_of(x)

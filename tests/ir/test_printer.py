@@ -143,7 +143,7 @@ def _docs() -> st.SearchStrategy[tuple[object, pp.Doc]]:
 @given(_docs(), st.integers(0, 90))
 def test_layout_matches_jax_pretty_printer(docs: tuple[object, pp.Doc], width: int) -> None:
     jax_doc, doc = docs
-    assert pp.format_doc(doc, width) == jax_doc.format(width=width, use_color=False)  # type: ignore[attr-defined]
+    assert pp.format_doc(doc, width) == jax_doc.format(width=width, use_color=False)
 
 
 def test_layout_examples() -> None:

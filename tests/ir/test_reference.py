@@ -1,64 +1,35 @@
 """The reference interpreter against real JAX, primitive by primitive.
 
-Every spec of ``tests/primitive_specs.py`` is run as a one-equation jaxpr
-under :func:`plait.ir.eval_jaxpr` and compared, value and type, with the same
-operation in JAX on CPU.  XLA compiles are the cost here, so all the cases of
-one spec are compiled as one JAX program, and elementwise cases of one dtype
-are packed into a single flat operand.  The default run covers every dtype
-and every shape of every spec without their full product; ``-m slow`` runs
-the product.
+Every spec of ``tests/primitive_specs.py`` runs as a one-equation jaxpr under
+:func:`plait.ir.eval_jaxpr` and is compared, values and types, with the same
+operation in JAX on CPU.  Also: the typing rules against JAX's (accepted
+dtypes, result types, weak types), and random chains of elementwise
+primitives against NumPy.
+
+The default run covers the (dtype, shape) product of each spec with JAX's
+results computed in a dozen batches (see ``tests/spec_cases.py``); ``-m slow``
+runs every case.
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import hypothesis
 import hypothesis.strategies as st
 import jax
-import ml_dtypes
 import numpy as np
 import pytest
 
 from plait.errors import JaxprTypeError
-from plait.ir import (PRIMITIVES, Builder, Literal, ShapedArray, Var, check_jaxpr, eval_jaxpr,
-                      impl_rules)
+from plait.ir import (PRIMITIVES, Builder, ClosedJaxpr, Literal, ShapedArray, Var, check_jaxpr,
+                      eval_jaxpr, impl_rules)
 from plait.ir import primitives as P
-from tests.primitive_specs import ALL_DTYPES, BF16, SPECS, DType, PrimSpec, Shape
+from tests.primitive_specs import ALL_DTYPES, SPECS, DType, PrimSpec, Shape
+from tests.spec_cases import CHUNK_OF, Case, default_run, eval_jax, mismatch
 
 jax.config.update("jax_platforms", "cpu")
-
-# LLVM's optimization level does not change IEEE results (XLA emits no
-# fast-math flags on CPU) but halves compile times.
-_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
-
-_ELEMENTWISE = {p for p in PRIMITIVES.values() if p.typing_rule.__module__ in (
-    "plait.ir.primitives._typing", "plait.ir.primitives.elementwise")}
-
-
-class Case:
-    """One (dtype, shape) of a spec: its params, operands, and plait's results."""
-
-    def __init__(self, spec: PrimSpec, dtype: DType, shape: Shape) -> None:
-        self.dtype, self.shape = dtype, shape
-        self.params = spec.params_for(dtype, shape)
-        self.args = [np.asarray(a) for a in spec.args_for(dtype, shape)]
-
-    def label(self) -> str:
-        return f"{self.dtype.name}{list(self.shape)}"
-
-
-def _fast_cases(spec: PrimSpec, primary: bool = True) -> list[tuple[DType, Shape]]:
-    """Each shape with the first dtype; for the first spec of a primitive, also
-    each dtype with the largest shape."""
-    big = max(spec.shapes, key=lambda s: (math.prod(s) > 0, len(s), math.prod(s)))
-    pairs = [(spec.dtypes[0], s) for s in spec.shapes]
-    if primary or spec.primitive in _ELEMENTWISE:  # elementwise dtypes pack: nearly free
-        pairs += [(d, big) for d in spec.dtypes]
-    return list(dict.fromkeys(pairs))
 
 
 def _eval_plait(spec: PrimSpec, case: Case) -> tuple[list[np.ndarray], list[ShapedArray]]:
@@ -78,125 +49,6 @@ def _eval_plait(spec: PrimSpec, case: Case) -> tuple[list[np.ndarray], list[Shap
     return eval_jaxpr(jaxpr, [], *case.args), avals
 
 
-Results = list[list[tuple[np.ndarray, bool]]]
-"""Per case, per result: JAX's value and weak_type."""
-
-
-def _eval_jax(entries: Sequence[tuple[PrimSpec, Sequence[Case]]]) -> list[Results]:
-    """JAX's results for the cases of several specs, from one compiled program.
-
-    XLA spends ~15 ms per kernel even at -O0, so elementwise cases that share
-    a JAX function, params and operand dtypes are concatenated into one flat
-    operand whatever spec and shape they come from.
-    """
-    jobs: dict[Any, list[tuple[int, int]]] = {}
-    for si, (spec, cases) in enumerate(entries):
-        for ci, c in enumerate(cases):
-            if spec.primitive in _ELEMENTWISE and all(a.shape == c.shape for a in c.args):
-                key: Any = (spec.jax_fn, repr(sorted(c.params.items())),
-                            tuple(a.dtype for a in c.args))
-            else:
-                key = (si, ci)
-            jobs.setdefault(key, []).append((si, ci))
-    members = list(jobs.values())
-    calls = []
-    for m in members:
-        spec, c = entries[m[0][0]][0], entries[m[0][0]][1][m[0][1]]
-        args = c.args if len(m) == 1 else [
-            np.concatenate([entries[si][1][ci].args[k].reshape(-1) for si, ci in m])
-            for k in range(len(c.args))]
-        calls.append((spec, c.params, args))
-
-    def program(arglists: Any) -> Any:
-        return [spec.run_jax(a, p) for (spec, p, _), a in zip(calls, arglists)]
-
-    arglists = [a for _, _, a in calls]
-    outs = jax.jit(program).lower(arglists).compile(compiler_options=_COMPILER_OPTIONS)(arglists)
-    results: list[Results] = [[[] for _ in cases] for _, cases in entries]
-    for m, mouts in zip(members, outs):
-        offset = 0
-        for si, ci in m:
-            shape = entries[si][1][ci].shape
-            n = math.prod(shape)
-            for o in mouts:
-                val = np.asarray(o)
-                if len(m) > 1:
-                    val = val[offset:offset + n].reshape(shape)
-                results[si][ci].append((val, bool(o.weak_type)))
-            offset += n
-    return results
-
-
-def _chunks(specs: Sequence[PrimSpec], size: int = 24) -> list[list[PrimSpec]]:
-    """Specs in compile batches that keep each primitive's specs together."""
-    by_prim: dict[Any, list[PrimSpec]] = {}
-    for s in specs:
-        by_prim.setdefault(s.primitive, []).append(s)
-    chunks: list[list[PrimSpec]] = [[]]
-    for group in by_prim.values():
-        if chunks[-1] and len(chunks[-1]) + len(group) > size:
-            chunks.append([])
-        chunks[-1].extend(group)
-    return chunks
-
-
-_PRIMARY = {s.name for s in {s.primitive: s for s in reversed(SPECS)}.values()}
-_CHUNK_OF = {s.name: i for i, chunk in enumerate(_chunks(SPECS)) for s in chunk}
-
-
-@functools.cache
-def _default_run(chunk: int) -> dict[str, tuple[list[Case], list[Results] | BaseException]]:
-    """The default cases of one chunk of specs and JAX's results for them."""
-    entries = [(s, [Case(s, d, sh) for d, sh in _fast_cases(s, s.name in _PRIMARY)])
-               for s in _chunks(SPECS)[chunk]]
-    try:
-        results: list[Any] = _eval_jax(entries)
-    except Exception:  # find the culprit: each spec on its own
-        results = []
-        for e in entries:
-            try:
-                results.append(_eval_jax([e])[0])
-            except Exception as exc:
-                results.append(exc)
-    return {s.name: (cases, r) for (s, cases), r in zip(entries, results)}
-
-
-def _eps(dtype: DType) -> float:
-    real = np.dtype(np.float32) if dtype == np.complex64 else dtype
-    return float(ml_dtypes.finfo(real).eps)
-
-
-def _mismatch(actual: np.ndarray, expected: np.ndarray, tol: float) -> str | None:
-    """Why ``actual`` differs from ``expected``, or None when they agree."""
-    if actual.dtype != expected.dtype or actual.shape != expected.shape:
-        return f"got {actual.dtype}{list(actual.shape)}, JAX {expected.dtype}{list(expected.shape)}"
-    d = actual.dtype
-    if not (d.kind in "fc" or d == BF16):
-        bad = actual != expected
-    else:
-        wide = np.complex128 if d.kind == "c" else np.float64
-        a, e = actual.astype(wide), expected.astype(wide)
-        parts = [(a.real, e.real), (a.imag, e.imag)] if d.kind == "c" else [(a, e)]
-        with np.errstate(invalid="ignore"):
-            bound = tol * _eps(d) * np.maximum(np.abs(e), 1.0)  # complex: relative to |e|
-        bad = np.zeros(a.shape, bool)
-        for x, y in parts:
-            same = (x == y) | (np.isnan(x) & np.isnan(y))
-            if tol == 0:
-                same &= (np.signbit(x) == np.signbit(y)) | np.isnan(x)
-            else:
-                with np.errstate(invalid="ignore"):
-                    close = np.abs(x - y) <= bound
-                same |= close & np.isfinite(x) & np.isfinite(y)
-            bad |= ~same
-    if not np.any(bad):
-        return None
-    idx = np.argwhere(bad)[:4] if actual.ndim else [()]
-    shown = ", ".join(f"at {tuple(int(j) for j in i)}: {actual[tuple(i)]!r} vs {expected[tuple(i)]!r}"
-                      for i in idx)
-    return f"{int(np.sum(bad))} of {actual.size} values differ (plait vs JAX) {shown}"
-
-
 def _check_spec(spec: PrimSpec, cases: Sequence[Case], expected: Any) -> None:
     if isinstance(expected, BaseException):
         raise expected
@@ -208,8 +60,9 @@ def _check_spec(spec: PrimSpec, cases: Sequence[Case], expected: Any) -> None:
             continue
         for k, (out, aval, (val, weak)) in enumerate(zip(outs, avals, exp)):
             if aval.weak_type != weak:
-                failures.append(f"{case.label()} result {k}: weak_type {aval.weak_type}, JAX {weak}")
-            why = _mismatch(out, val, spec.tol_for(case.dtype))
+                failures.append(
+                    f"{case.label()} result {k}: weak_type {aval.weak_type}, JAX {weak}")
+            why = mismatch(out, val, spec.tol_for(case.dtype))
             if why:
                 arg_text = "; ".join(np.array2string(a.reshape(-1)[:12], precision=9)
                                      for a in case.args)
@@ -219,7 +72,7 @@ def _check_spec(spec: PrimSpec, cases: Sequence[Case], expected: Any) -> None:
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
 def test_reference_matches_jax(spec: PrimSpec) -> None:
-    cases, expected = _default_run(_CHUNK_OF[spec.name])[spec.name]
+    cases, expected = default_run(CHUNK_OF[spec.name])[spec.name]
     _check_spec(spec, cases, expected)
 
 
@@ -227,7 +80,7 @@ def test_reference_matches_jax(spec: PrimSpec) -> None:
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
 def test_reference_matches_jax_all_cases(spec: PrimSpec) -> None:
     cases = [Case(spec, d, s) for d, s in spec.cases()]
-    _check_spec(spec, cases, _eval_jax([(spec, cases)])[0])
+    _check_spec(spec, cases, eval_jax([(spec, cases)])[0])
 
 
 def test_every_primitive_has_a_reference_rule_and_a_spec() -> None:
@@ -248,55 +101,105 @@ def test_spec_flags_are_consistent() -> None:
 
 # ----------------------------------------------------------------------------- typing vs JAX
 
-# Where plait's typing rules knowingly disagree with JAX's about accepted dtypes.
-_KNOWN_TYPING_DIFFERENCES: dict[str, str] = {}
+# Where plait's typing rules knowingly disagree with JAX's (keys as in the failure messages).
+_KNOWN_TYPING_DIFFERENCES: dict[str, str] = {
+    "conj:float32": "JAX's conj takes real operands (to a complex result) and an input_dtype "
+                    "param; plait's conj is complex-only and has no params",
+    "add_any:bool": "JAX's typing rule takes anything; its lowering refuses bool",
+    "argmax_first_int32:complex64": "JAX's typing rule takes complex; its lowering refuses it",
+    "argmin_first_int32:complex64": "JAX's typing rule takes complex; its lowering refuses it",
+    "clamp:complex64": "JAX's typing rule takes complex, but XLA's complex clamp on CPU is "
+                       "neither lexicographic nor documented (clamp(0, 3j, 3j) is 0)",
+    "add_any:float32 with weak operands (True, False)":
+        "JAX's add_any has the first operand's type; plait's is weak only if both are",
+}
 
 
-def _accepts_plait(spec: PrimSpec, dtype: DType, shape: Shape) -> Any:
+Probe = tuple[DType, tuple[bool, ...]]
+"""A dtype for the case, and which operands are weakly typed."""
+
+
+def _weak(probe: Probe, i: int) -> bool:
+    return probe[1][i] if i < len(probe[1]) else False
+
+
+def _plait_types(spec: PrimSpec, shape: Shape, probe: Probe) -> Any:
+    """plait's result types for the case, or None where its typing rule refuses."""
     try:
-        params = spec.params_for(dtype, shape)
-        args = [np.asarray(a) for a in spec.args_for(dtype, shape)]
-        invars = tuple(Var(ShapedArray(a.shape, a.dtype)) for a in args)
+        params = spec.params_for(probe[0], shape)
+        args = [np.asarray(a) for a in spec.args_for(probe[0], shape)]
+        invars = tuple(Var(ShapedArray(a.shape, a.dtype, _weak(probe, i)))
+                       for i, a in enumerate(args))
         return [v.aval for v in Builder().bind(spec.primitive, invars, params)]
     except JaxprTypeError:
         return None
 
 
-def _accepts_jax(spec: PrimSpec, dtype: DType, shape: Shape) -> Any:
-    try:
-        params = spec.params_for(dtype, shape)
-    except JaxprTypeError:
-        params = None  # plait could not even build the params (a nested jaxpr)
-    args = [np.asarray(a) for a in spec.args_for(dtype, shape)]
-    structs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
-    try:
-        if params is None:
-            raise TypeError
-        return jax.eval_shape(functools.partial(spec.run_jax, params=params), structs)
-    except (TypeError, ValueError):
-        return None
+def _jax_types(spec: PrimSpec, shape: Shape, probes: Sequence[Probe]) -> list[Any]:
+    """JAX's result types for each case (None where it refuses), from one trace."""
+    cases = []
+    for probe in probes:
+        try:
+            params: Any = spec.params_for(probe[0], shape)
+        except JaxprTypeError:
+            params = None  # plait could not even build the params (a nested jaxpr)
+        args = [np.asarray(a) for a in spec.args_for(probe[0], shape)]
+        cases.append((params, [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=_weak(probe, i))
+                               for i, a in enumerate(args)]))
+
+    def run(arglists: Any) -> Any:
+        outs = []
+        for (params, _), args in zip(cases, arglists):
+            try:
+                outs.append(None if params is None else spec.run_jax(args, params))
+            except (TypeError, ValueError):
+                outs.append(None)
+        return outs
+    return jax.eval_shape(run, [args for _, args in cases])  # type: ignore[no-any-return]
+
+
+def _typing_problems(spec: PrimSpec, probes: Sequence[Probe]) -> list[str]:
+    shape = max(spec.shapes, key=len)
+    problems = []
+    for probe, theirs in zip(probes, _jax_types(spec, shape, probes)):
+        mine = _plait_types(spec, shape, probe)
+        weak = f" with weak operands {probe[1]}" if any(probe[1]) else ""
+        key = f"{spec.name}:{probe[0].name}{weak}"
+        if key in _KNOWN_TYPING_DIFFERENCES:
+            continue
+        if (mine is None) != (theirs is None):
+            problems.append(f"{key}: plait {'accepts' if mine else 'refuses'}, "
+                            f"JAX {'accepts' if theirs else 'refuses'}")
+        elif mine is not None:
+            got = [(a.shape, a.dtype, a.weak_type) for a in mine]
+            want = [(tuple(t.shape), np.dtype(t.dtype), bool(t.weak_type)) for t in theirs]
+            if got != want:
+                problems.append(f"{key}: plait gives {got}, JAX {want}")
+    return problems
+
+
+_FIRST_SPECS = list({s.primitive: s for s in reversed(SPECS)}.values())[::-1]
 
 
 def test_typing_rules_accept_the_dtypes_jax_accepts() -> None:
-    """For one spec per primitive, each dtype: accepted by both or refused by both, same result type."""
-    first: dict[Any, PrimSpec] = {}
-    for s in SPECS:
-        first.setdefault(s.primitive, s)
+    """One spec per primitive, each dtype: accepted by both or refused by both, same types."""
     problems = []
-    for spec in first.values():
-        shape = max(spec.shapes, key=len)
-        for d in ALL_DTYPES:
-            mine, theirs = _accepts_plait(spec, d, shape), _accepts_jax(spec, d, shape)
-            key = f"{spec.name}:{d.name}"
-            if (mine is None) != (theirs is None):
-                if key not in _KNOWN_TYPING_DIFFERENCES:
-                    problems.append(f"{key}: plait {'accepts' if mine else 'refuses'}, "
-                                    f"JAX {'accepts' if theirs else 'refuses'}")
-            elif mine is not None:
-                got = [(a.shape, a.dtype, a.weak_type) for a in mine]
-                want = [(tuple(t.shape), np.dtype(t.dtype), bool(t.weak_type)) for t in theirs]
-                if got != want:
-                    problems.append(f"{key}: plait gives {got}, JAX {want}")
+    for spec in _FIRST_SPECS:
+        problems += _typing_problems(spec, [(d, ()) for d in ALL_DTYPES])
+    assert not problems, "\n".join(problems)
+
+
+def test_typing_rules_give_weak_types_as_jax() -> None:
+    """Weakly typed operands (Python scalars): the results are weak exactly when JAX's are."""
+    problems = []
+    for spec in _FIRST_SPECS:
+        d, shape = spec.dtypes[0], max(spec.shapes, key=len)
+        if any(isinstance(v, ClosedJaxpr) or isinstance(v, tuple) and v
+               and isinstance(v[0], ClosedJaxpr) for v in spec.params_for(d, shape).values()):
+            continue  # the nested jaxprs fix the types (the frontend traces them weak or not)
+        n = len(spec.args_for(d, shape))
+        masks = {(True,) * n} | {tuple(i == j for j in range(n)) for i in range(n)}
+        problems += _typing_problems(spec, [(d, m) for m in sorted(masks) if n])
     assert not problems, "\n".join(problems)
 
 
@@ -343,7 +246,8 @@ def test_random_elementwise_chains_match_numpy(chain: Any, seed: int) -> None:
         if step[0] == "u":
             prim, fn = _UNARY[step[1]]
             i = step[2] % len(atoms)
-            atoms.append(b.bind1(prim, atoms[i], **(acc if "accuracy" in prim.params_by_name else {})))
+            params = acc if "accuracy" in prim.params_by_name else {}
+            atoms.append(b.bind1(prim, atoms[i], **params))
             with np.errstate(all="ignore"):
                 values.append(np.asarray(fn(values[i])).astype(f32))
         else:

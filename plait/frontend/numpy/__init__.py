@@ -5,23 +5,39 @@ seed 003 (Python scalars are weakly typed).  Every function works the same
 on concrete arrays and inside traces.
 """
 
+import ml_dtypes as _ml_dtypes
 import numpy as _np
+import numpy.typing as _npt
 
 from plait.ir import dtypes as _dt
+from plait.frontend.numpy._scalar_types import scalar_type as _scalar_type
 from plait.frontend.numpy._core import ndim, shape
-from plait.frontend.numpy.creation import (arange, array, asarray, astype, empty, empty_like, eye,
-                                           full, full_like, identity, linspace, ones, ones_like,
-                                           zeros, zeros_like)
+from plait.frontend.numpy.composite_ufuncs import (divmod, float_power, frexp, gcd, isneginf,
+                                                   isposinf, lcm, ldexp, logaddexp2, modf,
+                                                   nan_to_num, sinc)
+from plait.frontend.numpy.creation import (arange, array, asarray, astype, copy, empty,
+                                           empty_like, eye, full, full_like, identity, linspace,
+                                           meshgrid, ones, ones_like, zeros, zeros_like)
+from plait.frontend.numpy.einsum import einsum
 from plait.frontend.numpy.indexing import getitem as _getitem
+from plait.frontend.numpy.joining import (append, array_split, atleast_3d, column_stack, dsplit,
+                                          dstack, hsplit, vsplit)
 from plait.frontend.numpy.linalg_ops import dot, inner, matmul, outer, tensordot, vdot
+from plait.frontend.numpy.logic import allclose, array_equal, array_equiv, isclose, select
 from plait.frontend.numpy.manipulation import (argsort, atleast_1d, atleast_2d, broadcast_arrays,
                                                broadcast_shapes, broadcast_to, concat,
                                                concatenate, expand_dims, flip, hstack, moveaxis,
                                                permute_dims, ravel, repeat, reshape, sort, split,
                                                squeeze, stack, swapaxes, tile, transpose, vstack)
+from plait.frontend.numpy.matrices import (cross, diag, diagonal, kron, matrix_transpose, trace,
+                                           tri, tril, triu, vecdot)
+from plait.frontend.numpy.padding import pad
+from plait.frontend.numpy.rearranging import fliplr, flipud, roll, rollaxis, rot90
 from plait.frontend.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero,
-                                             cumprod, cumsum, cumulative_sum, max, mean, min,
-                                             prod, std, sum, var)
+                                             cumprod, cumsum, cumulative_prod, cumulative_sum,
+                                             diff, max, mean, min, prod, std, sum, var)
+from plait.frontend.numpy.statistics import (average, corrcoef, cov, nanmax, nanmean, nanmin,
+                                             nanprod, nansum)
 from plait.frontend.numpy.ufuncs import (abs, absolute, add, arccos, arccosh, arcsin, arcsinh,
                                          arctan, arctan2, arctanh, around, bitwise_and,
                                          bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip,
@@ -37,15 +53,32 @@ from plait.frontend.numpy.ufuncs import (abs, absolute, add, arccos, arccosh, ar
                                          tan, tanh, true_divide, trunc, where)
 from plait.frontend.promotion import promote_types, result_type
 
-bool_ = _dt.bool_
-int8, int16, int32, int64 = _dt.int8, _dt.int16, _dt.int32, _dt.int64
-uint8, uint16, uint32, uint64 = _dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64
-bfloat16, float16, float32, float64 = _dt.bfloat16, _dt.float16, _dt.float32, _dt.float64
-complex64, complex128 = _dt.complex64, _dt.complex128
+bool_ = _scalar_type(_dt.bool_)
+int8, int16, int32, int64 = (_scalar_type(d) for d in (_dt.int8, _dt.int16, _dt.int32,
+                                                       _dt.int64))
+uint8, uint16, uint32, uint64 = (_scalar_type(d) for d in (_dt.uint8, _dt.uint16, _dt.uint32,
+                                                           _dt.uint64))
+bfloat16, float16, float32, float64 = (_scalar_type(d) for d in (_dt.bfloat16, _dt.float16,
+                                                                 _dt.float32, _dt.float64))
+complex64, complex128 = _scalar_type(_dt.complex64), _scalar_type(_dt.complex128)
 dtype = _np.dtype
-iinfo = _np.iinfo
-finfo = _np.finfo
-issubdtype = _np.issubdtype
+iinfo = _ml_dtypes.iinfo
+finfo = _ml_dtypes.finfo
+
+
+def issubdtype(arg1: _npt.DTypeLike, arg2: _npt.DTypeLike) -> bool:
+    """``numpy.issubdtype``, knowing that ``bfloat16`` is a floating type."""
+    try:
+        d1 = _np.dtype(arg1)
+    except TypeError:
+        return bool(_np.issubdtype(arg1, arg2))
+    if d1 == _dt.bfloat16:
+        if isinstance(arg2, type) and issubclass(arg2, _np.generic):
+            return arg2 in (_np.floating, _np.inexact, _np.number, _np.generic)
+        return bool(_np.dtype(arg2) == _dt.bfloat16)
+    return bool(_np.issubdtype(d1, arg2))
+
+
 pi = _np.pi
 e = _np.e
 inf = _np.inf
@@ -57,7 +90,7 @@ def _register_with_array_base() -> None:
     import sys
 
     from plait.frontend import array_base
-    array_base._pnp = sys.modules[__name__]
+    setattr(array_base, "_pnp", sys.modules[__name__])
 
 
 _register_with_array_base()
@@ -93,4 +126,18 @@ __all__ = [
     "promote_types", "result_type", "bool_", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "bfloat16", "float16", "float32", "float64", "complex64",
     "complex128", "dtype", "iinfo", "finfo", "issubdtype", "pi", "e", "inf", "nan", "newaxis",
+    # Composite elementwise functions.
+    "divmod", "float_power", "frexp", "gcd", "isneginf", "isposinf", "lcm", "ldexp",
+    "logaddexp2", "modf", "nan_to_num", "sinc",
+    # Creation, joining, splitting and rearranging.
+    "copy", "meshgrid", "append", "array_split", "atleast_3d", "column_stack", "dsplit",
+    "dstack", "hsplit", "vsplit", "fliplr", "flipud", "roll", "rollaxis", "rot90", "pad",
+    # Logic.
+    "allclose", "array_equal", "array_equiv", "isclose", "select",
+    # Matrices and products.
+    "cross", "diag", "diagonal", "kron", "matrix_transpose", "trace", "tri", "tril", "triu",
+    "vecdot", "einsum",
+    # Reductions, differences and statistics.
+    "cumulative_prod", "diff", "average", "corrcoef", "cov", "nanmax", "nanmean", "nanmin",
+    "nanprod", "nansum",
 ]

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from plait.errors import ArgumentError
+from plait.errors import ArgumentError, IncompatibleShapesError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
+from plait.ir.avals import ShapedArray
 from plait.frontend import lax
 from plait.frontend.array_base import Array
 from plait.frontend.promotion import dtype_and_weak, result_type_info
 from plait.frontend.tracing import scalar_literal
 
-__all__ = ["is_scalar", "aval_of", "promote", "promote_dtypes", "promote_to_inexact", "broadcast_ranks",
+__all__ = ["is_scalar", "aval_of", "promote", "promote_dtypes",
+           "promote_to_inexact", "promote_dtypes_inexact", "promote_numeric", "broadcast_ranks",
            "canonical_axis", "canonical_axes", "ndim", "shape", "convert", "as_array", "dtype_of",
-           "check_arraylike", "promote_numeric"]
+           "check_arraylike"]
 
 
 def is_scalar(x: Any) -> bool:
@@ -25,7 +28,7 @@ def is_scalar(x: Any) -> bool:
     return isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic)
 
 
-def aval_of(x: Any) -> Any:
+def aval_of(x: Any) -> ShapedArray | None:
     """The abstract value of a plait Array (concrete or traced) or Literal, else ``None``."""
     if isinstance(x, Array) or type(x) is Literal:
         return x.aval
@@ -51,7 +54,7 @@ def dtype_of(x: Any) -> np.dtype[Any]:
     return _type(x)[0]
 
 
-def as_array(x: Any) -> Any:
+def as_array(x: Any) -> Array:
     """``x`` as a plait Array: Arrays and tracers are returned as they are;
     Literals, Python scalars (weakly typed) and NumPy values become concrete Arrays."""
     if isinstance(x, Array):
@@ -81,7 +84,7 @@ def shape(x: Any) -> tuple[int, ...]:
     """The shape of an array-like value."""
     av = aval_of(x)
     if av is not None:
-        return av.shape  # type: ignore[no-any-return]
+        return av.shape
     if type(x) is Literal:
         return ()
     return tuple(np.shape(x))
@@ -94,18 +97,17 @@ def ndim(x: Any) -> int:
 
 def convert(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
     """``x`` as an operand of ``dtype`` (weakly typed if ``weak``), staging a cast if needed."""
+    if type(x) is Literal:
+        if x.aval.dtype == dtype and x.aval.weak_type == weak:
+            return x
+        return Literal(scalar_literal(x.value, dtype).value, ShapedArray((), dtype, weak))
     av = aval_of(x)
     if av is not None:
         if av.dtype == dtype and av.weak_type == weak:
             return x
         return lax.convert_element_type(x, dtype, weak)
-    if type(x) is Literal:
-        if x.aval.dtype == dtype:
-            return x
-        return scalar_literal(x.value, dtype) if weak else Literal(
-            scalar_literal(x.value, dtype).value, x.aval.update(dtype=dtype, weak_type=False))
     if is_scalar(x):
-        lit = scalar_literal(x, dtype)
+        lit = scalar_literal(_wrap_int(x, dtype), dtype)
         return lit if weak else Literal(lit.value, lit.aval.strip_weak_type())
     arr = _host(x)
     arr = arr if arr.dtype == dtype else arr.astype(dtype)
@@ -115,6 +117,21 @@ def convert(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
         from plait.frontend.array_impl import ArrayImpl
         return ArrayImpl.from_numpy(arr, True)
     return arr
+
+
+def _wrap_int(x: Any, dtype: np.dtype[Any]) -> Any:
+    """A Python int as an operand of ``dtype``: it must fit the default integer type
+    (``OverflowError`` otherwise), and wraps around into a narrower integer dtype
+    (``uint8`` array + 300 adds 44), as in JAX."""
+    if type(x) is not int:
+        return x
+    default = dt.canonicalize(dt.int64)
+    info = np.iinfo(default)
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {default}")
+    if dt.is_integer(dtype) and not np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
+        return int(np.asarray(x, default).astype(dtype))
+    return x
 
 
 def _type(x: Any) -> tuple[np.dtype[Any], bool]:
@@ -128,7 +145,7 @@ def _type(x: Any) -> tuple[np.dtype[Any], bool]:
 
 def promote(name: str, *args: Any) -> list[Any]:
     """Convert ``args`` to their common dtype (seed 003's lattice) and rank."""
-    return broadcast_ranks(promote_dtypes(name, *args))
+    return broadcast_ranks(promote_dtypes(name, *args), name)
 
 
 def promote_dtypes(name: str, *args: Any) -> list[Any]:
@@ -144,7 +161,7 @@ def promote_numeric(name: str, *args: Any) -> list[Any]:
     dtype, weak = result_type_info(types)
     if dtype == dt.bool_:
         dtype = dt.canonicalize(dt.int64)
-    return broadcast_ranks([convert(a, dtype, weak) for a in args])
+    return broadcast_ranks([convert(a, dtype, weak) for a in args], name)
 
 
 def promote_to_inexact(name: str, *args: Any) -> list[Any]:
@@ -153,17 +170,43 @@ def promote_to_inexact(name: str, *args: Any) -> list[Any]:
     dtype, weak = result_type_info(types)
     if not dt.is_inexact(dtype):
         dtype = dt.canonicalize(dt.float64)
-    return broadcast_ranks([convert(a, dtype, weak) for a in args])
+    return broadcast_ranks([convert(a, dtype, weak) for a in args], name)
 
 
-def broadcast_ranks(args: list[Any]) -> list[Any]:
+def promote_dtypes_inexact(name: str, *args: Any) -> list[Any]:
+    """Like :func:`promote_dtypes` (shapes left alone), then integers and bools become
+    the default float."""
+    types = [_type(a) for a in args]
+    dtype, weak = result_type_info(types)
+    if not dt.is_inexact(dtype):
+        dtype = dt.canonicalize(dt.float64)
+    return [convert(a, dtype, weak) for a in args]
+
+
+def broadcast_ranks(args: list[Any], name: str = "broadcast") -> list[Any]:
     """Give arrays of differing ranks leading unit dimensions (NumPy broadcasting).
 
     Rank-0 operands, and operands of one common rank, are left alone: the
     primitives broadcast those themselves.
+
+    Raises:
+      IncompatibleShapesError: the shapes do not broadcast together; the message
+        names them, in JAX's words (``add got incompatible shapes for broadcasting:
+        (3,), (4,).`` or ``Incompatible shapes for broadcasting: shapes=[(2, 3), (4,)]``).
     """
     shapes = [shape(a) for a in args]
-    ranks = {len(s) for s in shapes if s}
+    nonscalar = [s for s in shapes if s]
+    if len(nonscalar) > 1 and any(s != nonscalar[0] for s in nonscalar):
+        nd = max(len(s) for s in nonscalar)
+        for i in range(1, nd + 1):
+            dims = {s[-i] for s in nonscalar if len(s) >= i} - {1}
+            if len(dims) > 1:
+                if len({len(s) for s in nonscalar}) > 1:
+                    raise IncompatibleShapesError(
+                        f"Incompatible shapes for broadcasting: shapes={shapes}")
+                raise IncompatibleShapesError(f"{name} got incompatible shapes for broadcasting: "
+                                              + ", ".join(str(s) for s in shapes) + ".")
+    ranks = {len(s) for s in nonscalar}
     if len(ranks) < 2:
         return args
     nd = max(ranks)
@@ -186,7 +229,7 @@ def canonical_axis(axis: int, nd: int, name: str = "axis") -> int:
         ``ValueError`` and an ``IndexError``).
     """
     try:
-        a = int(axis)
+        a = operator.index(axis)
     except TypeError:
         raise ArgumentError(f"expected an int {name}, but got {axis!r}") from None
     if not -nd <= a < nd:

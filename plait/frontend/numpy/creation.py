@@ -1,145 +1,253 @@
-"""Array creation: ``zeros``, ``ones``, ``full``, ``arange``, ``linspace``, ``eye``, ``asarray``."""
+"""Array creation: ``zeros``, ``ones``, ``full``, ``arange``, ``linspace``, ``eye``, ``asarray``,
+``copy``, ``meshgrid``."""
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from plait.errors import ArgumentError
 from plait.ir import dtypes as dt
+from plait.ir.atoms import Literal
 from plait.frontend import lax
 from plait.frontend.array_base import Array
-from plait.frontend.numpy._core import aval_of, convert, is_scalar, promote, shape
-from plait.frontend.promotion import dtype_and_weak
-from plait.frontend.tracing import scalar_literal
+from plait.frontend.numpy._core import (_host, aval_of, as_array, check_arraylike, convert,
+                                        dtype_of, is_scalar, shape)
+from plait.frontend.promotion import dtype_and_weak, result_type_info
+from plait.frontend.tracing import Tracer
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
-           "empty_like", "arange", "linspace", "eye", "identity", "asarray", "array", "astype"]
+           "empty_like", "arange", "linspace", "eye", "identity", "asarray", "array", "astype",
+           "copy", "meshgrid"]
 
 
 def _shape_arg(shape_: Any) -> tuple[int, ...]:
-    if isinstance(shape_, int | np.integer):
-        return (int(shape_),)
+    """A shape: an int or a sequence of ints.
+
+    Raises:
+      TypeError: not ints (``2.5``, a traced value), or a negative dimension
+        (``TypeError`` as in ``jax.numpy``).
+    """
+    dims: tuple[int, ...]
     try:
-        dims = tuple(int(d) for d in shape_)
+        dims = (operator.index(shape_),)
     except TypeError:
-        raise ArgumentError(f"expected a shape (an int or a sequence of ints), but got {shape_!r}") from None
+        try:
+            dims = tuple(operator.index(d) for d in shape_)
+        except TypeError:
+            raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, "
+                            f"but got {shape_!r}") from None
     if any(d < 0 for d in dims):
-        raise ArgumentError(f"expected non-negative dimensions, but got shape {dims}")
+        raise TypeError(f"negative dimensions are not allowed, but got shape {dims}")
     return dims
 
 
+def _user_dtype(dtype: Any) -> np.dtype[Any]:
+    return dt.canonicalize(dtype)
+
+
+def _default_float() -> np.dtype[Any]:
+    return dt.canonicalize(dt.float64)
+
+
 def full(shape_: Any, fill_value: Any, dtype: Any = None) -> Array:
-    """An array of ``shape`` filled with ``fill_value``."""
+    """An array of ``shape`` filled with ``fill_value`` (broadcast if it is an array).
+
+    Without ``dtype``, a Python scalar fill value gives a weakly typed result.
+    """
+    check_arraylike("full", fill_value)
     dims = _shape_arg(shape_)
+    if np.ndim(fill_value) != 0 if aval_of(fill_value) is None else shape(fill_value) != ():
+        from plait.frontend.numpy.manipulation import broadcast_to
+        return broadcast_to(asarray(fill_value, dtype), dims)
     if dtype is None:
-        d, weak = dtype_and_weak(fill_value) if (is_scalar(fill_value) or aval_of(fill_value)
-                                                 is not None) else (asarray(fill_value).dtype, False)
-        dtype_, weak_ = d, weak
+        d, weak = _type_of(fill_value)
     else:
-        dtype_, weak_ = dt.canonicalize(dtype), False
-    value = convert(fill_value, dtype_, weak_)
-    vshape = shape(value)
-    return lax.broadcast_in_dim(value, dims, tuple(range(len(dims) - len(vshape), len(dims))))  # type: ignore[no-any-return]
+        d, weak = _user_dtype(dtype), False
+    value = convert(fill_value, d, weak)
+    return lax.broadcast_in_dim(value, dims, ())
+
+
+def _type_of(x: Any) -> tuple[np.dtype[Any], bool]:
+    if aval_of(x) is not None or is_scalar(x):
+        return dtype_and_weak(x)
+    return dtype_of(x), False
 
 
 def zeros(shape_: Any, dtype: Any = None) -> Array:
-    """An array of zeros (float32 by default)."""
-    return full(shape_, 0.0 if dtype is None else 0, dt.canonicalize(dtype or dt.float64))
+    """An array of zeros (the default float dtype unless ``dtype`` is given)."""
+    return full(shape_, 0, _default_float() if dtype is None else dtype)
 
 
 def ones(shape_: Any, dtype: Any = None) -> Array:
-    """An array of ones (float32 by default)."""
-    return full(shape_, 1.0 if dtype is None else 1, dt.canonicalize(dtype or dt.float64))
+    """An array of ones (the default float dtype unless ``dtype`` is given)."""
+    return full(shape_, 1, _default_float() if dtype is None else dtype)
 
 
-empty = zeros
+def empty(shape_: Any, dtype: Any = None) -> Array:
+    """An array of the given shape; plait fills it with zeros."""
+    return zeros(shape_, dtype)
 
 
-def _like(a: Any, fill: Any, dtype: Any, shape_: Any) -> Array:
+def _like(name: str, a: Any, fill: Any, dtype: Any, shape_: Any) -> Array:
+    check_arraylike(name, a, fill)
     s = shape(a) if shape_ is None else _shape_arg(shape_)
+    if np.ndim(fill) != 0 if aval_of(fill) is None else shape(fill) != ():
+        from plait.frontend.numpy.manipulation import broadcast_to
+        d = _type_of(a)[0] if dtype is None else _user_dtype(dtype)
+        return broadcast_to(asarray(fill, d), s)
     if dtype is None:
-        d, weak = dtype_and_weak(a) if aval_of(a) is not None else (asarray(a).dtype, False)
-        value = convert(fill, d, weak)
-        return lax.broadcast_in_dim(value, s, ())  # type: ignore[no-any-return]
-    return full(s, fill, dtype)
+        # The result keeps the dtype and the weak type of ``a``.
+        d, weak = _type_of(a)
+    else:
+        d, weak = _user_dtype(dtype), False
+    value = convert(fill, d, weak)
+    if aval_of(value) is not None and value.aval.weak_type != weak:
+        value = lax.convert_element_type(value, d, weak)
+    return lax.broadcast_in_dim(value, s, ())
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
-    """Zeros with the shape and dtype of ``a``."""
-    return _like(a, 0, dtype, shape)
+    """Zeros with the shape, dtype and weak type of ``a``."""
+    return _like("zeros_like", a, 0, dtype, shape)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
-    """Ones with the shape and dtype of ``a``."""
-    return _like(a, 1, dtype, shape)
+    """Ones with the shape, dtype and weak type of ``a``."""
+    return _like("ones_like", a, 1, dtype, shape)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Array:
-    """``fill_value`` with the shape and dtype of ``a``."""
-    return _like(a, fill_value, dtype, shape)
+    """``fill_value`` with the shape, dtype and weak type of ``a``."""
+    return _like("full_like", a, fill_value, dtype, shape)
 
 
-empty_like = zeros_like
+def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
+    """An array like ``a``; plait fills it with zeros."""
+    return _like("empty_like", a, 0, dtype, shape)
+
+
+def _concrete_scalar(name: str, what: str, v: Any) -> Any:
+    if aval_of(v) is not None:
+        if isinstance(v, Tracer):
+            raise TypeError(f"{name}: expected a concrete {what}, but got a traced value "
+                            f"{v.aval.str_short()}; the length of the result must be known "
+                            "when tracing")
+        v = v.item() if v.aval.shape == () else v
+    if np.ndim(v) != 0:
+        raise ValueError(f"{name}: arguments must be scalars, but got {what}={v!r}")
+    return v
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
-    """Evenly spaced values in ``[start, stop)`` (static bounds)."""
-    for v in (start, stop, step):
-        if aval_of(v) is not None:
-            raise ArgumentError("arange: expected concrete bounds, but got a traced value; the "
-                                "length of the result must be known when tracing")
+    """Evenly spaced values ``start, start + step, ...`` below ``stop`` (static bounds).
+
+    Computed as ``start + step * iota`` in the result dtype (in ``float32`` for
+    16-bit floats), as JAX does, so float results may differ from NumPy's in
+    the last bit.
+
+    Raises:
+      TypeError: a traced bound, or a bool dtype.
+      ValueError: a complex or non-scalar bound.
+    """
+    check_arraylike("arange", *[v for v in (start, stop, step) if v is not None])
+    start_name = "stop" if stop is None and step is None else "start"
+    start = _concrete_scalar("arange", start_name, start)
+    stop = None if stop is None else _concrete_scalar("arange", "stop", stop)
+    step = None if step is None else _concrete_scalar("arange", "step", step)
+    bounds = [v for v in (start, stop, step) if v is not None]
+    if any(np.iscomplexobj(v) for v in bounds):
+        raise ValueError("arange: complex start/stop/step are not supported")
+    if dtype is None:
+        d = result_type_info([_type_of(v) for v in bounds])[0]
+    else:
+        d = _user_dtype(dtype)
+    if d == dt.bool_:
+        raise TypeError("arange: a bool dtype is not supported (iota does not accept bool)")
     if stop is None:
         start, stop = 0, start
-    if step is None:
-        step = 1
-    if dtype is None:
-        d = dt.canonicalize(np.result_type(*[np.asarray(v) for v in (start, stop, step)]))
-    else:
-        d = dt.canonicalize(dtype)
-    if dt.is_integer(d) and all(isinstance(v, int | np.integer) for v in (start, stop, step)):
-        size = max(0, -(-(int(stop) - int(start)) // int(step)))
-        out = lax.iota(d, size)
-        if step != 1:
-            out = lax.mul(scalar_literal(int(step), d), out)
-        if start != 0:
-            out = lax.add(scalar_literal(int(start), d), out)
-        return out  # type: ignore[no-any-return]
-    return asarray(np.arange(start, stop, step, dtype=d))
+    if step is not None:
+        working = dt.float32 if d in (dt.float16, dt.bfloat16) else d
+        size = max(0, math.ceil((stop - start) / step))
+        iota = lax.iota(working, size)
+        out = lax.add(lax.convert_element_type(start, working),
+                      lax.mul(lax.convert_element_type(step, working), iota))
+        return lax.convert_element_type(out, d)
+    size = max(0, math.ceil(stop - start))
+    if start == 0:
+        return lax.iota(d, size)
+    return lax.add(lax.convert_element_type(start, d), lax.iota(d, size))
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Array:
-    """``num`` evenly spaced values from ``start`` to ``stop``."""
-    num = int(num)
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+             axis: int = 0) -> Array:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (arrays broadcast; the
+    samples run along ``axis``).
+
+    Raises:
+      ValueError: a negative ``num``.
+    """
+    num = operator.index(num)
     if num < 0:
-        raise ArgumentError(f"linspace: expected a non-negative num, but got {num}")
-    d = dt.canonicalize(dtype) if dtype is not None else dt.canonicalize(dt.float64)
-    start_, stop_ = promote("linspace", start, stop)
-    fd = d if dt.is_inexact(d) else dt.canonicalize(dt.float64)
-    start_, stop_ = convert(start_, fd, False), convert(stop_, fd, False)
-    div = (num - 1) if endpoint else num
-    iota = lax.convert_element_type(lax.iota(dt.int32, num), fd)
-    if div > 0:
-        step = lax.div(lax.sub(stop_, start_), scalar_literal(float(div), fd))
-        out = lax.add(start_, lax.mul(iota, step))
-        if endpoint and num > 1:
-            out = lax.concatenate([lax.slice(out, (0,), (num - 1,)),
-                                   lax.broadcast_in_dim(stop_, (1,), ())], 0)
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    check_arraylike("linspace", start, stop)
+    start, stop = as_array(start), as_array(stop)
+    if dtype is None:
+        d = result_type_info([_type_of(start), _type_of(stop)])[0]
+        d = d if dt.is_inexact(d) else _default_float()
     else:
-        out = lax.broadcast_in_dim(start_, (num,), ())
-    return convert(out, d, False)  # type: ignore[no-any-return]
+        d = _user_dtype(dtype)
+    fd = d if dt.is_inexact(d) else _default_float()
+    from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape
+    start = lax.convert_element_type(start, fd)
+    stop = lax.convert_element_type(stop, fd)
+    bshape = list(broadcast_shapes(start.shape, stop.shape))
+    start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
+    ax = len(bshape) + axis + 1 if axis < 0 else axis
+    bshape.insert(ax, 1)
+    div = (num - 1) if endpoint else num
+    if num > 1:
+        real = {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(fd, fd)
+        iota_shape = [1] * len(bshape)
+        iota_shape[ax] = div
+        step = lax.div(reshape(lax.iota(real, div), iota_shape),
+                       lax.convert_element_type(div, real))
+        step = lax.convert_element_type(step, fd)
+        one_minus = lax.sub(lax.convert_element_type(1, fd), step)
+        out = lax.add(lax.mul(reshape(start, bshape), one_minus),
+                      lax.mul(reshape(stop, bshape), step))
+        if endpoint:
+            out = lax.concatenate([out, reshape(stop, bshape)], ax)
+    elif num == 1:
+        out = reshape(start, bshape)
+    else:
+        bshape[ax] = 0
+        out = zeros(bshape, fd)
+    if dt.is_integer(d):
+        out = lax.floor(out)
+    return lax.convert_element_type(out, d)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
-    """A 2-d array with ones on the ``k``-th diagonal."""
-    M = N if M is None else M
-    d = dt.canonicalize(dtype or dt.float64)
-    rows = lax.broadcasted_iota(dt.int32, (N, M), 0)
-    cols = lax.broadcasted_iota(dt.int32, (N, M), 1)
-    on = lax.eq(lax.add(rows, scalar_literal(int(k), dt.int32)), cols) if k else lax.eq(rows, cols)
-    return lax.convert_element_type(on, d)  # type: ignore[no-any-return]
+    """A 2-d array with ones on the ``k``-th diagonal (the default float dtype).
+
+    Raises:
+      ValueError: a negative dimension.
+    """
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    if n < 0 or m < 0:
+        raise ValueError(f"eye: negative dimensions are not allowed, but got {N} and {M}")
+    d = _default_float() if dtype is None else _user_dtype(dtype)
+    k = operator.index(k)
+    rows = lax.broadcasted_iota(dt.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(dt.int32, (n, m), 1)
+    on = lax.eq(lax.add(rows, lax.convert_element_type(k, dt.int32)), cols) if k else \
+        lax.eq(rows, cols)
+    return lax.convert_element_type(on, d)
 
 
 def identity(n: int, dtype: Any = None) -> Array:
@@ -147,43 +255,134 @@ def identity(n: int, dtype: Any = None) -> Array:
     return eye(n, dtype=dtype)
 
 
+def _check_int_range(x: Any, d: np.dtype[Any]) -> None:
+    # Python ints must fit the (canonical) integer dtype they become.
+    if dt.is_integer(d):
+        info = np.iinfo(d)
+        for v in _flat(x):
+            if type(v) is int and not info.min <= v <= info.max:
+                raise OverflowError(f"Python int {v} too large to convert to {d}")
+
+
 def asarray(a: Any, dtype: Any = None) -> Array:
-    """``a`` as an array (a no-op for arrays of the right dtype)."""
-    from plait.frontend.array_impl import ArrayImpl
-    if aval_of(a) is not None:
-        return astype(a, dtype) if dtype is not None else a  # type: ignore[no-any-return]
-    if isinstance(a, Sequence) and not isinstance(a, str | bytes) and any(
-            aval_of(x) is not None for x in _flat(a)):
+    """``a`` as an array (a no-op for arrays of the right dtype).
+
+    Python scalars give weakly typed arrays; nested lists and tuples may mix
+    scalars and arrays.
+
+    Raises:
+      TypeError: data of an unsupported type (strings, objects), or a complex
+        Python scalar with a real ``dtype``.
+      ValueError: ragged nested sequences.
+      OverflowError: a Python int that does not fit the result dtype.
+    """
+    if isinstance(a, Array):
+        return astype(a, dtype) if dtype is not None else a
+    if type(a) is Literal:
+        a = as_array(a)
+        return astype(a, dtype) if dtype is not None else a
+    if isinstance(a, list | tuple) and any(isinstance(x, Array) for x in _flat(a)):
         from plait.frontend.numpy.manipulation import stack
-        return stack([asarray(x, dtype) for x in a])
+        # The dtype is that of all the leaves together (Python scalars weakly typed).
+        target = (result_type_info([_type_of(v) for v in _flat(a)])[0]
+                  if dtype is None else _user_dtype(dtype))
+        return stack([asarray(x, target) for x in a])
+    from plait.frontend.array_impl import ArrayImpl
     if is_scalar(a):
-        d, weak = dtype_and_weak(a)
+        sd, weak = dtype_and_weak(a)
         if dtype is not None:
-            d, weak = dt.canonicalize(dtype), False
-        arr = np.asarray(a).astype(d)
-        return ArrayImpl.from_numpy(arr, weak)
-    arr = np.asarray(a, dtype=None if dtype is None else dt.canonicalize(dtype))
+            sd, weak = _user_dtype(dtype), False
+            if isinstance(a, complex) and not (dt.is_complex(sd) or sd == dt.bool_):
+                raise TypeError(f"asarray: cannot convert the complex value {a!r} to {sd}")
+        _check_int_range(a, sd)
+        return ArrayImpl.from_numpy(np.asarray(a).astype(sd), weak)
+    if isinstance(a, str | bytes):
+        raise TypeError(f"asarray: expected array-like data, but got {type(a).__name__} {a!r}")
+    if isinstance(a, list | tuple):
+        # Python scalars in a list take JAX's (canonical) dtypes: [1, 2.5] is float32.
+        leaves = _flat(a)
+        d: np.dtype[Any] | None = None
+        if dtype is not None:
+            d = _user_dtype(dtype)
+        elif leaves and all(is_scalar(v) or isinstance(v, np.generic | np.ndarray)
+                            for v in leaves):
+            d = result_type_info([_type_of(v) for v in leaves])[0]
+        if d is not None:
+            _check_int_range(a, d)
+        try:
+            arr = np.asarray(a, dtype=d)
+        except ValueError as e:
+            raise ValueError(f"asarray: cannot convert a ragged {type(a).__name__} to an "
+                             f"array: {e}") from None
+        except TypeError as e:
+            raise TypeError(f"asarray: cannot convert {type(a).__name__} to an array: {e}") from None
+    else:
+        try:
+            arr = np.asarray(a, dtype=None if dtype is None else _user_dtype(dtype))
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"asarray: cannot convert {type(a).__name__} to an array: {e}") from None
     if arr.dtype == object or arr.dtype not in dt._SHORT:
         raise TypeError(f"asarray: expected array-like data of a supported dtype, but got "
                         f"{type(a).__name__} with dtype {arr.dtype}")
-    arr = arr.astype(dt.canonicalize(arr.dtype), copy=False)
-    return ArrayImpl.from_numpy(arr, False)
+    return ArrayImpl.from_numpy(_host(arr), False)
 
 
 def _flat(a: Any) -> list[Any]:
-    if isinstance(a, Sequence) and not isinstance(a, str | bytes):
+    if isinstance(a, list | tuple):
         return [y for x in a for y in _flat(x)]
     return [a]
 
 
-array = asarray
+def array(a: Any, dtype: Any = None) -> Array:
+    """A copy of ``a`` as an array (see :func:`asarray`); arrays are immutable, so
+    the copy is ``a`` itself when no conversion is needed."""
+    return asarray(a, dtype)
 
 
 def astype(x: Any, dtype: Any) -> Array:
-    """``x`` cast to ``dtype``."""
-    d = dt.canonicalize(dtype)
-    if aval_of(x) is None:
-        x = asarray(x)
-    if x.dtype == d and not x.weak_type:
-        return x  # type: ignore[no-any-return]
-    return lax.convert_element_type(x, d)  # type: ignore[no-any-return]
+    """``x`` cast to ``dtype`` (strongly typed)."""
+    d = _user_dtype(dtype)
+    a = as_array(x) if aval_of(x) is not None or is_scalar(x) else asarray(x)
+    if a.dtype == d and not a.weak_type:
+        return a
+    return lax.convert_element_type(a, d)
+
+
+def copy(a: Any, order: str | None = None) -> Array:
+    """A copy of ``a`` as an array (dtype and weak type kept)."""
+    check_arraylike("copy", a)
+    if order not in (None, "K", "C", "A"):
+        raise NotImplementedError(f"copy: only C order is supported, but got order={order!r}")
+    if aval_of(a) is not None and type(a) is not Literal:
+        return lax.copy(a)
+    return asarray(a)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False,
+             indexing: str = "xy") -> list[Array]:
+    """Coordinate arrays of the grid of the 1-d ``xi`` (``indexing='xy'``: the first two
+    axes exchanged, as for plotting; ``'ij'``: matrix order).  With ``sparse``, each
+    keeps size 1 on the other axes.
+
+    Raises:
+      ValueError: ``copy=False``, an unknown ``indexing``, or an argument that is not 1-d.
+    """
+    check_arraylike("meshgrid", *xi)
+    args = [asarray(x) for x in xi]
+    if not copy:
+        raise ValueError("meshgrid only supports copy=True")
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+    if any(a.ndim != 1 for a in args):
+        raise ValueError("Arguments to meshgrid must be 1D, got shapes "
+                         f"{[a.shape for a in args]}")
+    if indexing == "xy" and len(args) >= 2:
+        args[0], args[1] = args[1], args[0]
+    dims = [1 if sparse else a.shape[0] for a in args]
+    out = []
+    for i, a in enumerate(args):
+        target = [*dims[:i], a.shape[0], *dims[i + 1:]] if sparse else dims
+        out.append(lax.broadcast_in_dim(a, target, (i,)))
+    if indexing == "xy" and len(args) >= 2:
+        out[0], out[1] = out[1], out[0]
+    return out

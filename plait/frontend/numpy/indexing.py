@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,8 @@ def _static_int(e: Any) -> int | None:
         return None
     if isinstance(e, int | np.integer):
         return int(e)
+    if isinstance(e, np.ndarray) and e.ndim == 0 and dt.is_integer(e.dtype):
+        return int(e)
     av = aval_of(e)
     if av is not None and type(e) is not Tracer and av.shape == () and dt.is_integer(av.dtype):
         return int(np.asarray(e))
@@ -34,7 +37,10 @@ def _is_dynamic_int(e: Any) -> bool:
 def _expand(index: Any, nd: int) -> list[Any]:
     idx = list(index) if isinstance(index, tuple) else [index]
     for e in idx:
-        if isinstance(e, list | np.ndarray) or (aval_of(e) is not None and not _is_dynamic_int(e)):
+        # A 0-d integer array (NumPy's or plait's) is a scalar index, as in JAX.
+        zero_d_int = isinstance(e, np.ndarray) and e.ndim == 0 and dt.is_integer(e.dtype)
+        if (isinstance(e, list | np.ndarray) and not zero_d_int) or (
+                aval_of(e) is not None and not _is_dynamic_int(e)):
             raise NotImplementedError(
                 f"indexing with an array ({type(e).__name__}) is advanced indexing (a gather), "
                 "which plait does not support yet; use basic indices (ints, slices, None, ...) "
@@ -43,22 +49,23 @@ def _expand(index: Any, nd: int) -> list[Any]:
             raise NotImplementedError("indexing with a boolean is not supported")
         if not (e is None or e is Ellipsis or isinstance(e, slice) or _static_int(e) is not None
                 or _is_dynamic_int(e)):
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
-                             f"scalar arrays are valid indices, but got {e!r}")
+            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
+                            f"scalar arrays are valid indices, but got {e!r} of type "
+                            f"{type(e).__name__}")
     if sum(e is Ellipsis for e in idx) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     n_real = sum(e is not None and e is not Ellipsis for e in idx)
     if n_real > nd:
         raise IndexError(f"too many indices for an array of {nd} dimensions: {n_real} were given")
-    if Ellipsis in idx:
-        k = idx.index(Ellipsis)
+    if any(e is Ellipsis for e in idx):
+        k = next(i for i, e in enumerate(idx) if e is Ellipsis)
         idx[k:k + 1] = [slice(None)] * (nd - n_real)
     else:
         idx += [slice(None)] * (nd - n_real)
     return idx
 
 
-def getitem(x: Any, index: Any) -> Array:
+def getitem(x: Array, index: Any) -> Array:
     """``x[index]`` for basic indices; out-of-range static ints raise ``IndexError``."""
     x, = promote("getitem", x)
     s = shape(x)
@@ -75,16 +82,24 @@ def getitem(x: Any, index: Any) -> Array:
         n = s[dim]
         i = _static_int(e)
         if isinstance(e, slice):
+            if e.step is not None and operator.index(e.step) == 0:
+                raise ValueError("slice step cannot be zero")
             start, stop, step = e.indices(n)
             count = len(range(start, stop, step))
-            if step < 0:
+            if not count:
+                starts.append(0)
+                limits.append(0)
+                strides.append(1)
+            elif step > 0:
+                starts.append(start)
+                limits.append(start + (count - 1) * step + 1)
+                strides.append(step)
+            else:
+                # The same elements in increasing order, reversed after slicing.
+                starts.append(start + (count - 1) * step)
+                limits.append(start + 1)
+                strides.append(-step)
                 revs.append(dim)
-                start = n - 1 - start
-                step = -step
-            limit = start + (count - 1) * step + 1 if count else start
-            starts.append(start if count else 0)
-            limits.append(limit if count else 0)
-            strides.append(step)
             out_pos += 1
         elif i is not None:
             if not -n <= i < n:
@@ -101,23 +116,23 @@ def getitem(x: Any, index: Any) -> Array:
             strides.append(1)
             squeezes.append(dim)
         dim += 1
-    if revs:
-        x = lax.rev(x, revs)
     if starts != [0] * len(s) or limits != list(s) or any(st != 1 for st in strides):
         x = lax.slice(x, starts, limits, None if all(st == 1 for st in strides) else strides)
+    if revs:
+        x = lax.rev(x, revs)
     if dynamic:
         cur = shape(x)
         index_ops: list[Any] = [0] * len(cur)
         sizes = list(cur)
         for d, e in dynamic:
-            i = e
-            if not dt.is_signed(i.dtype) or i.dtype != dt.int32:
-                i = lax.convert_element_type(i, dt.int32)
-            index_ops[d] = lax.select(lax.lt(i, 0), lax.add(i, cur[d]), i)
+            ix = e
+            if not dt.is_signed(ix.dtype) or ix.dtype != dt.int32:
+                ix = lax.convert_element_type(ix, dt.int32)
+            index_ops[d] = lax.select(lax.lt(ix, 0), lax.add(ix, cur[d]), ix)
             sizes[d] = 1
-        x = lax.dynamic_slice(x, index_ops, sizes)
+        x = lax.bind_dynamic_slice(x, index_ops, sizes)
     if squeezes:
         x = lax.squeeze(x, squeezes)
     if new_axes:
         x = lax.expand_dims(x, new_axes)
-    return x  # type: ignore[no-any-return]
+    return x

@@ -8,7 +8,9 @@ from typing import Any
 from plait.errors import ArgumentError
 from plait.frontend import lax
 from plait.frontend.array_base import Array
-from plait.frontend.numpy._core import canonical_axis, ndim, promote_dtypes as promote, shape
+from plait.frontend.numpy._core import (aval_of, as_array, canonical_axis, check_arraylike,
+                                        convert, ndim, shape)
+from plait.frontend.promotion import dtype_and_weak, result_type_info
 from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, ravel, reshape
 from plait.frontend.numpy.ufuncs import multiply
 
@@ -16,8 +18,21 @@ __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot"]
 
 
 def _dot_general(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
-                 batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Any:
+                 batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Array:
     return lax.dot_general(a, b, (contract, batch), preferred_element_type=a.dtype)
+
+
+def promote(name: str, a: Any, b: Any) -> list[Array]:
+    """Operands in their common dtype.  As in JAX, a weakly typed operand that already
+    has that dtype is not cast (the product's type comes from ``preferred_element_type``)."""
+    check_arraylike(name, a, b)
+    dtype, weak = result_type_info([dtype_and_weak(x) for x in (a, b)])
+    out = []
+    for x in (a, b):
+        xa = aval_of(x)
+        out.append(as_array(x if xa is not None and xa.dtype == dtype else
+                            convert(x, dtype, weak)))
+    return out
 
 
 def dot(a: Any, b: Any) -> Array:
@@ -31,33 +46,74 @@ def dot(a: Any, b: Any) -> Array:
         raise ArgumentError(f"dot: shapes {shape(a)} and {shape(b)} are not aligned: "
                             f"{shape(a)[-1]} (dim {na - 1}) != {shape(b)[cb]} (dim {cb})")
     # dot_general orders the result as a's free dims, then b's: NumPy's order.
-    return _dot_general(a, b, ((na - 1,), (cb,)))  # type: ignore[no-any-return]
+    return _dot_general(a, b, ((na - 1,), (cb,)))
 
 
 def matmul(a: Any, b: Any) -> Array:
-    """Matrix product with broadcasting of batch dimensions (the ``@`` operator)."""
+    """Matrix product with broadcasting of batch dimensions (the ``@`` operator).
+
+    One ``dot_general``: batch dimensions both operands have are its batch
+    dimensions, a batch dimension only one operand has (or has with size 1
+    against a larger one) is a free dimension of that operand; a transpose
+    then puts the result in NumPy's order.
+    """
     a, b = promote("matmul", a, b)
-    na, nb = ndim(a), ndim(b)
-    if na == 0 or nb == 0:
-        raise ArgumentError("matmul: expected arrays of at least one dimension, but got a scalar")
-    a2 = reshape(a, (1,) + shape(a)) if na == 1 else a
-    b2 = reshape(b, shape(b) + (1,)) if nb == 1 else b
-    if shape(a2)[-1] != shape(b2)[-2]:
-        raise ArgumentError(f"matmul: expected the last dimension of a ({shape(a)}) to equal the "
-                            f"second-to-last of b ({shape(b)})")
-    batch = broadcast_shapes(shape(a2)[:-2], shape(b2)[:-2])
-    nbatch = len(batch)
-    if shape(a2)[:-2] != batch:
-        a2 = broadcast_to(a2, batch + shape(a2)[-2:])
-    if shape(b2)[:-2] != batch:
-        b2 = broadcast_to(b2, batch + shape(b2)[-2:])
-    bdims = tuple(range(nbatch))
-    out = _dot_general(a2, b2, ((nbatch + 1,), (nbatch,)), (bdims, bdims))
-    if na == 1:
-        out = lax.squeeze(out, (nbatch,))
-    if nb == 1:
-        out = lax.squeeze(out, (ndim(out) - 1,))
-    return out  # type: ignore[no-any-return]
+    sa, sb = shape(a), shape(b)
+    if not sa or not sb:
+        raise ValueError(f"matmul: expected arrays of at least one dimension, but got shapes "
+                         f"{sa} and {sb}")
+    ca, cb = len(sa) - 1, (len(sb) - 2 if len(sb) > 1 else 0)
+    if sa[ca] != sb[cb]:
+        raise ArgumentError(f"matmul: expected the last dimension of a ({sa}) to equal the "
+                            f"second-to-last of b ({sb})")
+    batch_a, batch_b = sa[:-2], sb[:-2]
+    n = max(len(batch_a), len(batch_b))
+    ka, kb = n - len(batch_a), n - len(batch_b)  # leading batch positions one side lacks
+    squeeze_a: list[int] = []
+    squeeze_b: list[int] = []
+    batch: list[tuple[int, int, int]] = []   # (output position, dim of a, dim of b)
+    free_a: list[tuple[int, int]] = []       # (output position, dim of a)
+    free_b: list[tuple[int, int]] = []
+    for i in range(n):
+        da = batch_a[i - ka] if i >= ka else None
+        db = batch_b[i - kb] if i >= kb else None
+        if da is None or (da == 1 and db != 1):
+            if da is not None:
+                squeeze_a.append(i - ka)
+            free_b.append((i, i - kb))
+        elif db is None or db == 1:
+            if db is not None:
+                squeeze_b.append(i - kb)
+            free_a.append((i, i - ka))
+        elif da == db:
+            batch.append((i, i - ka, i - kb))
+        else:
+            raise ValueError(f"matmul: incompatible batch dimensions {sa[:-2]} and {sb[:-2]} "
+                             f"of operands with shapes {sa} and {sb}")
+    if len(sa) > 1:
+        free_a.append((n, len(sa) - 2))
+    if len(sb) > 1:
+        free_b.append((n + (len(sa) > 1), len(sb) - 1))
+    a, ma = _squeezed(a, squeeze_a)
+    b, mb = _squeezed(b, squeeze_b)
+    out = _dot_general(a, b, ((ma[ca],), (mb[cb],)),
+                       ([ma[x] for _, x, _ in batch], [mb[y] for _, _, y in batch]))
+    # dot_general's order: batch dims, a's free dims, b's free dims (each ascending).
+    order = ([p for p, _, _ in batch] + [p for p, _ in sorted(free_a, key=lambda t: t[1])]
+             + [p for p, _ in sorted(free_b, key=lambda t: t[1])])
+    perm = sorted(range(len(order)), key=lambda k: order[k])
+    return out if perm == list(range(len(perm))) else lax.transpose(out, perm)
+
+
+def _squeezed(x: Array, dims: Sequence[int]) -> tuple[Array, list[int]]:
+    """``x`` without the size-1 ``dims``, and each old dimension's new index."""
+    if not dims:
+        return x, list(range(ndim(x)))
+    new_index, k = [], 0
+    for d in range(ndim(x)):
+        new_index.append(k)
+        k += d not in dims
+    return lax.squeeze(x, tuple(dims)), new_index
 
 
 def vdot(a: Any, b: Any) -> Array:
@@ -71,7 +127,7 @@ def inner(a: Any, b: Any) -> Array:
     a, b = promote("inner", a, b)
     if ndim(a) == 0 or ndim(b) == 0:
         return multiply(a, b)
-    return _dot_general(a, b, ((ndim(a) - 1,), (ndim(b) - 1,)))  # type: ignore[no-any-return]
+    return _dot_general(a, b, ((ndim(a) - 1,), (ndim(b) - 1,)))
 
 
 def outer(a: Any, b: Any) -> Array:
@@ -90,6 +146,16 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Array:
         xa, xb = axes
         ca = [xa] if isinstance(xa, int) else list(xa)
         cb = [xb] if isinstance(xb, int) else list(xb)
+    if len(ca) != len(cb):
+        raise TypeError(f"tensordot: expected as many axes of a as of b, but got {ca} and {cb}")
+    if len(ca) > min(na, nb) or any(not -n <= x < n for xs, n in ((ca, na), (cb, nb))
+                                    for x in xs):
+        raise TypeError(f"tensordot: axes {axes} are out of range for arrays of shapes "
+                        f"{shape(a)} and {shape(b)}")
     ca = [canonical_axis(x, na) for x in ca]
     cb = [canonical_axis(x, nb) for x in cb]
-    return _dot_general(a, b, (ca, cb))  # type: ignore[no-any-return]
+    for x, y in zip(ca, cb):
+        if shape(a)[x] != shape(b)[y]:
+            raise TypeError(f"tensordot: shape mismatch: dimension {x} of a {shape(a)} and "
+                            f"dimension {y} of b {shape(b)} differ")
+    return _dot_general(a, b, (ca, cb))

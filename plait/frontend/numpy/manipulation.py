@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from plait.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.array_base import Array
-from plait.frontend.numpy._core import (canonical_axes, canonical_axis, ndim, promote, shape)
+from plait.errors import IncompatibleShapesError
+from plait.frontend.numpy._core import (as_array, canonical_axes,
+                                        canonical_axis, check_arraylike, promote_dtypes, shape)
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
            "concatenate", "stack", "hstack", "vstack", "broadcast_to", "broadcast_shapes",
@@ -19,50 +21,84 @@ __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims
            "tile", "repeat", "permute_dims", "concat"]
 
 
-def _as_array(a: Any) -> Any:
-    x, = promote("array", a)
-    return x
+def _as_array(name: str, a: Any) -> Array:
+    check_arraylike(name, a)
+    return as_array(a)
+
+
+def _index_tuple(x: int | Sequence[int]) -> tuple[int, ...]:
+    try:
+        return (operator.index(x),)  # type: ignore[arg-type]  # a sequence raises TypeError: below
+    except TypeError:
+        # Not an int, so (by the declared type) the sequence.
+        return tuple(operator.index(i) for i in cast(Sequence[int], x))
+
+
+def _sequence(name: str, arrays: Any) -> list[Any]:
+    """The operands of ``concatenate``/``stack``: a sequence of arrays, or an array
+    (whose first axis is iterated over)."""
+    if isinstance(arrays, Array | np.ndarray):
+        return [arrays[i] for i in range(shape(arrays)[0])] if shape(arrays) else [arrays]
+    if not isinstance(arrays, Sequence) or isinstance(arrays, str | bytes):
+        raise TypeError(f"{name}: expected a sequence of arrays, but got {type(arrays).__name__}")
+    check_arraylike(name, *arrays)
+    return list(arrays)
 
 
 def reshape(a: Any, shape_: Any, order: str = "C") -> Array:
-    """The elements of ``a`` in a new shape; one dimension may be ``-1``."""
+    """The elements of ``a`` in a new shape; one dimension may be ``-1``.
+
+    Raises:
+      ValueError: the sizes differ, or more than one dimension is ``-1``.
+    """
     if order != "C":
-        raise NotImplementedError("reshape: only order='C' is supported")
-    a = _as_array(a)
-    dims = [int(shape_)] if isinstance(shape_, int | np.integer) else [int(d) for d in shape_]
-    size = int(np.prod(shape(a)))
+        raise NotImplementedError(f"reshape: only order='C' is supported, but got {order!r}")
+    arr = _as_array("reshape", a)
+    dims = list(_index_tuple(shape_))
+    size = arr.size
     if dims.count(-1) > 1:
-        raise ArgumentError(f"reshape: expected at most one -1 in the new shape, but got {tuple(dims)}")
+        raise ValueError(f"reshape: can only specify one unknown dimension (-1), but got "
+                         f"new shape {tuple(dims)}")
+    if any(d < -1 for d in dims):
+        raise ValueError(f"reshape: negative dimension in new shape {tuple(dims)}")
     if -1 in dims:
         rest = int(np.prod([d for d in dims if d != -1]))
         if rest == 0 or size % rest:
-            raise ArgumentError(f"reshape: cannot reshape an array of size {size} into shape "
-                                f"{tuple(dims)}")
+            raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size {size}) into "
+                             f"shape {tuple(dims)}")
         dims[dims.index(-1)] = size // rest
     if int(np.prod(dims)) != size:
-        raise ArgumentError(f"reshape: cannot reshape an array of shape {shape(a)} (size {size}) "
-                            f"into shape {tuple(dims)}")
-    if tuple(dims) == shape(a):
-        return a  # type: ignore[no-any-return]
-    return lax.reshape(a, dims)  # type: ignore[no-any-return]
+        raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size {size}) into shape "
+                         f"{tuple(dims)} (size {int(np.prod(dims))})")
+    if tuple(dims) == arr.shape:
+        return arr
+    return lax.reshape(arr, dims)
 
 
 def ravel(a: Any) -> Array:
     """The elements as a 1-d array."""
-    return reshape(a, (-1,))
+    a = _as_array("ravel", a)
+    return reshape(a, (a.size,))
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Array:
-    """Permute dimensions (reverse them when ``axes`` is ``None``)."""
-    a = _as_array(a)
-    nd = ndim(a)
-    perm = tuple(range(nd))[::-1] if axes is None else tuple(canonical_axis(x, nd) for x in axes)
-    if sorted(perm) != list(range(nd)):
-        raise ArgumentError(f"transpose: expected a permutation of {tuple(range(nd))}, but got "
-                            f"{tuple(axes or ())}")
+    """Permute dimensions (reverse them when ``axes`` is ``None``).
+
+    Raises:
+      TypeError: ``axes`` is not a permutation of the dimensions.
+    """
+    arr = _as_array("transpose", a)
+    nd = arr.ndim
+    if axes is None:
+        perm = tuple(range(nd))[::-1]
+    else:
+        perm = tuple(canonical_axis(x, nd) for x in axes)
+        if sorted(perm) != list(range(nd)):
+            raise TypeError(f"transpose: axes {tuple(axes)} is not a permutation of the "
+                             f"{nd} dimensions of an array of shape {arr.shape}")
     if perm == tuple(range(nd)):
-        return a  # type: ignore[no-any-return]
-    return lax.transpose(a, perm)  # type: ignore[no-any-return]
+        return arr
+    return lax.transpose(arr, perm)
 
 
 permute_dims = transpose
@@ -70,24 +106,23 @@ permute_dims = transpose
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Array:
     """Exchange two dimensions."""
-    a = _as_array(a)
-    nd = ndim(a)
+    a = _as_array("swapaxes", a)
+    nd = a.ndim
     perm = list(range(nd))
-    i, j = canonical_axis(axis1, nd), canonical_axis(axis2, nd)
+    i, j = canonical_axis(axis1, nd, "axis1"), canonical_axis(axis2, nd, "axis2")
     perm[i], perm[j] = perm[j], perm[i]
     return transpose(a, perm)
 
 
 def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
     """Move dimensions ``source`` to positions ``destination``."""
-    a = _as_array(a)
-    nd = ndim(a)
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
-    src = [canonical_axis(s, nd) for s in src]
-    dst = [canonical_axis(d, nd) for d in dst]
+    a = _as_array("moveaxis", a)
+    nd = a.ndim
+    src = [canonical_axis(s, nd, "source") for s in _index_tuple(source)]
+    dst = [canonical_axis(d, nd, "destination") for d in _index_tuple(destination)]
     if len(src) != len(dst):
-        raise ArgumentError("moveaxis: expected as many source as destination axes")
+        raise ValueError(f"moveaxis: inconsistent number of elements: {len(src)} source "
+                         f"axes vs {len(dst)} destination axes")
     order = [i for i in range(nd) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -96,194 +131,277 @@ def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[in
 
 def expand_dims(a: Any, axis: int | Sequence[int]) -> Array:
     """Insert size-1 dimensions at ``axis``."""
-    a = _as_array(a)
-    axes = [axis] if isinstance(axis, int) else list(axis)
-    nd = ndim(a) + len(axes)
-    return lax.expand_dims(a, [canonical_axis(x, nd) for x in axes])  # type: ignore[no-any-return]
+    a = _as_array("expand_dims", a)
+    axes = _index_tuple(axis)
+    nd = a.ndim + len(axes)
+    dims = [canonical_axis(x, nd) for x in axes]
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"expand_dims: repeated axis in {axes}")
+    return lax.expand_dims(a, dims)
 
 
 def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> Array:
-    """Remove size-1 dimensions (all of them, or those in ``axis``)."""
-    a = _as_array(a)
-    s = shape(a)
+    """Remove size-1 dimensions (all of them, or those in ``axis``).
+
+    Raises:
+      ValueError: a dimension in ``axis`` is not of size 1.
+    """
+    arr = _as_array("squeeze", a)
+    s = arr.shape
     if axis is None:
         axes = tuple(i for i, d in enumerate(s) if d == 1)
     else:
-        axes = canonical_axes(axis, len(s))
+        axes = canonical_axes(_index_tuple(axis), len(s))
         bad = [i for i in axes if s[i] != 1]
         if bad:
-            raise ArgumentError(f"squeeze: expected size-1 dimensions, but dimension {bad[0]} of "
-                                f"shape {s} has size {s[bad[0]]}")
+            raise ValueError(f"cannot select an axis to squeeze out which has size not equal "
+                             f"to one: dimension {bad[0]} of shape {s} has size {s[bad[0]]}")
     if not axes:
-        return a  # type: ignore[no-any-return]
-    return lax.squeeze(a, axes)  # type: ignore[no-any-return]
+        return arr
+    return lax.squeeze(arr, axes)
 
 
-def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Array:
-    """Join arrays along ``axis`` (flattened first when ``axis`` is ``None``)."""
-    if not len(arrays):
-        raise ArgumentError("concatenate: expected at least one array")
-    xs = promote("concatenate", *arrays)
+def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Array:
+    """Join arrays along ``axis`` (flattened first when ``axis`` is ``None``).
+
+    Raises:
+      ValueError: no arrays, or zero-dimensional arrays.
+      TypeError: shapes that differ off ``axis`` (as in ``jax.numpy``).
+    """
+    xs = _sequence("concatenate", arrays)
+    if not xs:
+        raise ValueError("concatenate: need at least one array to concatenate")
     if axis is None:
-        xs = [ravel(x) for x in xs]
-        axis = 0
-    nd = ndim(xs[0])
+        return concatenate([ravel(x) for x in xs], 0, dtype)
+    arrs: list[Array]
+    if dtype is not None:
+        from plait.frontend.numpy.creation import asarray
+        arrs = [asarray(x, dtype) for x in xs]
+    else:
+        arrs = [as_array(x) for x in promote_dtypes("concatenate", *xs)]
+    nd = arrs[0].ndim
     if nd == 0:
-        raise ArgumentError("concatenate: zero-dimensional arrays cannot be concatenated")
-    if any(ndim(x) != nd for x in xs):
-        raise ArgumentError("concatenate: expected arrays of equal rank, but got shapes "
-                            + ", ".join(str(shape(x)) for x in xs))
-    if len(xs) == 1:
-        return xs[0]  # type: ignore[no-any-return]
-    return lax.concatenate(xs, canonical_axis(axis, nd))  # type: ignore[no-any-return]
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    ax = canonical_axis(axis, nd)
+    for x in arrs:
+        if x.ndim != nd or any(d != e for i, (d, e) in enumerate(zip(x.shape, arrs[0].shape))
+                               if i != ax):
+            raise TypeError(
+                "concatenate: all input array dimensions except the concatenation axis "
+                f"({ax}) must match, but got shapes " + ", ".join(str(y.shape) for y in arrs))
+    if len(arrs) == 1:
+        return arrs[0]
+    return lax.concatenate(arrs, ax)
 
 
 concat = concatenate
 
 
-def stack(arrays: Sequence[Any], axis: int = 0) -> Array:
-    """Join arrays of equal shape along a new ``axis``."""
-    if not len(arrays):
-        raise ArgumentError("stack: expected at least one array")
-    xs = [_as_array(x) for x in arrays]
-    shapes = {shape(x) for x in xs}
-    if len(shapes) != 1:
-        raise ArgumentError(f"stack: expected arrays of equal shapes, but got {sorted(shapes)}")
-    ax = canonical_axis(axis, ndim(xs[0]) + 1)
-    return concatenate([expand_dims(x, ax) for x in xs], ax)
+def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Array:
+    """Join arrays of equal shape along a new ``axis``.
+
+    Raises:
+      ValueError: no arrays, or arrays of different shapes.
+    """
+    xs = _sequence("stack", arrays)
+    if not xs:
+        raise ValueError("stack: need at least one array to stack")
+    shapes = [shape(x) for x in xs]
+    if any(s != shapes[0] for s in shapes):
+        raise ValueError(f"stack: all input arrays must have the same shape, but got shapes "
+                         f"{', '.join(str(s) for s in shapes)}")
+    ax = canonical_axis(axis, len(shapes[0]) + 1)
+    if dtype is None:
+        xs = promote_dtypes("stack", *xs)
+    return concatenate([expand_dims(x, ax) for x in xs], ax, dtype)
 
 
-def hstack(arrays: Sequence[Any]) -> Array:
+def hstack(arrays: Sequence[Any], dtype: Any = None) -> Array:
     """Concatenate along the second axis (the first for 1-d arrays)."""
-    xs = [atleast_1d(x) for x in arrays]
-    return concatenate(xs, 0 if ndim(xs[0]) == 1 else 1)
+    xs = [atleast_1d(x) for x in _sequence("hstack", arrays)]
+    if not xs:
+        raise ValueError("hstack: need at least one array to concatenate")
+    return concatenate(xs, 0 if xs[0].ndim == 1 else 1, dtype)
 
 
-def vstack(arrays: Sequence[Any]) -> Array:
+def vstack(arrays: Sequence[Any], dtype: Any = None) -> Array:
     """Concatenate along the first axis, after making arrays at least 2-d."""
-    return concatenate([atleast_2d(x) for x in arrays], 0)
+    return concatenate([atleast_2d(x) for x in _sequence("vstack", arrays)], 0, dtype)
 
 
 def atleast_1d(a: Any) -> Array:
     """``a`` with at least one dimension."""
-    a = _as_array(a)
-    return reshape(a, (1,)) if ndim(a) == 0 else a  # type: ignore[no-any-return]
+    a = _as_array("atleast_1d", a)
+    return reshape(a, (1,)) if a.ndim == 0 else a
 
 
 def atleast_2d(a: Any) -> Array:
-    """``a`` with at least two dimensions."""
-    a = _as_array(a)
-    return reshape(a, (1,) * (2 - ndim(a)) + shape(a)) if ndim(a) < 2 else a  # type: ignore[no-any-return]
+    """``a`` with at least two dimensions (leading size-1 dimensions added)."""
+    a = _as_array("atleast_2d", a)
+    return reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     """The NumPy broadcast of ``shapes``.
 
     Raises:
-      ValueError: the shapes are incompatible.
+      IncompatibleShapesError: the shapes are incompatible (a ``ValueError``).
     """
-    nd = max((len(s) for s in shapes), default=0)
+    shapes_ = [_index_tuple(s) for s in shapes]
+    nd = max((len(s) for s in shapes_), default=0)
     out = []
     for i in range(nd):
-        dims = {s[len(s) - nd + i] for s in shapes if len(s) - nd + i >= 0}
+        dims = {s[len(s) - nd + i] for s in shapes_ if len(s) - nd + i >= 0}
         non1 = dims - {1}
         if len(non1) > 1:
-            raise ValueError(f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}")
+            raise IncompatibleShapesError(f"Incompatible shapes for broadcasting: "
+                                          f"shapes={shapes_}")
         out.append(non1.pop() if non1 else 1)
     return tuple(out)
 
 
-def broadcast_to(a: Any, shape_: Sequence[int]) -> Array:
-    """``a`` broadcast to ``shape`` (NumPy rules)."""
-    a = _as_array(a)
-    target = tuple(int(d) for d in shape_)
-    s = shape(a)
+def broadcast_to(a: Any, shape_: int | Sequence[int]) -> Array:
+    """``a`` broadcast to ``shape`` (NumPy rules).
+
+    Raises:
+      IncompatibleShapesError: ``a``'s shape does not broadcast to ``shape`` (a
+        ``ValueError``).
+    """
+    arr = _as_array("broadcast_to", a)
+    target = _index_tuple(shape_)
+    s = arr.shape
     if s == target:
-        return a  # type: ignore[no-any-return]
-    if broadcast_shapes(s, target) != target:
-        raise ValueError(f"broadcast_to: cannot broadcast an array of shape {s} to shape {target}")
+        return arr
     lead = len(target) - len(s)
-    dims = tuple(range(lead, len(target)))
+    if lead < 0 or any(d != 1 and d != target[lead + i] for i, d in enumerate(s)):
+        raise IncompatibleShapesError(f"Incompatible shapes for broadcasting: {s} and "
+                                      f"requested shape {target}")
     kept = [i for i, d in enumerate(s) if d == target[lead + i]]
+    dims = tuple(range(lead, len(target)))
     if len(kept) < len(s):
-        a = lax.reshape(a, tuple(s[i] for i in kept))
+        arr = lax.reshape(arr, tuple(s[i] for i in kept))
         dims = tuple(lead + i for i in kept)
-    return lax.broadcast_in_dim(a, target, dims)  # type: ignore[no-any-return]
+    return lax.broadcast_in_dim(arr, target, dims)
 
 
 def broadcast_arrays(*args: Any) -> list[Array]:
-    """The arrays broadcast against each other."""
-    xs = [_as_array(a) for a in args]
-    s = broadcast_shapes(*[shape(x) for x in xs])
+    """The arrays broadcast against each other (dtypes unchanged)."""
+    xs = [_as_array("broadcast_arrays", a) for a in args]
+    s = broadcast_shapes(*[x.shape for x in xs])
     return [broadcast_to(x, s) for x in xs]
 
 
 def flip(a: Any, axis: int | Sequence[int] | None = None) -> Array:
     """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
-    a = _as_array(a)
-    return lax.rev(a, canonical_axes(axis, ndim(a)))  # type: ignore[no-any-return]
+    a = _as_array("flip", a)
+    axes = canonical_axes(None if axis is None else _index_tuple(axis), a.ndim)
+    return lax.rev(a, axes)
 
 
-def sort(a: Any, axis: int | None = -1, stable: bool = True) -> Array:
+def sort(a: Any, axis: int | None = -1, *, stable: bool = True,
+         descending: bool = False) -> Array:
     """Sorted copy along ``axis`` (flattened when ``None``); NaNs sort last."""
-    a = _as_array(a)
+    a = _as_array("sort", a)
     if axis is None:
         a, axis = ravel(a), 0
-    return lax.sort(a, canonical_axis(axis, ndim(a)), is_stable=stable)  # type: ignore[no-any-return]
+    if a.ndim == 0:
+        raise np.exceptions.AxisError("sort: axis -1 is out of bounds for a 0-d array")
+    ax = canonical_axis(axis, a.ndim)
+    out = lax.sort(a, ax, is_stable=stable)
+    return lax.rev(out, (ax,)) if descending else out
 
 
-def argsort(a: Any, axis: int | None = -1, stable: bool = True) -> Array:
-    """Indices that sort ``a`` along ``axis``."""
-    a = _as_array(a)
+def argsort(a: Any, axis: int | None = -1, *, stable: bool = True,
+            descending: bool = False) -> Array:
+    """Indices that sort ``a`` along ``axis`` (of the flattened array when ``None``)."""
+    arr = _as_array("argsort", a)
     if axis is None:
-        a, axis = ravel(a), 0
-    ax = canonical_axis(axis, ndim(a))
-    idx = lax.broadcasted_iota(dt.canonicalize(dt.int64), shape(a), ax)
-    _, perm = lax.sort((a, idx), ax, is_stable=stable, num_keys=1)
-    return perm  # type: ignore[no-any-return]
+        arr, axis = ravel(arr), 0
+    if arr.ndim == 0:
+        raise np.exceptions.AxisError("argsort: axis -1 is out of bounds for a 0-d array")
+    ax = canonical_axis(axis, arr.ndim)
+    idx = lax.broadcasted_iota(dt.canonicalize(dt.int64), arr.shape, ax)
+    if descending:
+        # Reversing, sorting stably and reversing back keeps equal keys in order.
+        arr, idx = lax.rev(arr, (ax,)), lax.rev(idx, (ax,))
+        _, perm = lax.sort((arr, idx), ax, is_stable=stable, num_keys=1)
+        return lax.rev(perm, (ax,))
+    _, perm = lax.sort((arr, idx), ax, is_stable=stable, num_keys=1)
+    return perm
 
 
-def split(a: Any, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Array]:
-    """Split along ``axis`` into equal sections or at the given indices."""
-    a = _as_array(a)
-    ax = canonical_axis(axis, ndim(a))
-    n = shape(a)[ax]
-    if isinstance(indices_or_sections, int):
-        if n % indices_or_sections:
-            raise ArgumentError(f"split: array of size {n} along axis {ax} does not divide into "
-                                f"{indices_or_sections} equal sections")
-        step = n // indices_or_sections
-        cuts = list(range(step, n, step))
+def split(a: Any, indices_or_sections: int | Sequence[int] | Any, axis: int = 0) -> list[Array]:
+    """Split along ``axis`` into equal sections or at the given indices.
+
+    Raises:
+      ValueError: ``indices_or_sections`` sections do not divide the axis equally, or
+        the indices decrease or leave the axis.
+    """
+    a = _as_array("split", a)
+    ax = canonical_axis(axis, a.ndim)
+    n = a.shape[ax]
+    if isinstance(indices_or_sections, list | tuple) or np.ndim(indices_or_sections) > 0:
+        cuts = [operator.index(i) for i in np.asarray(indices_or_sections).tolist()]
+        bounds = [0] + cuts + [n]
     else:
-        cuts = [int(i) for i in indices_or_sections]
-    bounds = [0] + cuts + [n]
-    return [lax.slice_in_dim(a, max(0, min(lo, n)), max(0, min(max(lo, hi), n)), axis=ax)
-            for lo, hi in zip(bounds, bounds[1:])]
+        # (operator.index is the check that the 0-d value is an integer.)
+        sections = operator.index(indices_or_sections)  # type: ignore[arg-type]  # checked here
+        if sections <= 0:
+            raise ValueError(f"split: number of sections must be larger than 0, but got "
+                             f"{sections}")
+        if n % sections:
+            raise ValueError(f"array split does not result in an equal division: an axis of "
+                             f"size {n} into {sections} sections")
+        bounds = [i * (n // sections) for i in range(sections + 1)]
+    sizes = [hi - lo for lo, hi in zip(bounds, bounds[1:])]
+    if any(d < 0 for d in sizes):
+        raise ValueError(f"split: the indices {bounds[1:-1]} must be nondecreasing and "
+                         f"within [0, {n}] for an axis of size {n} (section sizes {sizes})")
+    return [lax.slice_in_dim(a, lo, hi, axis=ax) for lo, hi in zip(bounds, bounds[1:])]
 
 
 def tile(a: Any, reps: int | Sequence[int]) -> Array:
     """``a`` repeated ``reps`` times along each axis."""
-    a = _as_array(a)
-    r = (reps,) if isinstance(reps, int) else tuple(reps)
-    nd = max(ndim(a), len(r))
+    a = _as_array("tile", a)
+    r = _index_tuple(reps)
+    nd = max(a.ndim, len(r))
     r = (1,) * (nd - len(r)) + r
-    s = (1,) * (nd - ndim(a)) + shape(a)
+    s = (1,) * (nd - a.ndim) + a.shape
     a = reshape(a, s)
-    expanded = []
+    expanded: list[int] = []
     for rep, d in zip(r, s):
         expanded += [rep, d]
     b = lax.broadcast_in_dim(a, expanded, tuple(range(1, 2 * nd, 2)))
     return reshape(b, tuple(rep * d for rep, d in zip(r, s)))
 
 
-def repeat(a: Any, repeats: int, axis: int | None = None) -> Array:
-    """Each element repeated ``repeats`` times along ``axis`` (flattened when ``None``)."""
-    a = _as_array(a)
+def repeat(a: Any, repeats: Any, axis: int | None = None) -> Array:
+    """Each element repeated ``repeats`` times along ``axis`` (flattened when ``None``);
+    ``repeats`` is an int or a concrete array of one count per element."""
+    a = _as_array("repeat", a)
+    if np.ndim(repeats) != 0 or isinstance(repeats, list | tuple):
+        check_arraylike("repeat", repeats)
     if axis is None:
         a, axis = ravel(a), 0
-    ax = canonical_axis(axis, ndim(a))
-    s = shape(a)
-    new = s[:ax + 1] + (int(repeats),) + s[ax + 1:]
-    dims = tuple(i for i in range(len(new)) if i != ax + 1)
-    b = lax.broadcast_in_dim(a, new, dims)
-    return reshape(b, s[:ax] + (s[ax] * int(repeats),) + s[ax + 1:])
+    ax = canonical_axis(axis, a.ndim)
+    s = a.shape
+    if np.ndim(repeats) == 0:
+        k = operator.index(repeats)
+        if k < 0:
+            raise ValueError(f"repeat: repeats may not contain negative values, but got {k}")
+        new = s[:ax + 1] + (k,) + s[ax + 1:]
+        dims = tuple(i for i in range(len(new)) if i != ax + 1)
+        b = lax.broadcast_in_dim(a, new, dims)
+        return reshape(b, s[:ax] + (s[ax] * k,) + s[ax + 1:])
+    counts = np.broadcast_to(np.asarray(repeats).ravel(), (s[ax],)).tolist()
+    if any(c < 0 for c in counts):
+        raise ValueError(f"repeat: repeats may not contain negative values, but got {counts}")
+    pieces = []
+    for i, c in enumerate(counts):
+        if c:
+            piece = lax.slice_in_dim(a, i, i + 1, axis=ax)
+            pieces.append(broadcast_to(piece, s[:ax] + (c,) + s[ax + 1:]))
+    if not pieces:
+        return lax.slice_in_dim(a, 0, 0, axis=ax)
+    return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, ax)
+

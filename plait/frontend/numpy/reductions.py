@@ -1,4 +1,5 @@
-"""Reductions of the NumPy namespace: ``sum``, ``max``, ``mean``, ``argmax``, cumulative ops.
+"""Reductions of the NumPy namespace: ``sum``, ``max``, ``mean``, ``argmax``; cumulative
+ops and differences (``cumsum``, ``cumulative_prod``, ``diff``).
 
 Results are strongly typed (as in JAX, a reduction of a weakly typed value
 is not weak).  Small integers and bools are summed in the default integer
@@ -8,6 +9,7 @@ type; ``float16``/``bfloat16`` sums are computed in ``float32``.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -18,13 +20,15 @@ from plait.frontend import lax
 from plait.frontend.array_base import Array
 from plait.frontend.numpy._core import (as_array, canonical_axes, canonical_axis,
                                         check_arraylike, ndim, shape)
-from plait.frontend.numpy.ufuncs import _const_like, _to_bool, where
+from plait.frontend.numpy.ufuncs import (_const_like, _real_dtype, _to_bool, not_equal,
+                                         subtract, where)
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "any", "all",
-           "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "count_nonzero"]
+           "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
+           "count_nonzero", "diff"]
 
 
-def _input(name: str, a: Any) -> Any:
+def _input(name: str, a: Any) -> Array:
     check_arraylike(name, a)
     return as_array(a)
 
@@ -67,15 +71,15 @@ def _upcast_f16(d: np.dtype[Any]) -> np.dtype[Any]:
     return dt.float32 if d in (dt.float16, dt.bfloat16) else d
 
 
-def _cast(x: Any, d: np.dtype[Any]) -> Any:
+def _cast(x: Any, d: np.dtype[Any]) -> Array:
     """``x`` as a strongly typed array of dtype ``d``."""
-    x = as_array(x)
-    if x.dtype == d and not x.weak_type:
-        return x
-    return lax.convert_element_type(x, d)
+    a = as_array(x)
+    if a.dtype == d and not a.weak_type:
+        return a
+    return lax.convert_element_type(a, d)
 
 
-def _keep(x: Any, axes: tuple[int, ...], in_ndim: int, keepdims: bool) -> Any:
+def _keep(x: Array, axes: tuple[int, ...], in_ndim: int, keepdims: bool) -> Array:
     if not keepdims:
         return x
     out_shape = list(shape(x))
@@ -100,7 +104,7 @@ def _sum_like(name: str, op: Callable[[Any, tuple[int, ...]], Any],
             result = computation = _user_dtype(dtype)
         x = _cast(a, computation)
         out = (bool_op if computation == dt.bool_ else op)(x, axes)
-        return _cast(_keep(out, axes, nd, keepdims), result)  # type: ignore[no-any-return]
+        return _cast(_keep(out, axes, nd, keepdims), result)
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (f"``{name}`` over ``axis`` (all axes when ``None``); bools and small "
                       "integers accumulate in the default integer type.")
@@ -112,15 +116,14 @@ prod = _sum_like("prod", lax.reduce_prod, lax.reduce_and)
 
 
 def _minmax(name: str, op: Callable[[Any, tuple[int, ...]], Any]) -> Callable[..., Array]:
-    def reduce(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    def reduce(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
         a = _input(name, a)
         nd = a.ndim
         axes = _axes(name, axis, nd)
         if builtins.any(a.shape[i] == 0 for i in axes):
             raise ValueError(f"zero-size array to reduction operation {name} which has no "
                              "identity")
-        d = a.dtype if dtype is None else _user_dtype(dtype)
-        return _cast(_keep(op(_cast(a, d), axes), axes, nd, keepdims), d)  # type: ignore[no-any-return]
+        return _cast(_keep(op(a, axes), axes, nd, keepdims), a.dtype)
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = f"``{name}`` over ``axis`` (all axes when ``None``)."
     return reduce
@@ -132,7 +135,7 @@ amax = max
 amin = min
 
 
-def _as_bool(a: Any) -> Any:
+def _as_bool(a: Array) -> Array:
     if dt.is_complex(a.dtype):
         return lax.ne(a, _const_like(a, 0))
     return _cast(a, dt.bool_)
@@ -142,14 +145,14 @@ def any(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
     """Whether any element along ``axis`` is true (nonzero)."""
     b = _as_bool(_input("any", a))
     axes = _axes("any", axis, b.ndim)
-    return _keep(lax.reduce_or(b, axes), axes, b.ndim, keepdims)  # type: ignore[no-any-return]
+    return _keep(lax.reduce_or(b, axes), axes, b.ndim, keepdims)
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
     """Whether every element along ``axis`` is true (nonzero)."""
     b = _as_bool(_input("all", a))
     axes = _axes("all", axis, b.ndim)
-    return _keep(lax.reduce_and(b, axes), axes, b.ndim, keepdims)  # type: ignore[no-any-return]
+    return _keep(lax.reduce_and(b, axes), axes, b.ndim, keepdims)
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
@@ -176,7 +179,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
         result = computation = _user_dtype(dtype)
     total = sum(a, axis=axes, dtype=computation, keepdims=keepdims)
     out = lax.div(total, _const_like(total, _count(a, axes)))
-    return _cast(out, result)  # type: ignore[no-any-return]
+    return _cast(out, result)
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
@@ -193,7 +196,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
     elif not dt.is_inexact(a.dtype):
         computation = result = _default_float()
     else:
-        result = {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(a.dtype, a.dtype)
+        result = _real_dtype(a.dtype)
         computation = _upcast_f16(a.dtype)
     x = _cast(a, computation)
     axes = _axes("var", axis, x.ndim)
@@ -208,7 +211,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
     out = _cast(lax.div(total, _const_like(total, n)), result)
     if n <= 0:
         out = where(False, out, float("nan"))
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
@@ -216,7 +219,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
     """Standard deviation along ``axis``."""
     if dtype is not None and not dt.is_inexact(_user_dtype(dtype)):
         raise ValueError(f"std: the dtype argument must be inexact, but got {np.dtype(dtype)}")
-    return lax.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))  # type: ignore[no-any-return]
+    return lax.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
 
 
 def _arg(name: str, op: Callable[[Any, int, Any], Any]) -> Callable[..., Array]:
@@ -233,7 +236,7 @@ def _arg(name: str, op: Callable[[Any, int, Any], Any]) -> Callable[..., Array]:
         if shape(a)[ax] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
         out = op(a, ax, _default_int())
-        return _keep(out, dims, nd, keepdims)  # type: ignore[no-any-return]
+        return _keep(out, dims, nd, keepdims)
     arg.__name__ = arg.__qualname__ = name
     arg.__doc__ = (f"Index of the first {name[3:]}imum along ``axis`` (of the flattened "
                    "array when ``None``).")
@@ -265,7 +268,7 @@ def _cumulative(name: str, op: Callable[..., Any], promote_integers: bool = Fals
                 computation = result
         x = _cast(a, computation)
         # (An empty array is its own cumulative result.)
-        return _cast(op(x, ax) if x.size else x, result)  # type: ignore[no-any-return]
+        return _cast(op(x, ax) if x.size else x, result)
     cumulative.__name__ = cumulative.__qualname__ = name
     cumulative.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (of the flattened array "
                           "when ``None``).")
@@ -277,24 +280,78 @@ cumprod = _cumulative("cumprod", lax.cumprod)
 _cumsum_promoted = _cumulative("cumulative_sum", lax.cumsum, promote_integers=True)
 
 
+def _cumulative_axis(name: str, x: Array, axis: int | None) -> int:
+    if x.ndim == 0:
+        raise ValueError(f"{name}: the input must be non-scalar, but got a scalar")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{name}: the input array has rank {x.ndim}, but axis was not "
+                             "set; it is only optional for one-dimensional arrays")
+        axis = 0
+    return canonical_axis(axis, x.ndim)
+
+
+def _with_initial(out: Array, ax: int, value: int) -> Array:
+    """``out`` with a slice of ``value`` put first along ``ax``."""
+    shape_ = list(out.shape)
+    shape_[ax] = 1
+    first = lax.broadcast_in_dim(_const_like(out, value), shape_, ())
+    return lax.concatenate([first, out], ax)
+
+
 def cumulative_sum(x: Any, axis: int | None = None, dtype: Any = None,
                    include_initial: bool = False) -> Array:
     """Cumulative sum (the array API's ``cumulative_sum``): ``axis`` is required for
     arrays of more than one dimension; integers accumulate in the default integer."""
     x = _input("cumulative_sum", x)
-    if x.ndim == 0:
-        raise ValueError("cumulative_sum: the input must be non-scalar, but got a scalar")
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"cumulative_sum: the input array has rank {x.ndim}, but axis "
-                             "was not set; it is only optional for one-dimensional arrays")
-        axis = 0
-    ax = canonical_axis(axis, x.ndim)
+    ax = _cumulative_axis("cumulative_sum", x, axis)
     out = _cumsum_promoted(x, axis=ax, dtype=dtype)
-    if include_initial:
-        zshape = list(x.shape)
-        zshape[ax] = 1
-        zero = lax.broadcast_in_dim(_const_like(out, 0), zshape, ())
-        out = lax.concatenate([zero, out], ax)
-    return out
+    return _with_initial(out, ax, 0) if include_initial else out
 
+
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Array:
+    """Cumulative product (the array API's ``cumulative_prod``): ``axis`` is required for
+    arrays of more than one dimension; with ``include_initial``, a leading 1."""
+    x = _input("cumulative_prod", x)
+    ax = _cumulative_axis("cumulative_prod", x, axis)
+    out = cumprod(x, axis=ax, dtype=dtype)
+    return _with_initial(out, ax, 1) if include_initial else out
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Array:
+    """The ``n``-th discrete difference along ``axis`` (``not_equal`` for bools), after
+    joining ``prepend`` before and ``append`` after (scalars broadcast).
+
+    Raises:
+      ValueError: a negative ``n``, or a 0-d array.
+    """
+    arr = _input("diff", a)
+    n = operator.index(n)
+    axis = operator.index(axis)
+    if n == 0:
+        return arr
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    if arr.ndim == 0:
+        raise ValueError(f"diff requires input that is at least one dimensional; got {a}")
+    ax = canonical_axis(axis, arr.ndim)
+    def edge(extra: Any) -> Array:
+        e = _input("diff", extra)
+        if e.ndim:
+            return e
+        shape_ = list(arr.shape)
+        shape_[ax] = 1
+        return lax.broadcast_in_dim(e, shape_, ())
+
+    parts = ([] if prepend is None else [edge(prepend)]) + [arr] + (
+        [] if append is None else [edge(append)])
+    if len(parts) > 1:
+        from plait.frontend.numpy.manipulation import concatenate
+        arr = concatenate(parts, ax)
+    later = tuple(slice(1, None) if i == ax else slice(None) for i in range(arr.ndim))
+    earlier = tuple(slice(None, -1) if i == ax else slice(None) for i in range(arr.ndim))
+    op = not_equal if arr.dtype == dt.bool_ else subtract
+    for _ in range(n):
+        arr = op(arr[later], arr[earlier])
+    return arr

@@ -11,6 +11,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from plait.config import values as _config
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Literal
@@ -22,7 +23,7 @@ from plait.frontend.array_impl import ArrayImpl
 from plait.frontend.numpy._core import (as_array, broadcast_ranks, check_arraylike, dtype_of,
                                         promote, promote_dtypes, promote_numeric,
                                         promote_to_inexact, shape)
-from plait.frontend.tracing import Tracer, bind, scalar_literal
+from plait.frontend.tracing import Tracer, bind, bind1, scalar_literal
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod",
@@ -39,6 +40,9 @@ __all__ = [
 
 _SCALAR_TYPES = (int, float)
 
+# ml_dtypes.finfo (np.finfo extended to bfloat16 and the float8 types) is not annotated.
+_finfo: Callable[[np.dtype[Any]], np.finfo[Any]] = ml_dtypes.finfo
+
 
 def _fast_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
     """Operands needing no promotion: two arrays (traced or concrete) of one type,
@@ -54,13 +58,31 @@ def _fast_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
                 return x, y
             return None
         if ty in _SCALAR_TYPES and (ty is int or dt.is_inexact(ax.dtype)) and ax.dtype != dt.bool_:
-            return x, scalar_literal(y, ax.dtype) if ax.weak_type else _strong_literal(y, ax.dtype)
+            if ty is int and not _fits_default_int(y):
+                return None
+            try:
+                return x, scalar_literal(y, ax.dtype) if ax.weak_type else _strong_literal(
+                    y, ax.dtype)
+            except OverflowError:
+                return None  # (the slow path wraps it, or refuses it)
         return None
     if (ty is Tracer or ty is ArrayImpl) and tx in _SCALAR_TYPES:
         ay = y.aval
         if (tx is int or dt.is_inexact(ay.dtype)) and ay.dtype != dt.bool_:
-            return (scalar_literal(x, ay.dtype) if ay.weak_type else _strong_literal(x, ay.dtype)), y
+            if tx is int and not _fits_default_int(x):
+                return None
+            try:
+                return (scalar_literal(x, ay.dtype) if ay.weak_type else _strong_literal(
+                    x, ay.dtype)), y
+            except OverflowError:
+                return None
     return None
+
+
+def _fits_default_int(x: int) -> bool:
+    if _config.enable_x64:
+        return -0x8000000000000000 <= x <= 0x7FFFFFFFFFFFFFFF
+    return -0x80000000 <= x <= 0x7FFFFFFF
 
 
 _strong_cache: dict[tuple[type, Any, np.dtype[Any]], Literal] = {}
@@ -70,11 +92,13 @@ def _strong_literal(x: Any, dtype: np.dtype[Any]) -> Literal:
     # A Python scalar joining a strongly typed operand (the literal's dtype is
     # the operand's; its value stays the Python value, as JAX prints it).
     key = (type(x), x, dtype)
-    lit = _strong_cache.get(key) if type(x) is not float or x == x else None
+    # Not for nan (unequal to itself) nor zeros (0.0 == -0.0 would share an entry).
+    cached = type(x) is not float or (x == x and x != 0.0)
+    lit = _strong_cache.get(key) if cached else None
     if lit is None:
         weak = scalar_literal(x, dtype)
         lit = Literal(weak.value, weak.aval.strip_weak_type())
-        if len(_strong_cache) < 4096:
+        if cached and len(_strong_cache) < 4096:
             _strong_cache[key] = lit
     return lit
 
@@ -88,17 +112,17 @@ def _binary(name: str, prim: Primitive, op: Callable[[Any, Any], Any] | None = N
         if pair is not None and (not inexact or dt.is_inexact(pair[1].aval.dtype)) and (
                 not real or not dt.is_complex(pair[1].aval.dtype)):
             # Operands already agree (no bools here): bind directly.
-            return bind(prim, *pair)  # type: ignore[no-any-return]
+            return bind1(prim, *pair)
         check_arraylike(name, x, y)
         args = promote_to_inexact(name, x, y) if inexact else promote(name, x, y)
-        return as_array(slow(*args))  # type: ignore[no-any-return]
+        return as_array(slow(*args))
     ufunc.__name__ = name
     ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{name}`` with NumPy broadcasting and dtype promotion."
     return ufunc
 
 
-def _arg(name: str, x: Any, kind: str = "any") -> Any:
+def _arg(name: str, x: Any, kind: str = "any") -> Array:
     """The single operand ``x`` of ``name`` as an Array: ``kind`` ``'numeric'`` turns
     bools into the default int, ``'inexact'`` turns bools and integers into the
     default float (weak types are kept)."""
@@ -115,22 +139,22 @@ def _unary(name: str, prim: Primitive, inexact: bool = False) -> Callable[[Any],
         tx = type(x)
         if (tx is not Tracer and tx is not ArrayImpl) or (inexact and not dt.is_inexact(x.dtype)):
             x = _arg(name, x, "inexact" if inexact else "any")
-        return bind(prim, x)  # type: ignore[no-any-return]
+        return bind1(prim, x)
     ufunc.__name__ = name
     ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{name}``."
     return ufunc
 
 
-def _add(x: Any, y: Any) -> Any:
+def _add(x: Any, y: Any) -> Array:
     return lax.bitwise_or(x, y) if _is_bool(x) else lax.add(x, y)
 
 
-def _mul(x: Any, y: Any) -> Any:
+def _mul(x: Any, y: Any) -> Array:
     return lax.bitwise_and(x, y) if _is_bool(x) else lax.mul(x, y)
 
 
-def _sub(x: Any, y: Any) -> Any:
+def _sub(x: Any, y: Any) -> Array:
     if _is_bool(x):
         raise TypeError("subtract: the numpy boolean subtract (the - operator) is not "
                         "supported; use logical_xor or bitwise_xor instead")
@@ -142,18 +166,17 @@ subtract = _binary("subtract", P.sub_p, _sub)
 multiply = _binary("multiply", P.mul_p, _mul)
 true_divide = _binary("true_divide", P.div_p, inexact=True)
 divide = true_divide
-maximum = _binary("maximum", P.max_p)
-minimum = _binary("minimum", P.min_p)
+
 arctan2 = _binary("arctan2", P.atan2_p, inexact=True)
 nextafter = _binary("nextafter", P.nextafter_p, inexact=True)
 equal = _binary("equal", P.eq_p)
 not_equal = _binary("not_equal", P.ne_p)
 
 
-def _ordered(strict: Callable[[Any, Any], Any], op: Callable[[Any, Any], Any]
-             ) -> Callable[[Any, Any], Any]:
+def _ordered(strict: Callable[[Any, Any], Array], op: Callable[[Any, Any], Array]
+             ) -> Callable[[Any, Any], Array]:
     # Complex numbers compare lexicographically: real parts, then imaginary parts.
-    def compare(x: Any, y: Any) -> Any:
+    def compare(x: Any, y: Any) -> Array:
         if not dt.is_complex(dtype_of(x)):
             return op(x, y)
         xr, yr = lax.real(x), lax.real(y)
@@ -166,6 +189,20 @@ less = _binary("less", P.lt_p, _ordered(lax.lt, lax.lt), real=True)
 less_equal = _binary("less_equal", P.le_p, _ordered(lax.lt, lax.le), real=True)
 greater = _binary("greater", P.gt_p, _ordered(lax.gt, lax.gt), real=True)
 greater_equal = _binary("greater_equal", P.ge_p, _ordered(lax.gt, lax.ge), real=True)
+
+
+def _extremum(prim: Primitive, first_wins: Callable[[Any, Any], Array]
+              ) -> Callable[[Any, Any], Array]:
+    # Complex numbers are ordered lexicographically, as by the comparisons above.
+    def op(x: Any, y: Any) -> Array:
+        if not dt.is_complex(dtype_of(x)):
+            return bind1(prim, x, y)
+        return where(first_wins(x, y), x, y)
+    return op
+
+
+maximum = _binary("maximum", P.max_p, _extremum(P.max_p, _ordered(lax.gt, lax.ge)), real=True)
+minimum = _binary("minimum", P.min_p, _extremum(P.min_p, _ordered(lax.lt, lax.le)), real=True)
 bitwise_and = _binary("bitwise_and", P.and_p)
 bitwise_or = _binary("bitwise_or", P.or_p)
 bitwise_xor = _binary("bitwise_xor", P.xor_p)
@@ -175,24 +212,29 @@ def _is_bool(x: Any) -> bool:
     return bool(dtype_of(x) == dt.bool_)
 
 
-def _to_bool(x: Any) -> Any:
+def _to_bool(x: Any) -> Array:
     """``x != 0`` unless ``x`` is already boolean (the weak type is kept)."""
-    x = as_array(x)
-    if x.dtype == dt.bool_:
-        return x
-    return lax.ne(x, _lax_const(x, 0))
+    a = as_array(x)
+    if a.dtype == dt.bool_:
+        return a
+    return lax.ne(a, _lax_const(a, 0))
 
 
-def _const_like(x: Any, value: Any) -> Any:
+def _const_like(x: Any, value: Any) -> Literal:
     """A strongly typed scalar constant of ``x``'s dtype (as JAX's ``_constant_like``)."""
     d = dtype_of(x)
     if d == dt.bool_:
         return Literal(bool(value), ShapedArray((), d))
+    if dt.is_inexact(d):
+        # A NumPy constant of the dtype: its value is rounded to the dtype (a
+        # Python float keeps its double value, a float32 constant does not).
+        v = np.asarray(value).astype(d).item()
+        value = complex(v) if dt.is_complex(d) else float(v)
     lit = scalar_literal(value, d)
     return Literal(lit.value, ShapedArray((), d, False))
 
 
-def _lax_const(x: Any, value: Any) -> Any:
+def _lax_const(x: Any, value: Any) -> Literal:
     """A scalar constant of ``x``'s dtype, weakly typed when ``x`` is a weakly typed
     scalar (as JAX's ``lax._const``)."""
     a = as_array(x)
@@ -201,7 +243,7 @@ def _lax_const(x: Any, value: Any) -> Any:
     return _const_like(a, value)
 
 
-def _py(x: Any, value: Any) -> Any:
+def _py(x: Any, value: Any) -> Literal:
     """A weakly typed scalar of ``x``'s dtype: what a Python scalar operand becomes."""
     d = dtype_of(x)
     if d == dt.bool_:
@@ -209,11 +251,11 @@ def _py(x: Any, value: Any) -> Any:
     return scalar_literal(value, d)
 
 
-def _logical(name: str, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Array]:
+def _logical(name: str, op: Callable[[Any, Any], Array]) -> Callable[[Any, Any], Array]:
     def ufunc(x: Any, y: Any) -> Array:
         check_arraylike(name, x, y)
         a, b = promote(name, x, y)
-        return op(_to_bool(a), _to_bool(b))  # type: ignore[no-any-return]
+        return op(_to_bool(a), _to_bool(b))
     ufunc.__name__ = name
     ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{name}`` (nonzero is true)."
@@ -227,7 +269,7 @@ logical_xor = _logical("logical_xor", lax.bitwise_xor)
 
 def logical_not(x: Any) -> Array:
     """Elementwise logical not (nonzero is true)."""
-    return lax.bitwise_not(_to_bool(_arg("logical_not", x)))  # type: ignore[no-any-return]
+    return lax.bitwise_not(_to_bool(_arg("logical_not", x)))
 
 
 def invert(x: Any) -> Array:
@@ -235,7 +277,7 @@ def invert(x: Any) -> Array:
     x = _arg("invert", x)
     if not (dt.is_integer(x.dtype) or dt.is_bool(x.dtype)):
         raise TypeError(f"invert: expected an integer or bool array, but got {x.aval.str_short()}")
-    return lax.bitwise_not(x)  # type: ignore[no-any-return]
+    return lax.bitwise_not(x)
 
 
 bitwise_not = invert
@@ -247,12 +289,12 @@ def negative(x: Any) -> Array:
     if x.dtype == dt.bool_:
         raise TypeError("negative: expected a numeric array, but got a bool array; "
                         "use logical_not")
-    return lax.neg(x)  # type: ignore[no-any-return]
+    return lax.neg(x)
 
 
 def positive(x: Any) -> Array:
     """``+x`` (the value itself)."""
-    return _arg("positive", x)  # type: ignore[no-any-return]
+    return _arg("positive", x)
 
 
 sin = _unary("sin", P.sin_p, inexact=True)
@@ -281,7 +323,7 @@ def cbrt(x: Any) -> Array:
     x = _arg("cbrt", x, "inexact")
     if dt.is_complex(x.dtype):
         raise TypeError(f"cbrt: expected a real array, but got {x.aval.str_short()}")
-    return lax.cbrt(x)  # type: ignore[no-any-return]
+    return lax.cbrt(x)
 
 
 def _scaled_log(name: str, x: Any, scale: float) -> Array:
@@ -289,9 +331,9 @@ def _scaled_log(name: str, x: Any, scale: float) -> Array:
     r = lax.log(x)
     if dt.is_complex(x.dtype):
         re, im = lax.real(r), lax.imag(r)
-        return lax.complex(lax.mul(re, _const_like(re, scale)),  # type: ignore[no-any-return]
+        return lax.complex(lax.mul(re, _const_like(re, scale)),
                            lax.mul(im, _const_like(im, scale)))
-    return lax.mul(r, _const_like(r, scale))  # type: ignore[no-any-return]
+    return lax.mul(r, _const_like(r, scale))
 
 
 def log2(x: Any) -> Array:
@@ -301,8 +343,8 @@ def log2(x: Any) -> Array:
     if dt.is_complex(x.dtype):
         re, im = lax.real(r), lax.imag(r)
         ln2 = lax.log(_const_like(re, 2))
-        return lax.complex(lax.div(re, ln2), lax.div(im, ln2))  # type: ignore[no-any-return]
-    return lax.div(r, lax.log(_const_like(x, 2)))  # type: ignore[no-any-return]
+        return lax.complex(lax.div(re, ln2), lax.div(im, ln2))
+    return lax.div(r, lax.log(_const_like(x, 2)))
 
 
 def log10(x: Any) -> Array:
@@ -312,10 +354,10 @@ def log10(x: Any) -> Array:
 
 def abs(x: Any) -> Array:
     """Absolute value (magnitude for complex; identity for unsigned and bool)."""
-    x = _arg("abs", x)
-    if dt.is_unsigned(x.dtype) or dt.is_bool(x.dtype):
-        return x  # type: ignore[no-any-return]
-    return lax.abs(x)  # type: ignore[no-any-return]
+    a = _arg("abs", x)
+    if dt.is_unsigned(a.dtype) or dt.is_bool(a.dtype):
+        return a
+    return lax.abs(a)
 
 
 absolute = abs
@@ -328,18 +370,18 @@ def sign(x: Any) -> Array:
         raise TypeError(f"sign: expected a numeric array, but got {x.aval.str_short()}")
     if dt.is_unsigned(x.dtype):
         # StableHLO's sign takes no unsigned integers: 0 or 1.
-        return lax.convert_element_type(lax.ne(x, _py(x, 0)), x.dtype, x.weak_type)  # type: ignore[no-any-return]
-    return lax.sign(x)  # type: ignore[no-any-return]
+        return lax.convert_element_type(lax.ne(x, _py(x, 0)), x.dtype, x.weak_type)
+    return lax.sign(x)
 
 
-def _int_identity(name: str, op: Callable[[Any], Any]) -> Callable[[Any], Array]:
+def _int_identity(name: str, op: Callable[[Any], Array]) -> Callable[[Any], Array]:
     def ufunc(x: Any) -> Array:
-        x = _arg(name, x)
-        if not dt.is_inexact(x.dtype):
-            return x  # type: ignore[no-any-return]
-        if dt.is_complex(x.dtype):
-            raise TypeError(f"{name}: expected a real array, but got {x.aval.str_short()}")
-        return op(x)  # type: ignore[no-any-return]
+        a = _arg(name, x)
+        if not dt.is_inexact(a.dtype):
+            return a
+        if dt.is_complex(a.dtype):
+            raise TypeError(f"{name}: expected a real array, but got {a.aval.str_short()}")
+        return op(a)
     ufunc.__name__ = name
     ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{name}`` (integers and bools are returned unchanged)."
@@ -354,18 +396,18 @@ trunc = _int_identity("trunc", lambda x: where(lax.lt(x, _lax_const(x, 0)), lax.
 
 def round(x: Any, decimals: int = 0) -> Array:
     """Round half to even, to ``decimals`` decimals (real and imaginary parts apart)."""
-    x = _arg("round", x)
+    a = _arg("round", x)
     decimals = operator.index(decimals)
-    if dt.is_integer(x.dtype):
+    if dt.is_integer(a.dtype):
         if decimals < 0:
             raise NotImplementedError("round: integers to negative decimals are not supported")
-        return x  # type: ignore[no-any-return]
-    if not dt.is_inexact(x.dtype):
-        raise ValueError(f"round: expected a numeric array, but got {x.aval.str_short()}")
-    if decimals > np.log10(float(ml_dtypes.finfo(_real_dtype(x.dtype)).max)):
-        return x  # type: ignore[no-any-return]
+        return a
+    if not dt.is_inexact(a.dtype):
+        raise ValueError(f"round: expected a numeric array, but got {a.aval.str_short()}")
+    if decimals > np.log10(float(_finfo(_real_dtype(a.dtype)).max)):
+        return a
 
-    def round_real(v: Any) -> Any:
+    def round_real(v: Any) -> Array:
         if decimals == 0:
             return lax.round(v, lax.RoundingMethod.TO_NEAREST_EVEN)
         d = dtype_of(v)
@@ -377,36 +419,38 @@ def round(x: Any, decimals: int = 0) -> Array:
             out = lax.convert_element_type(out, d, as_array(out).weak_type)
         return out
 
-    if dt.is_complex(x.dtype):
-        return lax.complex(round_real(lax.real(x)), round_real(lax.imag(x)))  # type: ignore[no-any-return]
-    return round_real(x)  # type: ignore[no-any-return]
+    if dt.is_complex(a.dtype):
+        return lax.complex(round_real(lax.real(a)), round_real(lax.imag(a)))
+    return round_real(a)
 
 
 around = round
 
 
 def _real_dtype(d: np.dtype[Any]) -> np.dtype[Any]:
-    return {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(d, d)
+    complex_to_real: dict[np.dtype[Any], np.dtype[Any]] = {dt.complex64: dt.float32,
+                                                           dt.complex128: dt.float64}
+    return complex_to_real.get(d, d)
 
 
 def rint(x: Any) -> Array:
     """Round half to even; integers and bools become the default float."""
     x = _arg("rint", x)
     if not dt.is_inexact(x.dtype):
-        return lax.convert_element_type(x, dt.canonicalize(dt.float64))  # type: ignore[no-any-return]
+        return lax.convert_element_type(x, dt.canonicalize(dt.float64))
     if dt.is_complex(x.dtype):
-        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))  # type: ignore[no-any-return]
-    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)  # type: ignore[no-any-return]
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
 def square(x: Any) -> Array:
     """``x * x`` (bools become the default int)."""
-    return lax.integer_pow(_arg("square", x, "numeric"), 2)  # type: ignore[no-any-return]
+    return lax.integer_pow(_arg("square", x, "numeric"), 2)
 
 
 def reciprocal(x: Any) -> Array:
     """``1 / x``."""
-    return lax.integer_pow(_arg("reciprocal", x, "inexact"), -1)  # type: ignore[no-any-return]
+    return lax.integer_pow(_arg("reciprocal", x, "inexact"), -1)
 
 
 def isfinite(x: Any) -> Array:
@@ -415,8 +459,8 @@ def isfinite(x: Any) -> Array:
     if not dt.is_inexact(x.dtype):
         return _full_bool(x, True)
     if dt.is_complex(x.dtype):
-        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))  # type: ignore[no-any-return]
-    return lax.is_finite(x)  # type: ignore[no-any-return]
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
 
 
 def isinf(x: Any) -> Array:
@@ -426,19 +470,19 @@ def isinf(x: Any) -> Array:
         return _full_bool(x, False)
     if dt.is_complex(x.dtype):
         re, im = lax.real(x), lax.imag(x)
-        return lax.bitwise_or(lax.eq(lax.abs(re), _const_like(re, float("inf"))),  # type: ignore[no-any-return]
+        return lax.bitwise_or(lax.eq(lax.abs(re), _const_like(re, float("inf"))),
                               lax.eq(lax.abs(im), _const_like(im, float("inf"))))
-    return lax.eq(lax.abs(x), _const_like(x, float("inf")))  # type: ignore[no-any-return]
+    return lax.eq(lax.abs(x), _const_like(x, float("inf")))
 
 
 def isnan(x: Any) -> Array:
     """Whether each element is NaN."""
     x = _arg("isnan", x)
-    return lax.ne(x, x)  # type: ignore[no-any-return]
+    return lax.ne(x, x)
 
 
 def _full_bool(x: Any, value: bool) -> Array:
-    return lax.broadcast_in_dim(Literal(value, ShapedArray((), dt.bool_)), x.shape, ())  # type: ignore[no-any-return]
+    return lax.broadcast_in_dim(Literal(value, ShapedArray((), dt.bool_)), x.shape, ())
 
 
 def signbit(x: Any) -> Array:
@@ -447,14 +491,14 @@ def signbit(x: Any) -> Array:
     if dt.is_bool(x.dtype):
         return _full_bool(x, False)
     if dt.is_integer(x.dtype):
-        return lax.lt(x, _const_like(x, 0))  # type: ignore[no-any-return]
+        return lax.lt(x, _const_like(x, 0))
     if dt.is_complex(x.dtype):
         raise ValueError(f"signbit: not well defined for {x.dtype}")
     # A zero is replaced by its reciprocal, which keeps the sign (-0.0 -> -inf); a
     # NaN by copysign(1, nan) computed from its bits is not available, so NaN
     # signs follow the comparison below.
     signed = where(lax.eq(x, _const_like(x, 0)), lax.div(_const_like(x, 1), x), x)
-    return lax.lt(signed, _const_like(x, 0))  # type: ignore[no-any-return]
+    return lax.lt(signed, _const_like(x, 0))
 
 
 def copysign(x: Any, y: Any) -> Array:
@@ -482,7 +526,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Array:
         x, y = _broadcast_all(x, y)
     else:
         c, x, y = _broadcast_all(c, x, y)
-    return lax.select_n(c, y, x)  # type: ignore[no-any-return]
+    return lax.select_n(c, y, x)
 
 
 def _broadcast_all(*args: Any) -> list[Any]:
@@ -500,28 +544,28 @@ def clip(arr: Any, min: Any = None, max: Any = None) -> Array:
         arr = maximum(min, arr)
     if max is not None:
         arr = minimum(max, arr)
-    return as_array(arr)  # type: ignore[no-any-return]
+    return as_array(arr)
 
 
 def real(x: Any) -> Array:
     """The real part."""
     x = _arg("real", x)
-    return lax.real(x) if dt.is_complex(x.dtype) else x  # type: ignore[no-any-return]
+    return lax.real(x) if dt.is_complex(x.dtype) else x
 
 
 def imag(x: Any) -> Array:
     """The imaginary part (zeros for real arrays)."""
     x = _arg("imag", x)
     if dt.is_complex(x.dtype):
-        return lax.imag(x)  # type: ignore[no-any-return]
+        return lax.imag(x)
     zero = scalar_literal(0, x.dtype) if x.weak_type else _const_like(x, 0)
-    return lax.broadcast_in_dim(zero, x.shape, ())  # type: ignore[no-any-return]
+    return lax.broadcast_in_dim(zero, x.shape, ())
 
 
 def conj(x: Any) -> Array:
     """The complex conjugate."""
     x = _arg("conj", x)
-    return lax.conj(x) if dt.is_complex(x.dtype) else x  # type: ignore[no-any-return]
+    return lax.conj(x) if dt.is_complex(x.dtype) else x
 
 
 conjugate = conj
@@ -533,18 +577,18 @@ def floor_divide(x: Any, y: Any) -> Array:
     x, y = promote_numeric("floor_divide", x, y)
     d = dtype_of(x)
     if dt.is_unsigned(d):
-        return as_array(lax.div(x, y))  # type: ignore[no-any-return]
+        return as_array(lax.div(x, y))
     if dt.is_integer(d):
         quotient = lax.div(x, y)
         adjust = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)),
                                  lax.ne(lax.rem(x, y), _py(x, 0)))
-        return where(adjust, lax.sub(quotient, _py(quotient, 1)), quotient)  # type: ignore[no-any-return]
+        return where(adjust, lax.sub(quotient, _py(quotient, 1)), quotient)
     if dt.is_complex(d):
         raise TypeError("floor_divide does not support complex-valued inputs")
-    return _float_divmod(x, y)[0]  # type: ignore[no-any-return]
+    return _float_divmod(x, y)[0]
 
 
-def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
+def _float_divmod(x: Any, y: Any) -> tuple[Array, Array]:
     mod = lax.rem(x, y)
     x_corrected = where(lax.eq(y, _py(y, 0)), x, lax.sub(x, mod))
     div = lax.div(x_corrected, y)
@@ -564,13 +608,13 @@ def remainder(x: Any, y: Any) -> Array:
     trunc_mod = lax.rem(x, y)
     nonzero = lax.ne(trunc_mod, zero)
     do_plus = lax.bitwise_and(lax.ne(lax.lt(trunc_mod, zero), lax.lt(y, zero)), nonzero)
-    return lax.select_n(do_plus, trunc_mod, lax.add(trunc_mod, y))  # type: ignore[no-any-return]
+    return lax.select_n(do_plus, trunc_mod, lax.add(trunc_mod, y))
 
 
 mod = remainder
 
 
-def _ones_like(x: Any) -> Any:
+def _ones_like(x: Any) -> Array:
     # A one with x's shape, dtype and weak type (as JAX's ``lax._ones``).
     a = as_array(x)
     one = scalar_literal(1, a.dtype) if a.weak_type else _const_like(a, 1)
@@ -580,31 +624,34 @@ def _ones_like(x: Any) -> Any:
 def fmod(x: Any, y: Any) -> Array:
     """Remainder with the sign of the dividend (C's ``fmod``)."""
     check_arraylike("fmod", x, y)
+    # (Only integer operands get their zero divisors replaced: bools promoted to
+    # integers keep them, and XLA's remainder by zero gives the dividend.)
+    integer = dt.is_integer(dtype_of(promote_dtypes("fmod", x, y)[0]))
     x, y = promote_numeric("fmod", x, y)
-    if dt.is_integer(dtype_of(y)):
+    if integer:
         y = where(lax.eq(y, _py(y, 0)), _ones_like(y), y)
-    return lax.rem(x, y)  # type: ignore[no-any-return]
+    return lax.rem(x, y)
 
 
 def power(x: Any, y: Any) -> Array:
     """``x ** y``; a concrete integer exponent becomes ``integer_pow``."""
     check_arraylike("power", x, y)
-    if type(y) is not Tracer:
+    if type(y) is not Tracer and not (isinstance(y, Array) and y.dtype == dt.bool_):
         try:
             k = operator.index(y)
         except TypeError:
             pass
         else:
             x, = promote_numeric("power", x)
-            return lax.integer_pow(as_array(x), k)  # type: ignore[no-any-return]
+            return lax.integer_pow(as_array(x), k)
     xs, ys = broadcast_ranks([x, y])
     xp, yp = promote_numeric("power", xs, ys)
     d = dtype_of(xp)
     if dt.is_integer(d):
         return _pow_int_int(xp, yp)
     if dt.is_inexact(dtype_of(xs)) and dt.is_integer(dtype_of(ys)):
-        return lax.pow(xs, ys)  # type: ignore[no-any-return]
-    return lax.pow(xp, yp)  # type: ignore[no-any-return]
+        return lax.pow(xs, ys)
+    return lax.pow(xp, yp)
 
 
 def _pow_int_int(x: Any, y: Any) -> Array:
@@ -619,7 +666,7 @@ def _pow_int_int(x: Any, y: Any) -> Array:
         bit = lax.ne(lax.bitwise_and(y, _const_like(y, 1 << k)), zero)
         acc = where(bit, lax.mul(acc, base), acc)
         base = lax.mul(base, base)
-    return as_array(acc)  # type: ignore[no-any-return]
+    return as_array(acc)
 
 
 def logaddexp(x: Any, y: Any) -> Array:
@@ -635,9 +682,9 @@ def logaddexp(x: Any, y: Any) -> Array:
         pi, two_pi = _lax_const(im, np.pi), _lax_const(im, 2 * np.pi)
         r = lax.rem(lax.add(im, pi), two_pi)
         r = lax.select_n(lax.lt(r, _lax_const(r, 0)), r, lax.add(r, two_pi))
-        return lax.complex(lax.real(out), lax.sub(r, pi))  # type: ignore[no-any-return]
+        return lax.complex(lax.real(out), lax.sub(r, pi))
     delta = lax.sub(x, y)
-    return lax.select_n(lax.ne(delta, delta),  # type: ignore[no-any-return]
+    return lax.select_n(lax.ne(delta, delta),
                         lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
                         lax.add(x, y))
 
@@ -662,13 +709,13 @@ def hypot(x: Any, y: Any) -> Array:
 def deg2rad(x: Any) -> Array:
     """Degrees to radians."""
     x = _arg("deg2rad", x, "inexact")
-    return lax.mul(x, _lax_const(x, np.pi / 180))  # type: ignore[no-any-return]
+    return lax.mul(x, _lax_const(x, np.pi / 180))
 
 
 def rad2deg(x: Any) -> Array:
     """Radians to degrees."""
     x = _arg("rad2deg", x, "inexact")
-    return lax.mul(x, _lax_const(x, 180 / np.pi))  # type: ignore[no-any-return]
+    return lax.mul(x, _lax_const(x, 180 / np.pi))
 
 
 def heaviside(x: Any, h0: Any) -> Array:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait.ir import dtypes as dt
-from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.effects import Effect
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import ParamDef, Params, decode_bool, decode_int
@@ -132,18 +132,20 @@ def _while_rule(*args: ShapedArray, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJ
     return join_weak(carry, body_jaxpr.out_avals)
 
 
+# Declared in JAX's bind order: the printer names shared jaxprs in declaration
+# order, so ``cond_jaxpr`` must come first to print as JAX does.
 while_p = Primitive("while", _while_rule, (
-    ParamDef("body_jaxpr", decode=_decode_jaxpr),
-    ParamDef("body_nconsts", decode=decode_int),
-    ParamDef("cond_jaxpr", decode=_decode_jaxpr),
     ParamDef("cond_nconsts", decode=decode_int),
+    ParamDef("cond_jaxpr", decode=_decode_jaxpr),
+    ParamDef("body_nconsts", decode=decode_int),
+    ParamDef("body_jaxpr", decode=_decode_jaxpr),
 ), multiple_results=True, effects_rule=_body_effects)
 
 
 def _decode_unroll(value: Any) -> int | bool:
-    if type(value) not in (int, bool):
-        raise ValueError(f"expected an int or bool unroll, but got {value!r}")
-    return value  # type: ignore[no-any-return]
+    if type(value) is int or type(value) is bool:
+        return value
+    raise ValueError(f"expected an int or bool unroll, but got {value!r}")
 
 
 def _scan_rule(*args: ShapedArray, jaxpr: ClosedJaxpr, length: int, reverse: bool,
@@ -167,8 +169,7 @@ def _scan_rule(*args: ShapedArray, jaxpr: ClosedJaxpr, length: int, reverse: boo
     if not same_types(outs[:num_carry], carry):
         fail(f"expected the scan body to return the carry types {_types(carry)}, but it returns "
              f"{_types(outs[:num_carry])}")
-    ys = tuple(y.update(shape=(length,) + y.shape) for y in outs[num_carry:]  # type: ignore[attr-defined]
-               )
+    ys = tuple(y.update(shape=(length,) + y.shape) for y in map(shaped, outs[num_carry:]))
     return join_weak(carry, outs[:num_carry]) + ys
 
 

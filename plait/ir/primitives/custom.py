@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from plait.errors import TransformError
 from plait.ir.avals import AbstractValue
 from plait.ir.jaxpr import ClosedJaxpr, Eqn
 from plait.ir.params import ParamDef, decode_bool, decode_int, decode_str
@@ -24,7 +25,7 @@ from plait.ir.primitives._typing import fail
 from plait.ir.primitives.control_flow import same_types
 
 __all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "remat_p", "RematPolicy",
-           "POLICIES"]
+           "POLICIES", "nonlinear_bwd_error"]
 
 
 def _decode_jaxpr(value: Any) -> ClosedJaxpr:
@@ -80,6 +81,15 @@ def _custom_lin_rule(*avals: AbstractValue, name: str, num_res: int, bwd_jaxpr: 
     if not same_types(bwd_jaxpr.out_avals, avals[num_res:]):
         fail(f"expected tangents {_types(bwd_jaxpr.out_avals)}, but got {_types(avals[num_res:])}")
     return b_in[num_res:]
+
+
+def nonlinear_bwd_error(name: str) -> TransformError:
+    """Raised where a ``custom_lin`` without ``fwd_lin_jaxpr`` would have to run forward."""
+    return TransformError(
+        f"forward-mode differentiation (jvp, jacfwd, hessian) of the custom_vjp function {name} "
+        "needs the transpose of its backward function, but the backward function is not linear "
+        "in its cotangent argument (it clips, branches on or otherwise transforms the "
+        "cotangent non-linearly); use reverse mode (grad, vjp, jacrev) instead")
 
 
 custom_lin_p = Primitive("custom_lin", _custom_lin_rule, (

@@ -9,7 +9,7 @@ import numpy as np
 from plait.ir.avals import ShapedArray
 from plait.ir.params import ParamDef, decode_nested_ints, decode_none, decode_optional_dtype
 from plait.ir.primitive import Primitive
-from plait.ir.primitives._typing import NUM, check_axes, check_dtype, check_same_dtypes, fail
+from plait.ir.primitives._typing import ANY, check_axes, check_dtype, check_same_dtypes, fail
 
 DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
                          tuple[tuple[int, ...], tuple[int, ...]]]
@@ -24,8 +24,8 @@ def _encode_dimension_numbers(dn: DimensionNumbers) -> str:
 def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: DimensionNumbers,
                       precision: None, preferred_element_type: np.dtype[Any] | None,
                       out_sharding: None) -> tuple[ShapedArray, ...]:
-    check_dtype(lhs, NUM, "lhs")
-    check_dtype(rhs, NUM, "rhs")
+    check_dtype(lhs, ANY, "lhs")  # bool too, as JAX: or of ands
+    check_dtype(rhs, ANY, "rhs")
     check_same_dtypes([lhs, rhs])
     try:
         (lc, rc), (lb, rb) = dimension_numbers

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.params import (Derived, ParamDef, decode_dtype, decode_int, decode_ints,
                              decode_nested_ints, decode_none, decode_optional_ints)
 from plait.ir.primitive import Primitive
@@ -16,7 +16,7 @@ from plait.ir.primitives._typing import (ANY, INT, check_axes, check_dtype, chec
 
 
 def _out_shape(_: Sequence[AbstractValue], outs: Sequence[AbstractValue]) -> tuple[int, ...]:
-    return outs[0].shape  # type: ignore[attr-defined, no-any-return]
+    return shaped(outs[0]).shape
 
 
 def _check_shape(shape: Any, what: str = "shape") -> None:
@@ -174,7 +174,8 @@ def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray,
     if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape)):
         fail(f"expected an update no larger than {x.str_short()}, but got {update.str_short()}")
     _check_indices(x, indices)
-    return (x,)
+    weak = x.weak_type and update.weak_type and all(i.weak_type for i in indices)  # as JAX
+    return (x.update(weak_type=weak),)
 
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice", _dynamic_update_slice_rule)

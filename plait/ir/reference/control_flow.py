@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from plait.errors import JaxprTypeError
 from plait.ir import primitives as P
+from plait.ir.primitives.custom import nonlinear_bwd_error
+from plait.ir.avals import shaped_avals
 from plait.ir.interpreter import eval_jaxpr, impl_rules
 from plait.ir.jaxpr import ClosedJaxpr
 
@@ -17,7 +18,9 @@ def _run(j: ClosedJaxpr, *args: Any) -> list[np.ndarray]:
 
 
 def _cond(index: np.ndarray, *ops: np.ndarray, branches: tuple[ClosedJaxpr, ...]) -> list[np.ndarray]:
-    i = int(np.clip(int(index), 0, len(branches) - 1))
+    i = int(index)
+    if not 0 <= i < len(branches):
+        i = len(branches) - 1  # XLA's case runs the last branch for any index out of range
     return _run(branches[i], *ops)
 
 
@@ -37,7 +40,7 @@ def _scan(*args: np.ndarray, jaxpr: ClosedJaxpr, length: int, reverse: bool, num
     carry = list(args[num_consts:num_consts + num_carry])
     xs = args[num_consts + num_carry:]
     ys: list[list[np.ndarray]] = []
-    out_avals = jaxpr.out_avals[num_carry:]
+    out_avals = shaped_avals(jaxpr.out_avals[num_carry:])
     for step in range(length):
         i = length - 1 - step if reverse else step
         outs = _run(jaxpr, *consts, *carry, *[x[i] for x in xs])
@@ -46,7 +49,7 @@ def _scan(*args: np.ndarray, jaxpr: ClosedJaxpr, length: int, reverse: bool, num
     if reverse:
         ys.reverse()
     stacked = [np.stack([y[k] for y in ys]) if ys else
-               np.zeros((0,) + a.shape, a.dtype)  # type: ignore[attr-defined]
+               np.zeros((0,) + a.shape, a.dtype)
                for k, a in enumerate(out_avals)]
     return carry + stacked
 
@@ -58,10 +61,7 @@ def _call(*args: np.ndarray, call_jaxpr: ClosedJaxpr, **_: Any) -> list[np.ndarr
 def _custom_lin(*args: np.ndarray, name: str, num_res: int, bwd_jaxpr: ClosedJaxpr,
                 fwd_lin_jaxpr: ClosedJaxpr | None) -> list[np.ndarray]:
     if fwd_lin_jaxpr is None:
-        raise JaxprTypeError(
-            f"the custom_vjp backward function of {name} is not linear in its cotangents, so "
-            "forward-mode differentiation (jvp, jacfwd, hessian) of it is not possible; use "
-            "reverse mode (grad, vjp, jacrev)")
+        raise nonlinear_bwd_error(name)
     return _run(fwd_lin_jaxpr, *args)
 
 

@@ -26,7 +26,7 @@ def _ignore_params(fn: Callable[..., Any]) -> Callable[..., Any]:
     return lambda *xs, **_: fn(*xs)
 
 
-for _prim, _fn in [
+_UNPARAMETRIZED: list[tuple[Primitive, Callable[..., Any]]] = [
     (P.neg_p, np.negative), (P.floor_p, np.floor), (P.ceil_p, np.ceil),
     (P.is_finite_p, np.isfinite), (P.exp_p, np.exp), (P.exp2_p, np.exp2), (P.log_p, np.log),
     (P.log1p_p, np.log1p), (P.expm1_p, np.expm1), (P.tanh_p, np.tanh), (P.sin_p, np.sin),
@@ -37,7 +37,8 @@ for _prim, _fn in [
     (P.copy_p, np.copy), (P.add_p, np.add), (P.sub_p, np.subtract), (P.atan2_p, np.arctan2),
     (P.eq_p, np.equal), (P.ne_p, np.not_equal), (P.lt_p, np.less), (P.le_p, np.less_equal),
     (P.gt_p, np.greater), (P.ge_p, np.greater_equal),
-]:
+]
+for _prim, _fn in _UNPARAMETRIZED:
     _def(_prim, _ignore_params(_fn))
 
 
@@ -51,7 +52,7 @@ def _sign(x: np.ndarray) -> np.ndarray:
         return np.where(mag == 0, x, out)
     if dt.is_inexact(x.dtype):
         return np.where(x == 0, x, np.sign(x))  # sign(-0.0) is -0.0
-    return np.sign(x)
+    return np.asarray(np.sign(x))
 
 
 _def(P.sign_p, _sign)
@@ -66,7 +67,7 @@ _def(P.xor_p, lambda x, y: np.logical_xor(x, y) if x.dtype == dt.bool_ else np.b
 def _mul(x: np.ndarray, y: np.ndarray, out_dtype: np.dtype[Any] | None) -> np.ndarray:
     if out_dtype is not None:  # the operands are converted first, as JAX lowers it
         x, y = _convert(x, out_dtype), _convert(y, out_dtype)
-    return np.multiply(x, y)
+    return np.asarray(np.multiply(x, y))
 
 
 _def(P.mul_p, _mul)
@@ -88,7 +89,7 @@ def _round(x: np.ndarray, rounding_method: RoundingMethod) -> np.ndarray:
         return np.round(x)
     # x - trunc(x) is exact, unlike x + 0.5 (wrong just below 0.5 and above 2**23).
     t = np.trunc(x)
-    return np.where(np.abs(x - t) >= np.asarray(0.5, x.dtype), t + np.sign(x), t)
+    return np.asarray(np.where(np.abs(x - t) >= np.asarray(0.5, x.dtype), t + np.sign(x), t))
 
 
 _def(P.round_p, _round)
@@ -108,14 +109,14 @@ def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         safe = _int_divisor(x, y)
         q = (x - np.fmod(x, safe)) // safe
         return np.where(y == 0, np.array(-1).astype(x.dtype), q)
-    return np.divide(x, y)
+    return np.asarray(np.divide(x, y))
 
 
 def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     # The sign of the dividend, as C's fmod; for integers x % 0 is x, INT_MIN % -1 is 0.
     if dt.is_integer(x.dtype):
         return np.where(y == 0, x, np.fmod(x, _int_divisor(x, y)))
-    return np.fmod(x, y)
+    return np.asarray(np.fmod(x, y))
 
 
 _def(P.div_p, _div)
@@ -136,7 +137,7 @@ def max_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """XLA's max: NaN wins, and +0.0 is above -0.0."""
     if dt.is_complex(x.dtype):
         return _pick_complex(x, y, greater=True)
-    out = np.maximum(x, y)
+    out: np.ndarray = np.maximum(x, y)
     if dt.is_float(x.dtype):
         out = np.where((x == 0) & (y == 0), x + y, out)  # -0 + -0 is the only -0
     return out
@@ -146,7 +147,7 @@ def min_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """XLA's min: NaN wins, and -0.0 is below +0.0."""
     if dt.is_complex(x.dtype):
         return _pick_complex(x, y, greater=False)
-    out = np.minimum(x, y)
+    out: np.ndarray = np.minimum(x, y)
     if dt.is_float(x.dtype):
         out = np.where((x == 0) & (y == 0), -(-x - y), out)
     return out
@@ -160,7 +161,7 @@ _def(P.nextafter_p, lambda x, y: np.where(x == y, y, np.nextafter(x, y)))
 
 def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     # An integer exponent is converted to the base's dtype, as JAX lowers it.
-    return np.power(x, y.astype(x.dtype))
+    return np.asarray(np.power(x, y.astype(x.dtype)))
 
 
 _def(P.pow_p, _pow)
@@ -193,7 +194,7 @@ def _convert(x: np.ndarray, new_dtype: np.dtype[Any], weak_type: bool = False,
     if dt.is_complex(x.dtype) and not dt.is_complex(new_dtype):
         x = np.real(x)  # as JAX lowers it, bool included
     if new_dtype == dt.bool_:
-        return x != 0
+        return np.asarray(x != 0)
     if dt.is_integer(new_dtype) and dt.is_float(x.dtype):
         # XLA: NaN becomes 0, out-of-range values saturate, the rest truncate.
         # The bounds are compared as floats: float(2**63 - 1) rounds up to 2**63.

@@ -14,7 +14,7 @@ from plait.ir.reference.elementwise import _def, max_, min_
 
 def _reduce_sum(x: np.ndarray, *, axes: tuple[int, ...], **_: Any) -> np.ndarray:
     # XLA starts from +0.0, so a sum of -0.0s is +0.0; adding 0 gives the same.
-    return np.sum(x, axis=axes, dtype=x.dtype) + np.zeros((), x.dtype)
+    return np.asarray(np.sum(x, axis=axes, dtype=x.dtype) + np.zeros((), x.dtype))
 
 
 def _scan(x: np.ndarray, axis: int, op: Any) -> np.ndarray:
@@ -46,7 +46,7 @@ def _extremum(is_max: bool) -> Any:
         if dt.is_complex(d):  # a left fold of the lexicographic max/min
             flat = np.moveaxis(x, axes, tuple(range(len(kept), x.ndim))).reshape(kept + (-1,))
             return _scan(flat, flat.ndim - 1, max_ if is_max else min_)[..., -1]
-        out = np.max(x, axis=axes) if is_max else np.min(x, axis=axes)  # NaN propagates
+        out: np.ndarray = np.max(x, axis=axes) if is_max else np.min(x, axis=axes)  # NaN wins
         if dt.is_float(d):
             out = _signed_zeros(out, x, is_max, lambda m: np.any(m, axis=axes))
         return out
@@ -124,7 +124,8 @@ def _broadcast_in_dim(x: np.ndarray, *, shape: tuple[int, ...],
 _def(P.broadcast_in_dim_p, _broadcast_in_dim)
 
 
-def _reshape(x: np.ndarray, *, new_sizes: tuple[int, ...], dimensions: Any, sharding: None) -> np.ndarray:
+def _reshape(x: np.ndarray, *, new_sizes: tuple[int, ...], dimensions: Any,
+             sharding: None) -> np.ndarray:
     if dimensions is not None:
         x = np.transpose(x, dimensions)
     return x.reshape(new_sizes)
@@ -222,12 +223,13 @@ def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers: Any, pr
     rfree = "".join(c for i, c in enumerate(rhs_s) if i not in rc and i not in rb)
     spec = f"{''.join(lhs_s)},{''.join(rhs_s)}->{batch}{lfree}{rfree}"
     out_dtype = preferred_element_type or lhs.dtype
-    compute = np.float64 if dt.is_float(out_dtype) and out_dtype.itemsize <= 8 else None
+    # Exact or wider accumulation, rounded once: within XLA's rounding of its own order.
+    compute: type[np.generic] = np.float64
     if dt.is_integer(out_dtype) or dt.is_bool(out_dtype):
         compute = np.int64
     if dt.is_complex(out_dtype):
         compute = np.complex128
-    return np.einsum(spec, lhs.astype(compute), rhs.astype(compute)).astype(out_dtype)
+    return np.asarray(np.einsum(spec, lhs.astype(compute), rhs.astype(compute)).astype(out_dtype))
 
 
 _def(P.dot_general_p, _dot_general)
@@ -249,4 +251,4 @@ def _sort(*xs: np.ndarray, dimension: int, is_stable: bool, num_keys: int) -> li
     return outs
 
 
-impl_rules[P.sort_p] = _sort  # type: ignore[assignment]
+impl_rules[P.sort_p] = _sort

@@ -8,13 +8,13 @@ from typing import Any
 from plait.ir import primitives as P
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering.emitter import Value, tensor_type
-from plait.lowering.lower import LoweringContext, lower_sub_jaxpr, module_name
+from plait.lowering.lower import LoweringContext, lower_sub_jaxpr, symbol
 from plait.lowering.rules._util import register
 
 
 @register(P.jit_p)
 def _jit(ctx: LoweringContext, *args: Value, name: str, jaxpr: ClosedJaxpr,
          **_: Any) -> Sequence[Value]:
-    callee = lower_sub_jaxpr(ctx.module, module_name(name)[len("jit_"):], jaxpr)
+    callee = lower_sub_jaxpr(ctx.module, name, jaxpr)
     return ctx.fn.op("func.call", list(args), [tensor_type(a) for a in ctx.avals_out],
-                     f"callee = @{callee}")
+                     f"callee = {symbol(callee)}")

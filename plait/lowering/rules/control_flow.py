@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from plait.errors import JaxprTypeError
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
+from plait.ir.primitives.custom import nonlinear_bwd_error
 from plait.ir.avals import ShapedArray
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering.emitter import Value, i64_array, tensor_type
@@ -58,7 +58,8 @@ def _index(fn: Any, i: Value, length: int, reverse: bool) -> Value:
     if not reverse:
         return i
     last = fn.constant(length - 1, ShapedArray((), _I32))
-    return fn.op1("stablehlo.subtract", [last, i], scalar_type(_I32))
+    out: Value = fn.op1("stablehlo.subtract", [last, i], scalar_type(_I32))
+    return out
 
 
 @register(P.scan_p)
@@ -124,8 +125,5 @@ register(P.remat_p)(_inline("jaxpr"))
 def _custom_lin(ctx: LoweringContext, *args: Value, name: str, num_res: int,
                 bwd_jaxpr: ClosedJaxpr, fwd_lin_jaxpr: ClosedJaxpr | None) -> Sequence[Value]:
     if fwd_lin_jaxpr is None:
-        raise JaxprTypeError(
-            f"the custom_vjp backward function of {name} is not linear in its cotangents, so "
-            "forward-mode differentiation (jvp, jacfwd, hessian) of it is not possible; use "
-            "reverse mode (grad, vjp, jacrev)")
+        raise nonlinear_bwd_error(name)
     return lower_body(ctx.module, ctx.fn, fwd_lin_jaxpr.jaxpr, [], list(args))

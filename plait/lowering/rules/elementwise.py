@@ -17,12 +17,12 @@ from plait.lowering.lower import LoweringContext, lowering_rules
 from plait.lowering.rules._util import aval, broadcast_to, compare, nary, register
 
 _SIMPLE = {
-    P.neg_p: "stablehlo.negate", P.sign_p: "stablehlo.sign", P.floor_p: "stablehlo.floor",
+    P.neg_p: "stablehlo.negate", P.floor_p: "stablehlo.floor",
     P.ceil_p: "stablehlo.ceil", P.is_finite_p: "stablehlo.is_finite",
     P.exp_p: "stablehlo.exponential", P.log_p: "stablehlo.log",
     P.log1p_p: "stablehlo.log_plus_one", P.expm1_p: "stablehlo.exponential_minus_one",
-    P.tanh_p: "stablehlo.tanh", P.logistic_p: "stablehlo.logistic", P.sin_p: "stablehlo.sine",
-    P.cos_p: "stablehlo.cosine", P.tan_p: "chlo.tan", P.asin_p: "chlo.asin",
+    P.tanh_p: "stablehlo.tanh", P.sin_p: "stablehlo.sine",
+    P.cos_p: "stablehlo.cosine", P.tan_p: "stablehlo.tan", P.asin_p: "chlo.asin",
     P.acos_p: "chlo.acos", P.atan_p: "chlo.atan", P.sinh_p: "chlo.sinh", P.cosh_p: "chlo.cosh",
     P.asinh_p: "chlo.asinh", P.acosh_p: "chlo.acosh", P.atanh_p: "chlo.atanh",
     P.sqrt_p: "stablehlo.sqrt", P.rsqrt_p: "stablehlo.rsqrt", P.cbrt_p: "stablehlo.cbrt",
@@ -53,11 +53,37 @@ def _conj(ctx: LoweringContext, x: Value) -> Sequence[Value]:
     return [ctx.fn.op1("stablehlo.complex", [re, neg], tensor_type(out))]
 
 
+def _full(ctx: LoweringContext, value: Any, out: ShapedArray) -> Value:
+    """A constant of ``out``'s type holding ``value`` everywhere (a broadcast scalar)."""
+    scalar = ShapedArray((), out.dtype)
+    return broadcast_to(ctx.fn, ctx.fn.constant(value, scalar), scalar, out.shape)
+
+
+@register(P.sign_p)
+def _sign(ctx: LoweringContext, x: Value) -> Sequence[Value]:
+    out = aval(ctx.avals_out[0])
+    if not dt.is_unsigned(out.dtype):
+        return [ctx.fn.op1("stablehlo.sign", [x], tensor_type(out))]
+    # StableHLO's sign takes no unsigned integers: 0 where x == 0, else 1 (as JAX lowers it).
+    zero = _full(ctx, 0, out)
+    is_zero = compare(ctx.fn, "EQ", x, zero, out.dtype, out.shape)
+    return [ctx.fn.op1("stablehlo.select", [is_zero, zero, _full(ctx, 1, out)], tensor_type(out))]
+
+
+@register(P.logistic_p)
+def _logistic(ctx: LoweringContext, x: Value, accuracy: None) -> Sequence[Value]:
+    # 1 / (1 + exp(-x)), as JAX lowers it (it avoids stablehlo.logistic for its numerics).
+    out = aval(ctx.avals_out[0])
+    ty = tensor_type(out)
+    e = ctx.fn.op1("stablehlo.exponential", [ctx.fn.op1("stablehlo.negate", [x], ty)], ty)
+    denom = ctx.fn.op1("stablehlo.add", [_full(ctx, 1, out), e], ty)
+    return [ctx.fn.op1("stablehlo.divide", [_full(ctx, 1, out), denom], ty)]
+
+
 @register(P.exp2_p)
 def _exp2(ctx: LoweringContext, x: Value, accuracy: None) -> Sequence[Value]:
     out = aval(ctx.avals_out[0])
-    ln2 = ctx.fn.constant(math.log(2.0), ShapedArray((), out.dtype))
-    ln2 = broadcast_to(ctx.fn, ln2, ShapedArray((), out.dtype), out.shape)
+    ln2 = _full(ctx, math.log(2.0), out)
     scaled = ctx.fn.op1("stablehlo.multiply", [ln2, x], tensor_type(out))
     return [ctx.fn.op1("stablehlo.exponential", [scaled], tensor_type(out))]
 
@@ -85,8 +111,7 @@ def _integer_pow(ctx: LoweringContext, x: Value, y: int) -> Sequence[Value]:
     out = aval(ctx.avals_out[0])
     ty = tensor_type(out)
     if y == 0:
-        one = ctx.fn.constant(1, ShapedArray((), out.dtype))
-        return [broadcast_to(ctx.fn, one, ShapedArray((), out.dtype), out.shape)]
+        return [_full(ctx, 1, out)]
     # Binary exponentiation: square the base, multiply in the set bits.
     acc: Value | None = None
     base, n = x, abs(y)
@@ -98,9 +123,7 @@ def _integer_pow(ctx: LoweringContext, x: Value, y: int) -> Sequence[Value]:
             base = ctx.fn.op1("stablehlo.multiply", [base, base], ty)
     assert acc is not None
     if y < 0:
-        one = broadcast_to(ctx.fn, ctx.fn.constant(1, ShapedArray((), out.dtype)),
-                           ShapedArray((), out.dtype), out.shape)
-        acc = ctx.fn.op1("stablehlo.divide", [one, acc], ty)
+        acc = ctx.fn.op1("stablehlo.divide", [_full(ctx, 1, out), acc], ty)
     return [acc]
 
 
@@ -152,6 +175,8 @@ def _convert(ctx: LoweringContext, x: Value, new_dtype: np.dtype[Any], weak_type
     xa = aval(ctx.avals_in[0])
     out = aval(ctx.avals_out[0])
     fn = ctx.fn
+    if xa.dtype == out.dtype:  # a change of weak type only
+        return [x]
     if dt.is_complex(xa.dtype) and not dt.is_complex(new_dtype):
         part = xa.update(dtype=np.dtype(np.finfo(xa.dtype).dtype))
         x = fn.op1("stablehlo.real", [x], tensor_type(part))

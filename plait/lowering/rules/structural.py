@@ -12,7 +12,8 @@ from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray
 from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
-from plait.lowering.rules._util import aval, compare, reduce_region, register, scalar_type
+from plait.lowering.rules._util import (aval, compare, outlined, reduce_region, register,
+                                       scalar_type)
 
 
 def _lowest(dtype: np.dtype[Any]) -> Any:
@@ -95,36 +96,46 @@ def _argminmax(direction: str) -> Any:
     return rule
 
 
-lowering_rules[P.argmax_p] = _argminmax("GT")
-lowering_rules[P.argmin_p] = _argminmax("LT")
+# In private functions, as JAX lowers them (so the module text reads the same).
+lowering_rules[P.argmax_p] = outlined("argmax", _argminmax("GT"))
+lowering_rules[P.argmin_p] = outlined("argmin", _argminmax("LT"))
 
+# op, init value, and whether JAX broadcasts the (scalar) init value to a scalar first
 _CUMULATIVE = {
-    P.cumsum_p: ("stablehlo.add", lambda d: 0),
-    P.cumprod_p: ("stablehlo.multiply", lambda d: 1),
-    P.cummax_p: ("stablehlo.maximum", _lowest),
-    P.cummin_p: ("stablehlo.minimum", _highest),
+    P.cumsum_p: ("stablehlo.add", lambda d: 0, True),
+    P.cumprod_p: ("stablehlo.multiply", lambda d: 1, False),
+    P.cummax_p: ("stablehlo.maximum", _lowest, True),
+    P.cummin_p: ("stablehlo.minimum", _highest, True),
 }
 
 
-def _cumulative(op: str, init: Any) -> Any:
+def _cumulative(op: str, init: Any, jax_broadcast: bool) -> Any:
+    # A window over the whole axis, padded so that output i sees inputs 0..i (as JAX does;
+    # XLA rewrites this O(n^2) form into a scan).
     def rule(ctx: LoweringContext, x: Value, *, axis: int, reverse: bool) -> Sequence[Value]:
         xa = aval(ctx.avals_in[0])
         fn = ctx.fn
         n = xa.shape[axis]
+        if n == 0:  # nothing to accumulate, and a window may not be empty
+            return [x]
         window = [n if i == axis else 1 for i in range(xa.ndim)]
         pads = [[0, 0] for _ in range(xa.ndim)]
         pads[axis] = [0, n - 1] if reverse else [n - 1, 0]
         init_v = fn.constant(init(xa.dtype), ShapedArray((), xa.dtype))
+        if jax_broadcast:  # a no-op, kept so that the module text reads as JAX's
+            init_v = fn.op1("stablehlo.broadcast_in_dim", [init_v], init_v.type,
+                            f"broadcast_dimensions = {i64_array(())}")
         body = reduce_region(fn, op, xa.dtype)
-        attrs = (f"window_dimensions = {i64_array(window)}, "
-                 f"window_strides = {i64_array([1] * xa.ndim)}, "
+        ones = i64_array([1] * xa.ndim)
+        attrs = (f"base_dilations = {ones}, window_dilations = {ones}, "
+                 f"window_dimensions = {i64_array(window)}, window_strides = {ones}, "
                  f"padding = dense<{pads}> : tensor<{xa.ndim}x2xi64>")
         return [fn.op1("stablehlo.reduce_window", [x, init_v], tensor_type(xa), attrs, [body])]
     return rule
 
 
-for _prim, (_op, _init) in _CUMULATIVE.items():
-    lowering_rules[_prim] = _cumulative(_op, _init)
+for _prim, (_op, _init, _bcast) in _CUMULATIVE.items():
+    lowering_rules[_prim] = outlined(_prim.name, _cumulative(_op, _init, _bcast))
 
 
 @register(P.broadcast_in_dim_p)
@@ -253,10 +264,22 @@ def _canonical_for_sort(fn: FuncEmitter, x: Value, dtype: np.dtype[Any]) -> Valu
     return fn.op1("stablehlo.select", [is_nan, fn.constant(np.nan, ShapedArray((), dtype)), x], st)
 
 
-def _sort_less(fn: FuncEmitter, a: Value, b: Value, dtype: np.dtype[Any]) -> tuple[Value, Value]:
+def _sort_compare(fn: FuncEmitter, direction: str, a: Value, b: Value,
+                  dtype: np.dtype[Any]) -> Value:
     ct = "TOTALORDER" if dt.is_float(dtype) else None
     a, b = _canonical_for_sort(fn, a, dtype), _canonical_for_sort(fn, b, dtype)
-    return (compare(fn, "LT", a, b, dtype, (), ct), compare(fn, "EQ", a, b, dtype, (), ct))
+    return compare(fn, direction, a, b, dtype, (), ct)
+
+
+def _sort_keys(fn: FuncEmitter, a: Value, b: Value,
+               dtype: np.dtype[Any]) -> list[tuple[Value, Value, np.dtype[Any]]]:
+    # A complex key sorts by (real, imag), as in JAX: XLA has no complex ordering.
+    if not dt.is_complex(dtype):
+        return [(a, b, dtype)]
+    part = np.dtype(np.finfo(dtype).dtype)
+    st = scalar_type(part)
+    return [(fn.op1(op, [a], st), fn.op1(op, [b], st), part)
+            for op in ("stablehlo.real", "stablehlo.imag")]
 
 
 @register(P.sort_p)
@@ -266,13 +289,16 @@ def _sort(ctx: LoweringContext, *xs: Value, dimension: int, is_stable: bool,
     dtypes_ = [aval(a).dtype for a in ctx.avals_in]
     region = fn.region([scalar_type(d) for d in dtypes_ for _ in range(2)])
     args = region.args
+    keys = [k for i in range(num_keys) for k in _sort_keys(fn, args[2 * i], args[2 * i + 1],
+                                                             dtypes_[i])]
     # Lexicographic over the keys: less on the first unequal key.
     result: Value | None = None
-    for k in reversed(range(num_keys)):
-        lt, eq = _sort_less(fn, args[2 * k], args[2 * k + 1], dtypes_[k])
+    for a, b, dtype in reversed(keys):
+        lt = _sort_compare(fn, "LT", a, b, dtype)
         if result is None:
             result = lt
         else:
+            eq = _sort_compare(fn, "EQ", a, b, dtype)
             both = fn.op1("stablehlo.and", [eq, result], scalar_type(dt.bool_))
             result = fn.op1("stablehlo.or", [lt, both], scalar_type(dt.bool_))
     fn.close(region)

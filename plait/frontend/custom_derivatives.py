@@ -1,0 +1,334 @@
+"""``custom_jvp`` and ``custom_vjp``: functions with user-defined derivatives.
+
+At each call the function and its rule are traced to jaxprs and bound as one
+``custom_jvp_call``/``custom_vjp_call`` equation carrying both, so the IR is
+self-contained.  Values the function or its rule close over become leading
+operands, treated as constants: differentiating with respect to them is an
+error.  Forward mode through a ``custom_vjp`` function transposes its
+backward function, which must then be linear in the cotangents.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, ParamSpec, TypeVar, cast
+
+import numpy as np
+
+from plait.errors import ArgumentError
+from plait.ir import dtypes as dt
+from plait.ir.atoms import Var
+from plait.ir.avals import ShapedArray
+from plait.ir.debug_info import DebugInfo
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
+from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p
+from plait.transforms.dce import dce_jaxpr
+from plait.transforms.jvp import tangent_aval
+from plait.frontend.api_util import abstractify, flatten_outputs, fun_name
+from plait.frontend.traceback_util import api_boundary
+from plait.frontend.tracing import bind, trace_flat
+from plait.frontend.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
+                                      tree_map, tree_structure, tree_unflatten)
+
+__all__ = ["custom_jvp", "custom_vjp"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+MAX_RULE_DEPTH = 3
+"""How deeply a rule that calls its own function (``log1pexp_jvp`` calling
+``log1pexp``, ``f_fwd`` calling ``f``) is traced.  JAX traces rules lazily; plait
+carries them in the IR, so the recursion is cut: past this depth the function is
+inlined as is, and only derivatives of higher order than this use plain autodiff."""
+
+
+class _Traced:
+    """A traced function: its jaxpr (consts not yet moved), const values, output structure."""
+
+    def __init__(self, jaxpr: Jaxpr, consts: list[Any], out_tree: PyTreeDef) -> None:
+        self.jaxpr = jaxpr
+        self.consts = consts
+        self.out_tree = out_tree
+
+
+def _trace(fun: Callable[..., Any], avals: Sequence[ShapedArray], in_tree: PyTreeDef,
+           purpose: str, name: str) -> _Traced:
+    box: list[PyTreeDef] = []
+
+    def flat(*tracers: Any) -> list[Any]:
+        args = tree_unflatten(in_tree, tracers)
+        leaves, tree, _ = flatten_outputs(fun(*args), purpose)
+        box.append(tree)
+        return leaves
+
+    closed, _ = trace_flat(flat, avals, purpose, DebugInfo(name, ("",) * len(avals), ()))
+    return _Traced(closed.jaxpr, list(closed.consts), box[0])
+
+
+def _with_consts(t: _Traced, all_consts: Sequence[Any], start: int) -> ClosedJaxpr:
+    """``t``'s jaxpr taking every const (its own at ``start``), then its inputs."""
+    j = t.jaxpr
+    n = len(t.consts)
+    fillers = [Var(_aval(c)) for c in all_consts]
+    invars = fillers[:start] + list(j.constvars) + fillers[start + n:] + list(j.invars)
+    return ClosedJaxpr(j.replace(constvars=(), invars=tuple(invars), debug_info=None))
+
+
+def _aval(x: Any) -> ShapedArray:
+    a = getattr(x, "aval", None)
+    if isinstance(a, ShapedArray):
+        return a
+    arr = np.asarray(x)
+    return ShapedArray(arr.shape, arr.dtype)
+
+
+def _resolve(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    if not kwargs:
+        return args
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentError(f"{fun_name(fun)}: {e}") from None
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
+
+
+def _split(args: tuple[Any, ...], nondiff: tuple[int, ...]) -> tuple[list[Any], list[Any]]:
+    return ([a for i, a in enumerate(args) if i in nondiff],
+            [a for i, a in enumerate(args) if i not in nondiff])
+
+
+def _merge(nondiff: tuple[int, ...], static: Sequence[Any], dyn: Sequence[Any]) -> list[Any]:
+    s, d = iter(static), iter(dyn)
+    return [next(s) if i in nondiff else next(d) for i in range(len(static) + len(dyn))]
+
+
+def _check_same(what: str, a: Sequence[Any], b: Sequence[Any], ta: Any, tb: Any) -> None:
+    if ta != tb:
+        raise TypeError(f"{what}: expected equal pytree structures, but got {ta} and {tb}")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            raise TypeError(f"{what}: expected output {i} of type {x.str_short()}, but got "
+                            f"{y.str_short()}")
+
+
+class custom_jvp(Generic[P, R]):
+    """A function with a custom JVP rule (``defjvp``/``defjvps``)."""
+
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)  # first: it copies fun.__dict__ over ours
+        self.fun: Callable[..., Any] = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
+        self._depth = 0  # rules of this function being traced (see MAX_RULE_DEPTH)
+
+    def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
+        """Set the rule ``jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``."""
+        self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
+        return jvp
+
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
+        """Set the rule from one function per argument: ``jvps[i](t_i, primal_out, *primals)``."""
+        def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+            out = self(*primals)  # type: ignore[call-arg]
+            terms = [f(t, out, *primals) for f, t in zip(jvps, tangents)
+                     if f is not None and getattr(t, "dtype", None) != dt.float0]
+            if not terms:
+                from plait.frontend.numpy.creation import zeros_like
+                return out, tree_map(zeros_like, out)
+            return out, functools.reduce(lambda a, b: tree_map(lambda x, y: x + y, a, b), terms)
+        self.defjvp(jvp)
+
+    @api_boundary
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        name = fun_name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+        if self._depth >= MAX_RULE_DEPTH:
+            return cast(R, self.fun(*args, **kwargs))
+        self._depth += 1
+        try:
+            return cast(R, self._bind(name, args, kwargs))
+        finally:
+            self._depth -= 1
+
+    def _bind(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self.jvp is not None
+        full = _resolve(self.fun, args, kwargs)
+        static, dyn = _split(full, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(tuple(dyn))
+        avals = [abstractify(x, f"args[{i}]", "custom_jvp") for i, x in enumerate(leaves)]
+        fun = lambda *d: self.fun(*_merge(self.nondiff_argnums, static, d))  # noqa: E731
+        f = _trace(fun, avals, in_tree, "custom_jvp", name)
+        t_avals = [tangent_aval(a) for a in avals if dt.is_inexact(a.dtype)]
+        inexact = [dt.is_inexact(a.dtype) for a in avals]
+        rule = self.jvp
+
+        def jvp_flat(*flat: Any) -> Any:
+            primals = flat[:len(avals)]
+            it = iter(flat[len(avals):])
+            tangents = [next(it) if ok else np.zeros(a.shape, dt.float0)
+                        for ok, a in zip(inexact, avals)]
+            p = tree_unflatten(in_tree, primals)
+            t = tree_unflatten(in_tree, tangents)
+            return rule(*static, p, t)
+
+        rj = _trace(jvp_flat, avals + t_avals, tree_structure((0,) * (len(avals) + len(t_avals))),
+                    "custom_jvp rule", name)
+        kids = rj.out_tree.children() if rj.out_tree.num_nodes > 1 else []
+        if len(kids) != 2:
+            raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must produce a "
+                            "pair (list or tuple of length two) representing primal and tangent "
+                            f"outputs, but got {rj.out_tree}.")
+        n_out = kids[0].num_leaves
+        outs = rj.jaxpr.out_avals
+        _check_same(f"Custom JVP rule {fun_name(rule)} primal outputs vs {name}",
+                    f.jaxpr.out_avals, outs[:n_out], f.out_tree, kids[0])
+        if kids[1] != kids[0]:
+            raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must produce "
+                            f"primal and tangent outputs with equal container (pytree) structures, "
+                            f"but got {kids[0]} and {kids[1]}.")
+        out_inexact = [dt.is_inexact(a.dtype) for a in f.jaxpr.out_avals]  # type: ignore[attr-defined]
+        for i, (p_a, t_a, ok) in enumerate(zip(outs[:n_out], outs[n_out:], out_inexact)):
+            if ok and (t_a.shape != p_a.shape or t_a.dtype != p_a.dtype):  # type: ignore[attr-defined]
+                raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must "
+                                f"produce tangents of the primal outputs' types: output {i} is "
+                                f"{p_a.str_short()} but its tangent is {t_a.str_short()}")
+        # Keep the tangents of inexact outputs only; drop what then goes unused.
+        keep = [True] * n_out + out_inexact
+        rj.jaxpr, _ = dce_jaxpr(rj.jaxpr, keep)
+        consts = f.consts + rj.consts
+        call = _with_consts(f, consts, 0)
+        jvp_j = _with_consts(rj, consts, len(f.consts))
+        outs_ = bind(custom_jvp_call_p, *consts, *leaves, name=name, call_jaxpr=call,
+                     jvp_jaxpr=jvp_j, num_consts=len(consts), symbolic_zeros=self.symbolic_zeros)
+        return tree_unflatten(f.out_tree, outs_)
+
+
+class custom_vjp(Generic[P, R]):
+    """A function with a custom VJP (``defvjp(fwd, bwd)``)."""
+
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
+        functools.update_wrapper(self, fun)  # first: it copies fun.__dict__ over ours
+        self.fun: Callable[..., Any] = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+        self.symbolic_zeros = False
+        self._depth = 0  # rules of this function being traced (see MAX_RULE_DEPTH)
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
+               symbolic_zeros: bool = False) -> None:
+        """``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct) -> cts``
+        (a tuple with one entry per differentiable argument; ``None`` for zero)."""
+        self.fwd = fwd
+        self.bwd = bwd
+        self.symbolic_zeros = symbolic_zeros
+
+    @api_boundary
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        name = fun_name(self.fun)
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        if self._depth >= MAX_RULE_DEPTH:
+            return cast(R, self.fun(*args, **kwargs))
+        self._depth += 1
+        try:
+            return cast(R, self._bind(name, args, kwargs))
+        finally:
+            self._depth -= 1
+
+    def _bind(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self.fwd is not None and self.bwd is not None
+        full = _resolve(self.fun, args, kwargs)
+        static, dyn = _split(full, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(tuple(dyn))
+        avals = [abstractify(x, f"args[{i}]", "custom_vjp") for i, x in enumerate(leaves)]
+        nd = self.nondiff_argnums
+        f = _trace(lambda *d: self.fun(*_merge(nd, static, d)), avals, in_tree, "custom_vjp", name)
+        fwd_fun = self.fwd
+        fw = _trace(lambda *d: fwd_fun(*_merge(nd, static, d)), avals, in_tree, "custom_vjp fwd",
+                    name)
+        kids = fw.out_tree.children() if fw.out_tree.num_nodes > 1 else []
+        if len(kids) != 2:
+            raise TypeError(f"Custom VJP fwd rule {fun_name(fwd_fun)} for function {name} must "
+                            f"produce a pair (out, residuals), but got {fw.out_tree}.")
+        n_out = kids[0].num_leaves
+        _check_same(f"Custom VJP fwd rule {fun_name(fwd_fun)} primal outputs vs {name}",
+                    f.jaxpr.out_avals, fw.jaxpr.out_avals[:n_out], f.out_tree, kids[0])
+        res_tree = kids[1]
+        res_avals = list(fw.jaxpr.out_avals[n_out:])
+        out_avals = list(f.jaxpr.out_avals)
+        out_inexact = [dt.is_inexact(a.dtype) for a in out_avals]  # type: ignore[attr-defined]
+        in_inexact = [dt.is_inexact(a.dtype) for a in avals]
+        ct_avals = [a for a, ok in zip(out_avals, out_inexact) if ok]
+        bwd_fun = self.bwd
+
+        def bwd_flat(*flat: Any) -> list[Any]:
+            res = tree_unflatten(res_tree, flat[:len(res_avals)])
+            it = iter(flat[len(res_avals):])
+            cts = [next(it) if ok else np.zeros(a.shape, dt.float0)  # type: ignore[attr-defined]
+                   for ok, a in zip(out_inexact, out_avals)]
+            ct = tree_unflatten(f.out_tree, cts)
+            out = bwd_fun(*static, res, ct)
+            return _bwd_leaves(out, in_tree, avals, in_inexact, name, bwd_fun)
+
+        bw = _trace(bwd_flat, res_avals + ct_avals,  # type: ignore[arg-type]
+                    tree_structure((0,) * (len(res_avals) + len(ct_avals))), "custom_vjp bwd", name)
+        consts = f.consts + fw.consts + bw.consts
+        call = _with_consts(f, consts, 0)
+        fwd_j = _with_consts(fw, consts, len(f.consts))
+        # bwd's own consts lead its inputs: they travel with the residuals.
+        bwd_j = ClosedJaxpr(bw.jaxpr.replace(constvars=(), invars=bw.jaxpr.constvars
+                                             + bw.jaxpr.invars, debug_info=None))
+        outs = bind(custom_vjp_call_p, *consts, *leaves, name=name, call_jaxpr=call,
+                    fwd_jaxpr=fwd_j, bwd_jaxpr=bwd_j, num_consts=len(consts),
+                    symbolic_zeros=self.symbolic_zeros)
+        return tree_unflatten(f.out_tree, outs)
+
+
+def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],
+                inexact: Sequence[bool], name: str, bwd: Callable[..., Any]) -> list[Any]:
+    """The bwd rule's cotangents, one per inexact input leaf (``None`` means zeros)."""
+    from plait.frontend.numpy.creation import zeros
+    n_args = len(in_tree.children())
+    if not isinstance(out, tuple | list) or len(out) != n_args:
+        raise TypeError(f"Custom VJP bwd rule {fun_name(bwd)} for function {name} must produce a "
+                        f"tuple of length equal to the number of differentiable arguments "
+                        f"({n_args}), but got {type(out).__name__}"
+                        + (f" of length {len(out)}" if isinstance(out, tuple | list) else ""))
+    leaves: list[Any] = []
+    where: list[str] = []
+    for k, (sub, ct) in enumerate(zip(in_tree.children(), out)):
+        n = sub.num_leaves
+        where += [f"output[{k}]{keystr(p)}"
+                  for p, _ in tree_flatten_with_path(tree_unflatten(sub, [0] * n))[0]]
+        if ct is None:
+            leaves += [None] * n
+            continue
+        ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
+        if ct_tree != sub and len(ct_leaves) != n:
+            raise TypeError(f"Custom VJP bwd rule {fun_name(bwd)} for function {name} must "
+                            f"produce cotangents of the arguments' structure {sub}, but got "
+                            f"{ct_tree}")
+        leaves += ct_leaves
+    result = []
+    for ct, a, ok, w in zip(leaves, avals, inexact, where):
+        if not ok:
+            continue
+        if ct is None or getattr(ct, "dtype", None) == dt.float0:
+            result.append(zeros(a.shape, a.dtype))
+            continue
+        ca = abstractify(ct, "cotangent", "custom_vjp bwd")
+        if ca.shape != a.shape or ca.dtype != a.dtype:
+            # ValueError, as JAX raises here.
+            raise ValueError(f"Custom VJP bwd rule {fun_name(bwd)} for function {name} must "
+                             f"produce cotangents of the arguments' types, but at {w} it "
+                             f"produced {ca.str_short()} for an argument of type "
+                             f"{a.str_short()}")
+        result.append(ct)
+    return result

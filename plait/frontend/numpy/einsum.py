@@ -1,0 +1,204 @@
+"""``einsum``: Einstein summation, built from transposes, reshapes, strided slices,
+``reduce_sum`` and pairwise ``dot_general``.
+
+The operands are contracted pairwise from left to right (JAX asks ``opt_einsum``
+for a cheaper order; the results agree up to rounding).  Before each contraction,
+labels that no later operand nor the output needs are summed out; a label
+repeated within one operand takes its diagonal (a strided slice of the two
+axes laid end to end); a size-1 axis whose label is longer elsewhere broadcasts.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.errors import IncompatibleShapesError
+from plait.ir import dtypes as dt
+from plait.frontend import lax
+from plait.frontend.array_base import Array
+from plait.frontend.numpy._core import as_array, check_arraylike, convert
+from plait.frontend.promotion import dtype_and_weak, result_type_info
+
+__all__ = ["einsum"]
+
+_LETTERS = string.ascii_letters
+
+
+def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "auto",
+           precision: None = None, preferred_element_type: Any = None,
+           out_sharding: None = None) -> Array:
+    """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
+
+    Subscripts may use ``...`` for broadcast dimensions; without ``->`` the output
+    is the labels used once, in alphabetical order (after the ``...`` dimensions).
+    The interleaved form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is accepted too.
+    ``optimize`` is accepted and ignored (operands are contracted left to right).
+
+    Raises:
+      ValueError: malformed subscripts, or subscripts that do not fit the operands.
+      IncompatibleShapesError: one label with different sizes (neither 1).
+    """
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to einsum is not supported.")
+    if out_sharding is not None:
+        raise NotImplementedError("The 'out_sharding' argument to einsum is not supported.")
+    if not isinstance(subscripts, str):
+        subscripts, operands = _interleaved((subscripts, *operands))
+    if not operands:
+        raise ValueError("einsum: no operands given")
+    check_arraylike("einsum", *operands)
+    arrays = [as_array(x) for x in operands]
+    inputs, output = _parse(subscripts, [a.ndim for a in arrays])
+    if preferred_element_type is None:
+        pet, weak = result_type_info([dtype_and_weak(a) for a in arrays])
+    else:
+        pet, weak = dt.canonicalize(preferred_element_type), False
+    result = _contract([as_array(convert(a, pet, False)) for a in arrays], inputs, output, pet)
+    return lax.convert_element_type(result, pet, weak)
+
+
+def _interleaved(args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
+    """``(a, [0, 1], b, [1, 2], [0, 2])`` as ``("ab,bc->ac", (a, b))``."""
+    def term(sub: Any) -> str:
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+            else:
+                i = int(s)
+                if not 0 <= i < len(_LETTERS):
+                    raise ValueError(f"einsum: subscript {s!r} in the interleaved form is not "
+                                     f"an int in [0, {len(_LETTERS)})")
+                out.append(_LETTERS[i])
+        return "".join(out)
+
+    ops, terms = list(args[0::2]), [term(s) for s in args[1::2]]
+    spec = ",".join(terms[:len(ops)])
+    if len(args) % 2:
+        ops = ops[:-1]
+        spec = ",".join(terms) + "->" + term(args[-1])
+    return spec, tuple(ops)
+
+
+def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
+    """The subscripts of each operand and of the output, ``...`` replaced by letters."""
+    s = subscripts.replace(" ", "")
+    lhs, arrow, rhs = s.partition("->")
+    if "->" in rhs or "-" in lhs or ">" in lhs:
+        raise ValueError(f"einsum: invalid subscripts {subscripts!r}")
+    terms = lhs.split(",")
+    if len(terms) != len(ndims):
+        raise ValueError(f"einsum: the subscripts {subscripts!r} name {len(terms)} operands, "
+                         f"but {len(ndims)} were given")
+    for t in terms + [rhs]:
+        bad = set(t.replace("...", "")) - set(_LETTERS)
+        if bad or t.count("...") > 1:
+            raise ValueError(f"einsum: invalid subscripts {subscripts!r}: expected letters and "
+                             "at most one '...' per operand")
+    used = set(s) - set(".,->")
+    free = [c for c in _LETTERS if c not in used]
+    ranks = []
+    for t, nd in zip(terms, ndims):
+        named = len(t.replace("...", ""))
+        if "..." in t:
+            if nd < named:
+                raise ValueError(f"einsum: operand subscripts {t!r} name more dimensions than "
+                                 f"the operand's {nd}")
+            ranks.append(nd - named)
+        elif named != nd:
+            raise ValueError(f"einsum: operand subscripts {t!r} name {named} dimensions, but "
+                             f"the operand has {nd}")
+    ell_rank = max(ranks, default=0)
+    if ell_rank > len(free):
+        raise ValueError("einsum: too many dimensions for the available labels")
+    ell = "".join(free[:ell_rank])
+    expanded = [t.replace("...", ell[ell_rank - (nd - len(t.replace("...", ""))):])
+                if "..." in t else t for t, nd in zip(terms, ndims)]
+    if arrow:
+        output = rhs.replace("...", ell)
+    else:
+        flat = "".join(t.replace("...", "") for t in terms)
+        output = ell + "".join(c for c in sorted(set(flat)) if flat.count(c) == 1)
+    if len(set(output)) != len(output):
+        raise ValueError(f"einsum: output subscript {rhs!r} repeats a label")
+    missing = set(output) - set("".join(expanded))
+    if missing:
+        raise ValueError(f"einsum: output subscript {rhs!r} has labels {sorted(missing)} that "
+                         "no operand has")
+    return expanded, output
+
+
+def _sum(x: Array, axes: Sequence[int]) -> Array:
+    return lax.reduce_or(x, axes) if x.dtype == dt.bool_ else lax.reduce_sum(x, axes)
+
+
+def _sum_unneeded(x: Array, labels: list[str], keep: set[str]) -> tuple[Array, list[str]]:
+    axes = [i for i, c in enumerate(labels) if c not in keep]
+    if not axes:
+        return x, labels
+    return _sum(x, axes), [c for c in labels if c in keep]
+
+
+def _diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
+    """Each label repeated within ``labels`` reduced to its diagonal (moved last)."""
+    while len(set(labels)) < len(labels):
+        c = next(c for c in labels if labels.count(c) > 1)
+        i = labels.index(c)
+        j = labels.index(c, i + 1)
+        rest = [k for k in range(len(labels)) if k not in (i, j)]
+        x = lax.transpose(x, rest + [i, j])
+        n = x.shape[-1]
+        batch = x.shape[:-2]
+        x = lax.reshape(x, (*batch, n * n))
+        nb = len(batch)
+        x = lax.slice(x, [0] * (nb + 1), [*batch, n * n], [1] * nb + [n + 1]) if n > 1 else \
+            x
+        labels = [labels[k] for k in rest] + [c]
+    return x, labels
+
+
+def _contract(arrays: list[Array], inputs: list[str], output: str,
+              pet: np.dtype[Any]) -> Array:
+    sizes: dict[str, int] = {}
+    for a, term in zip(arrays, inputs):
+        for c, d in zip(term, a.shape):
+            prev = sizes.get(c, d)
+            if d != prev and 1 not in (d, prev):
+                raise IncompatibleShapesError(
+                    f"einsum: label {c!r} has size {d} in an operand of shape {a.shape}, but "
+                    f"size {prev} elsewhere")
+            sizes[c] = max(prev, d) if 1 in (d, prev) else d
+    ops: list[tuple[Array, list[str]]] = []
+    for a, term in zip(arrays, inputs):
+        labels = list(term)
+        broadcast = [i for i, c in enumerate(labels) if a.shape[i] == 1 and sizes[c] != 1]
+        if broadcast:
+            a = lax.squeeze(a, broadcast)
+            labels = [c for i, c in enumerate(labels) if i not in broadcast]
+        ops.append(_diagonals(a, labels))
+    out_set = set(output)
+    acc, acc_labels = ops[0]
+    for k in range(1, len(ops) + 1):
+        later = out_set.union(*[set(lb) for _, lb in ops[k + 1:]])
+        if k == len(ops):
+            acc, acc_labels = _sum_unneeded(acc, acc_labels, out_set)
+            break
+        x, x_labels = ops[k]
+        x, x_labels = _sum_unneeded(x, x_labels, later | set(acc_labels))
+        acc, acc_labels = _sum_unneeded(acc, acc_labels, later | set(x_labels))
+        common = [c for c in acc_labels if c in x_labels]
+        batch = [c for c in common if c in later]
+        contract = [c for c in common if c not in later]
+        dims = (([acc_labels.index(c) for c in contract], [x_labels.index(c) for c in contract]),
+                ([acc_labels.index(c) for c in batch], [x_labels.index(c) for c in batch]))
+        acc = lax.dot_general(acc, x, dims, preferred_element_type=pet)
+        acc_labels = (batch + [c for c in acc_labels if c not in common]
+                      + [c for c in x_labels if c not in common])
+    perm = [acc_labels.index(c) for c in output]
+    if perm != list(range(len(perm))):
+        acc = lax.transpose(acc, perm)
+    return acc

@@ -1,0 +1,298 @@
+"""Statistics: ``average``, the NaN-ignoring reductions (``nansum``, ``nanprod``,
+``nanmean``, ``nanmax``, ``nanmin``), ``cov`` and ``corrcoef``.
+
+The NaN-ignoring reductions take ``initial`` and a boolean ``where`` mask, as
+in JAX.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from plait.ir import dtypes as dt
+from plait.frontend import lax
+from plait.frontend.array_base import Array
+from plait.frontend.numpy._core import (as_array, canonical_axis, check_arraylike,
+                                        promote_dtypes_inexact, promote_to_inexact)
+from plait.frontend.numpy.creation import asarray, full
+from plait.frontend.numpy.linalg_ops import dot
+from plait.frontend.numpy.manipulation import (atleast_2d, broadcast_to, concatenate, reshape,
+                                               squeeze, transpose)
+from plait.frontend.numpy.matrices import diag
+from plait.frontend.numpy.reductions import (_axes, _cast, _default_float, _input, _keep,
+                                             _upcast_f16, all, mean, prod, sum)
+from plait.frontend.numpy.ufuncs import (_const_like, abs, clip, conj, imag, isnan, multiply,
+                                         real, sqrt, true_divide, where)
+
+__all__ = ["average", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov", "corrcoef"]
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
+            keepdims: bool = False) -> Array | tuple[Array, Array]:
+    """The (weighted) mean along ``axis``; with ``returned``, also the sum of the weights.
+
+    Raises:
+      ValueError: ``weights`` of another shape than ``a`` without an ``axis``, or
+        not of the shape of ``a`` along ``axis``.
+    """
+    if weights is None:
+        arr, = promote_dtypes_inexact("average", _input("average", a))
+        arr = as_array(arr)
+        axes = _axes("average", axis, arr.ndim)
+        avg = mean(arr, axis=axis, keepdims=keepdims)
+        count = math.prod(arr.shape[i] for i in axes)
+        weights_sum = full((), count, dtype=avg.dtype)
+    else:
+        check_arraylike("average", a, weights)
+        arr, w = (as_array(v) for v in promote_dtypes_inexact("average", a, weights))
+        if arr.shape != w.shape:
+            if axis is None:
+                raise ValueError("Axis must be specified when shapes of a and weights differ.")
+            given = tuple(axis) if isinstance(axis, tuple | list) else (axis,)
+            axes_given = tuple(canonical_axis(x, arr.ndim) for x in given)
+            if w.shape != tuple(arr.shape[x] for x in axes_given):
+                raise ValueError("Shape of weights must be consistent with shape of a along "
+                                 "specified axis.")
+            w = transpose(w, tuple(int(i) for i in np.argsort(axes_given)))
+            w = reshape(w, tuple(d if i in axes_given else 1 for i, d in enumerate(arr.shape)))
+        weights_sum = sum(w, axis=axis, keepdims=keepdims)
+        avg = true_divide(sum(multiply(arr, w), axis=axis, keepdims=keepdims), weights_sum)
+    if returned:
+        if avg.shape != weights_sum.shape:
+            weights_sum = broadcast_to(weights_sum, avg.shape)
+        return avg, weights_sum
+    return avg
+
+
+def _check_where(name: str, mask: Any) -> Array | None:
+    if mask is None:
+        return None
+    check_arraylike(name, mask)
+    m = as_array(mask)
+    if m.dtype != dt.bool_:
+        raise ValueError(f"{name}: where must be None or a boolean array; got "
+                         f"where.dtype={m.dtype}.")
+    return m
+
+
+def _identity(kind: str, d: np.dtype[Any]) -> Any:
+    """The identity of the reduction ``kind`` in dtype ``d`` (a NumPy scalar)."""
+    value = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf}[kind]
+    if d == dt.bool_:
+        return np.bool_(value > 0)
+    if dt.is_integer(d):
+        info = np.iinfo(d)
+        value = max(min(value, info.max), info.min)
+    return np.asarray(value).astype(d)[()]
+
+
+def _reduce(name: str, kind: str, a: Any, axis: Any, dtype: Any, keepdims: bool,
+            initial: Any, where_: Any) -> Array:
+    """``sum``/``prod``/``max``/``min`` with an ``initial`` value and a ``where`` mask."""
+    arr = _input(name, a)
+    mask = _check_where(name, where_)
+    if initial is None and kind in ("max", "min") and mask is not None:
+        raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
+                         "where mask one has to specify 'initial'")
+    if mask is not None:
+        arr = where(mask, arr, _identity(kind, arr.dtype))
+    nd = arr.ndim
+    axes = _axes(name, axis, nd)
+    if kind in ("sum", "prod"):
+        out = (sum if kind == "sum" else prod)(arr, axis=axes, dtype=dtype, keepdims=keepdims)
+    else:
+        if initial is None and any(arr.shape[i] == 0 for i in axes):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no "
+                             "identity")
+        boolean = arr.dtype == dt.bool_
+        if kind == "max":
+            r = lax.reduce_or(arr, axes) if boolean else lax.reduce_max(arr, axes)
+        else:
+            r = lax.reduce_and(arr, axes) if boolean else lax.reduce_min(arr, axes)
+        out = _cast(_keep(r, axes, nd, keepdims), arr.dtype)
+    if initial is not None:
+        init = lax.convert_element_type(initial, out.dtype)
+        if init.shape != ():
+            raise ValueError(f"initial value must be a scalar. Got array of shape {init.shape}")
+        boolean = out.dtype == dt.bool_
+        op = {"sum": lax.bitwise_or if boolean else lax.add,
+              "prod": lax.bitwise_and if boolean else lax.mul,
+              "max": lax.bitwise_or if boolean else lax.max,
+              "min": lax.bitwise_and if boolean else lax.min}[kind]
+        out = op(init, out)
+    return out
+
+
+def _nan_reduction(name: str, kind: str, a: Any, axis: Any, keepdims: bool, initial: Any,
+                   where_: Any, dtype: Any = None, nan_if_all_nan: bool = False) -> Array:
+    arr = _input(name, a)
+    if not dt.is_inexact(arr.dtype):
+        return _reduce(name, kind, arr, axis, dtype, keepdims, initial, where_)
+    nans = isnan(arr)
+    filled = where(nans, _const_like(arr, _identity(kind, arr.dtype)), arr)
+    out = _reduce(name, kind, filled, axis, dtype, keepdims, initial, where_)
+    if nan_if_all_nan:
+        out = where(all(nans, axis=axis, keepdims=keepdims), _const_like(arr, np.nan), out)
+    return out
+
+
+def _no_out(name: str, out: None) -> None:
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to {name} is not supported.")
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+           keepdims: bool = False, initial: Any = None, where: Any = None) -> Array:
+    """``sum`` with NaNs counted as zero."""
+    _no_out("nansum", out)
+    return _nan_reduction("nansum", "sum", a, axis, keepdims, initial, where, dtype)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False, initial: Any = None, where: Any = None) -> Array:
+    """``prod`` with NaNs counted as one."""
+    _no_out("nanprod", out)
+    return _nan_reduction("nanprod", "prod", a, axis, keepdims, initial, where, dtype)
+
+
+def nanmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Array:
+    """``max`` ignoring NaNs (NaN where every element is NaN, unless ``initial``)."""
+    _no_out("nanmax", out)
+    return _nan_reduction("nanmax", "max", a, axis, keepdims, initial, where,
+                          nan_if_all_nan=initial is None)
+
+
+def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Array:
+    """``min`` ignoring NaNs (NaN where every element is NaN, unless ``initial``)."""
+    _no_out("nanmin", out)
+    return _nan_reduction("nanmin", "min", a, axis, keepdims, initial, where,
+                          nan_if_all_nan=initial is None)
+
+
+def _inexact(d: np.dtype[Any]) -> np.dtype[Any]:
+    return d if dt.is_inexact(d) else _default_float()
+
+
+def _masked_mean(a: Array, axis: Any, dtype: Any, keepdims: bool, mask: Any) -> Array:
+    if mask is None:
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    result = _inexact(a.dtype) if dtype is None else dt.canonicalize(dtype)
+    computation = _upcast_f16(result) if dtype is None else result
+    total = _reduce("mean", "sum", a, axis, computation, keepdims, None, mask)
+    m = as_array(mask)
+    count = _reduce("mean", "sum", broadcast_to(m, a.shape) if m.shape != a.shape else m,
+                    axis, computation, keepdims, None, None)
+    return _cast(lax.div(total, count), result)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+            keepdims: bool = False, where: Any = None) -> Array:
+    """``mean`` of the elements that are not NaN (NaN where there are none)."""
+    _no_out("nanmean", out)
+    arr = _input("nanmean", a)
+    mask = _check_where("nanmean", where)
+    if not dt.is_inexact(arr.dtype):
+        return _masked_mean(arr, axis, dtype, keepdims, mask)
+    d = arr.dtype if dtype is None else dt.canonicalize(dtype)
+    normalizer = _reduce("nanmean", "sum", lax.bitwise_not(isnan(arr)), axis, d, keepdims,
+                         None, mask)
+    return lax.div(nansum(arr, axis, dtype=d, keepdims=keepdims, where=mask), normalizer)
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
+        ddof: int | None = None, fweights: Any = None, aweights: Any = None,
+        dtype: Any = None) -> Array:
+    """Covariance matrix of the variables in the rows of ``m`` (and ``y``), with
+    optional integer frequency weights and observation weights.
+
+    Raises:
+      ValueError: ``m`` or ``y`` of more than two dimensions, or a non-inexact ``dtype``.
+      RuntimeError: weights of more than one dimension, or of another length than the
+        number of observations.
+      TypeError: non-integer ``fweights``.
+    """
+    if y is not None:
+        check_arraylike("cov", m, y)
+        mm, yy = (as_array(v) for v in promote_to_inexact("cov", m, y))
+        if yy.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+    else:
+        mm = as_array(promote_to_inexact("cov", _input("cov", m))[0])
+    if mm.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if dtype is not None and not dt.is_inexact(dt.canonicalize(dtype)):
+        raise ValueError(f"cov: dtype must be a subclass of float or complex; got {dtype=}")
+    X = atleast_2d(mm)
+    if not rowvar and mm.ndim != 1:
+        X = transpose(X)
+    if X.shape[0] == 0:
+        return reshape(asarray(np.zeros((0,), np.float32)), (0, 0))
+    if y is not None:
+        y2 = atleast_2d(yy)
+        if not rowvar and y2.shape[0] != 1:
+            y2 = transpose(y2)
+        X = concatenate((X, y2), axis=0)
+    if X.shape[1] == 0:
+        return full(() if X.shape[0] == 1 else (X.shape[0], X.shape[0]), np.nan,
+                    dtype=X.dtype)
+    if ddof is None:
+        ddof = 1 if not bias else 0
+    w: Array | None = None
+    aw: Array | None = None
+    if fweights is not None:
+        fw = _input("cov", fweights)
+        if fw.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional fweights")
+        if fw.shape[0] != X.shape[1]:
+            raise RuntimeError("incompatible numbers of samples and fweights")
+        if not dt.is_integer(fw.dtype):
+            raise TypeError("fweights must be integer.")
+        w = abs(fw)
+    if aweights is not None:
+        aw = _input("cov", aweights)
+        if aw.ndim > 1:
+            raise RuntimeError("cannot handle multidimensional aweights")
+        if aw.shape[0] != X.shape[1]:
+            raise RuntimeError("incompatible numbers of samples and aweights")
+        aw = abs(aw)
+        w = aw if w is None else asarray(multiply(w, aw))
+    if dtype is not None:
+        X = _cast(X, dt.canonicalize(dtype))
+        w = None if w is None else _cast(w, dt.canonicalize(dtype))
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
+    w_sum = w_sum[0]
+    f: Any
+    if w is None:
+        f = X.shape[1] - ddof
+    elif ddof == 0:
+        f = w_sum
+    elif aw is None:
+        f = w_sum - ddof
+    else:
+        f = w_sum - ddof * sum(multiply(w, aw)) / w_sum
+    X = X - avg[:, None]
+    X_T = transpose(X) if w is None else transpose(multiply(X, reshape(w, (1, -1))))
+    return squeeze(true_divide(dot(X, conj(X_T)), f))
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Array:
+    """Pearson correlation coefficients of the variables in the rows of ``x`` (and ``y``)."""
+    check_arraylike("corrcoef", x)
+    if dtype is not None and not dt.is_inexact(dt.canonicalize(dtype)):
+        raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got "
+                         f"{dtype=}")
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        # A scalar: NaN for nan/nan, inf/inf and 0/0, else 1.
+        return true_divide(c, c)
+    stddev = _cast(sqrt(real(diag(c))), c.dtype)
+    c = c / stddev[:, None] / stddev[None, :]
+    real_part = clip(real(c), -1, 1)
+    if dt.is_complex(c.dtype):
+        return lax.complex(real_part, clip(imag(c), -1, 1))
+    return real_part

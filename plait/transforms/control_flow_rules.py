@@ -1,0 +1,524 @@
+"""Transformation rules of ``cond``, ``while`` and ``scan``.
+
+Loops find their carries' tangent (or batch, or unknown) status as a fixed
+point: a carry is nonzero (batched, unknown) if its initial value is, or if
+one iteration makes it so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from plait.errors import JaxprTypeError, TransformError
+from plait.ir import primitives as P
+from plait.ir.atoms import Atom, Var
+from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
+from plait.transforms.dce import dce_jaxpr, dce_rules
+from plait.transforms.emit import Emitter, Zero, aval_of
+from plait.transforms.inline import inline_jaxpr
+from plait.transforms.jvp import Tangent, jvp_jaxpr, jvp_rules, tangent_aval
+from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
+from plait.transforms.transpose import Cotangent, UndefPrimal, transpose_jaxpr, transpose_rules
+from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, move_axis, vmap_jaxpr
+
+
+def _or(a: Sequence[bool], b: Sequence[bool]) -> list[bool]:
+    return [x or y for x, y in zip(a, b)]
+
+
+def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(xs[start:start + n]))
+        start += n
+    out.append(list(xs[start:]))
+    return out
+
+
+def _pick(xs: Sequence[Any], mask: Sequence[bool]) -> list[Any]:
+    return [x for x, m in zip(xs, mask) if m]
+
+
+def _closed(j: Jaxpr) -> ClosedJaxpr:
+    return ClosedJaxpr(j.replace(debug_info=None))
+
+
+def _batched_outputs(jaxpr: Jaxpr, batched: Sequence[bool]) -> list[bool]:
+    """Which outputs depend on a batched input (what vmap would map)."""
+    live = {v for v, b in zip(jaxpr.invars, batched) if b}
+    for eqn in jaxpr.eqns:
+        if any(type(a) is Var and a in live for a in eqn.inputs):
+            live.update(eqn.outvars)
+    return [type(a) is Var and a in live for a in jaxpr.outvars]
+
+
+# -- cond ----------------------------------------------------------------------
+
+def _cond_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+              branches: tuple[ClosedJaxpr, ...]) -> tuple[list[Atom], list[Tangent]]:
+    index, *ops = primals
+    ts = list(tangents[1:])
+    nz = [type(t) is not Zero for t in ts]
+    out_nz = [False] * len(branches[0].jaxpr.outvars)
+    for b in branches:
+        out_nz = _or(out_nz, jvp_jaxpr(b.jaxpr, nz)[1])
+    new = [_closed(jvp_jaxpr(b.jaxpr, nz, instantiate=out_nz)[0]) for b in branches]
+    outs = e.bind(P.cond_p, index, *ops, *[t for t in ts if not isinstance(t, Zero)],
+                  branches=tuple(new))
+    n = len(out_nz)
+    it = iter(outs[n:])
+    touts: list[Tangent] = [next(it) if z else Zero(tangent_aval(o.aval))
+                            for z, o in zip(out_nz, outs[:n])]
+    return list[Atom](outs[:n]), touts
+
+
+jvp_rules[P.cond_p] = _cond_jvp
+
+
+def _cond_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
+               branches: tuple[ClosedJaxpr, ...]) -> tuple[list[Atom], list[Dim]]:
+    index, *ops = vals
+    di, *dops = dims
+    n_out = len(branches[0].jaxpr.outvars)
+    if di is None:
+        new = tuple(_closed(vmap_jaxpr(b.jaxpr, size, dops, [0] * n_out)) for b in branches)
+        return list[Atom](e.bind(P.cond_p, index, *ops, branches=new)), [0] * n_out
+    # A mapped predicate: every branch runs, and each lane selects its result.
+    idx = bdim_to_front(e, index, di, size)
+    # An index out of range runs the last branch (XLA's case), it is not clamped.
+    ia = aval_of(idx)
+    in_range = e.bind1(P.and_p, e.bind1(P.ge_p, idx, e.literal(0, ia.dtype)),
+                       e.bind1(P.lt_p, idx, e.literal(len(branches), ia.dtype)))
+    idx = e.select_n(in_range, e.full(ia, len(branches) - 1), idx)
+    results = [inline_jaxpr(e, vmap_jaxpr(b.jaxpr, size, dops, [0] * n_out), (), ops)
+               for b in branches]
+    outs: list[Atom] = []
+    for k in range(n_out):
+        shape = aval_of(results[0][k]).shape
+        which = e.broadcast_in_dim(idx, shape, [0]) if len(shape) > 1 else idx
+        outs.append(e.select_n(which, *[r[k] for r in results]))
+    return outs, [0] * n_out
+
+
+batching_rules[P.cond_p] = _cond_vmap
+
+
+def _cond_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
+                       ) -> tuple[Eqn | None, Eqn | None, list[bool], list[Var]]:
+    branches: tuple[ClosedJaxpr, ...] = eqn.params["branches"]
+    n_out = len(eqn.outvars)
+    if unknowns[0]:
+        return None, eqn, [True] * n_out, [a for a in eqn.inputs if type(a) is Var]
+    ops_unk = list(unknowns[1:])
+    out_unk = [False] * n_out
+    for b in branches:
+        out_unk = _or(out_unk, partial_eval_jaxpr(b.jaxpr, ops_unk)[2])
+    splits = [partial_eval_jaxpr(b.jaxpr, ops_unk, out_unk) for b in branches]
+    res_avals = [[a.aval for a in known.outvars[len(known.outvars) - nres:]]
+                 for known, _, _, nres in splits]
+    all_res = [a for rs in res_avals for a in rs]
+    known_bs, unknown_bs = [], []
+    start = 0
+    for (known, unknown, _, nres), rs in zip(splits, res_avals):
+        e = Emitter()
+        ins = [Var(v.aval) for v in known.invars]
+        outs = inline_jaxpr(e, known, (), ins)
+        kept = outs[:len(outs) - nres]
+        slots = [e.zeros(a) for a in all_res]
+        slots[start:start + nres] = outs[len(outs) - nres:]
+        known_bs.append(_closed(e.builder.build(ins, [*kept, *slots])))
+        e = Emitter()
+        res_in = [Var(a) for a in all_res]
+        u_in = [Var(v.aval) for v in unknown.invars[nres:]]
+        outs = inline_jaxpr(e, unknown, (), [*res_in[start:start + nres], *u_in])
+        unknown_bs.append(_closed(e.builder.build([*res_in, *u_in], outs)))
+        start += nres
+    index = eqn.inputs[0]
+    ops = eqn.inputs[1:]
+    res_vars = [Var(a) for a in all_res]
+    k_outs = [v for v, u in zip(eqn.outvars, out_unk) if not u]
+    u_outs = [v for v, u in zip(eqn.outvars, out_unk) if u]
+    known_eqn = eqn.replace(inputs=(index, *_pick(ops, [not u for u in ops_unk])),
+                            outvars=tuple(k_outs + res_vars),
+                            params=eqn.params.replace(branches=tuple(known_bs)))
+    unknown_eqn = eqn.replace(inputs=(index, *res_vars, *_pick(ops, ops_unk)),
+                              outvars=tuple(u_outs),
+                              params=eqn.params.replace(branches=tuple(unknown_bs)))
+    residuals = ([index] if type(index) is Var else []) + res_vars
+    return known_eqn, unknown_eqn, out_unk, residuals
+
+
+pe_rules[P.cond_p] = _cond_partial_eval
+
+
+def _cond_transpose(e: Emitter, cts: Sequence[Atom | Zero], index: Any, *ops: Any,
+                    branches: tuple[ClosedJaxpr, ...]) -> Sequence[Cotangent]:
+    if type(index) is UndefPrimal:
+        raise JaxprTypeError("cond is not linear in its branch index")
+    linear = [type(x) is UndefPrimal for x in ops]
+    new = tuple(_closed(transpose_jaxpr(b.jaxpr, linear)) for b in branches)
+    nonlin = [x for x in ops if type(x) is not UndefPrimal]
+    outs = e.bind(P.cond_p, index, *nonlin, *[e.instantiate(c) for c in cts], branches=new)
+    it = iter(outs)
+    return [None] + [next(it) if lin else None for lin in linear]
+
+
+transpose_rules[P.cond_p] = _cond_transpose
+
+
+def _cond_dce(eqn: Eqn, used: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
+    if not any(used) and not eqn.effects:
+        return None, [False] * len(eqn.inputs)
+    branches: tuple[ClosedJaxpr, ...] = eqn.params["branches"]
+    pruned = [dce_jaxpr(b.jaxpr, used)[0] for b in branches]
+    used_ops = [False] * (len(eqn.inputs) - 1)
+    for p in pruned:
+        used_ops = _or(used_ops, _used_invars(p))
+    new_bs = tuple(_closed(p.replace(invars=tuple(_pick(p.invars, used_ops)))) for p in pruned)
+    new = eqn.replace(inputs=(eqn.inputs[0], *_pick(eqn.inputs[1:], used_ops)),
+                      outvars=tuple(_pick(eqn.outvars, used)),
+                      params=eqn.params.replace(branches=new_bs))
+    return new, [True] * len(new.inputs)
+
+
+def _used_invars(j: Jaxpr) -> list[bool]:
+    live = {a for a in j.outvars if type(a) is Var}
+    for eqn in j.eqns:
+        live.update(a for a in eqn.inputs if type(a) is Var)
+    return [v in live for v in j.invars]
+
+
+dce_rules[P.cond_p] = _cond_dce
+
+
+# -- while ---------------------------------------------------------------------
+
+def _add_invars(j: ClosedJaxpr, avals: Sequence[Any]) -> ClosedJaxpr:
+    return _closed(j.jaxpr.replace(invars=j.jaxpr.invars + tuple(Var(a) for a in avals)))
+
+
+def _while_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+               cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int,
+               body_nconsts: int) -> tuple[list[Atom], list[Tangent]]:
+    cconsts, bconsts, carry = _split(primals, cond_nconsts, body_nconsts)
+    _, bt, ct = _split(tangents, cond_nconsts, body_nconsts)
+    b_nz = [type(t) is not Zero for t in bt]
+    c_nz = [type(t) is not Zero for t in ct]
+    while True:
+        out_nz = jvp_jaxpr(body_jaxpr.jaxpr, b_nz + c_nz, instantiate=c_nz)[1]
+        new = _or(c_nz, out_nz)
+        if new == c_nz:
+            break
+        c_nz = new
+    jj, _ = jvp_jaxpr(body_jaxpr.jaxpr, b_nz + c_nz, instantiate=c_nz)
+    inv = jj.invars
+    nb, nc = len(bconsts), len(carry)
+    nbt = sum(b_nz)
+    # jvp order (bconsts, carry, bconst tangents, carry tangents) -> while order
+    # (body consts then their tangents, carry then its tangents).
+    body = jj.replace(invars=inv[:nb] + inv[nb + nc:nb + nc + nbt] + inv[nb:nb + nc]
+                      + inv[nb + nc + nbt:], debug_info=None)
+    t_avals = [tangent_aval(c.aval) for c, z in zip(carry, c_nz) if z]
+    cond = _add_invars(cond_jaxpr, t_avals)
+    ct_in = [e.instantiate(t) for t, z in zip(ct, c_nz) if z]
+    outs = e.bind(P.while_p, *cconsts, *bconsts, *[t for t in bt if not isinstance(t, Zero)],
+                  *carry, *ct_in, cond_jaxpr=cond, body_jaxpr=_closed(body),
+                  cond_nconsts=cond_nconsts, body_nconsts=nb + nbt)
+    it = iter(outs[nc:])
+    touts: list[Tangent] = [next(it) if z else Zero(tangent_aval(c.aval))
+                            for z, c in zip(c_nz, carry)]
+    return list[Atom](outs[:nc]), touts
+
+
+jvp_rules[P.while_p] = _while_jvp
+
+
+def _while_transpose(*_: Any, **__: Any) -> Sequence[Cotangent]:
+    raise TransformError(
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+        "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
+        "start/stop.")
+
+
+transpose_rules[P.while_p] = _while_transpose
+
+
+def _while_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
+                        ) -> tuple[Eqn | None, Eqn | None, list[bool], list[Var]]:
+    """Known carries run in a loop of their own; the unknown loop recomputes everything.
+
+    The unknown loop is not transposable (its trip count is only known at run time),
+    so reverse mode over it fails with the message of ``_while_transpose``; forward
+    mode and ``linearize`` of the known part still work.
+    """
+    p = eqn.params
+    cn, bn = p["cond_nconsts"], p["body_nconsts"]
+    uk_c, uk_b, uc = _split(unknowns, cn, bn)
+    body = p["body_jaxpr"].jaxpr
+    while True:
+        out_unk = partial_eval_jaxpr(body, uk_b + uc, [False] * len(uc))[2]
+        new = _or(uc, out_unk)
+        if new == uc:
+            break
+        uc = new
+    cond_uses = _used_invars(p["cond_jaxpr"].jaxpr)[cn:]
+    if any(uk_c) or any(u and used for u, used in zip(uc, cond_uses)) or all(uc):
+        res = [a for a, u in zip(eqn.inputs, unknowns) if not u and type(a) is Var]
+        return None, eqn, [True] * len(uc), res
+    known_c = [not u for u in uc]
+    kbody, used = dce_jaxpr(body, known_c)
+    kbody = kbody.replace(invars=tuple(_pick(kbody.invars, [True] * bn + known_c)))
+    kcond = p["cond_jaxpr"].jaxpr
+    kcond = kcond.replace(invars=kcond.invars[:cn] + tuple(_pick(kcond.invars[cn:], known_c)))
+    ins_cc, ins_bc, ins_c = _split(eqn.inputs, cn, bn)
+    if any(u and x for u, x in zip(uk_b, used[:bn])):
+        res = [a for a, u in zip(eqn.inputs, unknowns) if not u and type(a) is Var]
+        return None, eqn, [True] * len(uc), res
+    known_eqn = eqn.replace(inputs=tuple(ins_cc + ins_bc + _pick(ins_c, known_c)),
+                            outvars=tuple(_pick(eqn.outvars, known_c)),
+                            params=p.replace(cond_jaxpr=_closed(kcond), body_jaxpr=_closed(kbody)))
+    # The unknown loop binds fresh variables for the carries the known loop produces.
+    unknown_eqn = eqn.replace(outvars=tuple(v if u else Var(v.aval)
+                                            for v, u in zip(eqn.outvars, uc)))
+    res = [a for a, u in zip(eqn.inputs, unknowns) if not u and type(a) is Var]
+    return known_eqn, unknown_eqn, list(uc), res
+
+
+pe_rules[P.while_p] = _while_partial_eval
+
+
+def _while_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
+                cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int,
+                body_nconsts: int) -> tuple[list[Atom], list[Dim]]:
+    cconsts, bconsts, carry = _split(vals, cond_nconsts, body_nconsts)
+    dc, db, dcar = _split(dims, cond_nconsts, body_nconsts)
+    bb = [d is not None for d in db]
+    cb = [d is not None for d in dcar]
+    while True:
+        new = _or(cb, _batched_outputs(body_jaxpr.jaxpr, bb + cb))
+        if new == cb:
+            break
+        cb = new
+    pred_b = _batched_outputs(cond_jaxpr.jaxpr, [d is not None for d in dc] + cb)[0]
+    if pred_b:
+        cb = [True] * len(carry)  # lanes finish at different times: every carry diverges
+
+    def front(xs: Sequence[Atom], ds: Sequence[Dim]) -> list[Atom]:
+        return [bdim_to_front(e, x, d, size) if d is not None else x for x, d in zip(xs, ds)]
+    cconsts, bconsts = front(cconsts, dc), front(bconsts, db)
+    carry = [bdim_to_front(e, x, d, size) if b else x for x, d, b in zip(carry, dcar, cb)]
+    dc0 = [0 if d is not None else None for d in dc]
+    db0 = [0 if d is not None else None for d in db]
+    car0 = [0 if b else None for b in cb]
+    body = vmap_jaxpr(body_jaxpr.jaxpr, size, db0 + car0, car0)
+    cond = vmap_jaxpr(cond_jaxpr.jaxpr, size, dc0 + car0, [0 if pred_b else None])
+    if not pred_b:
+        outs = e.bind(P.while_p, *cconsts, *bconsts, *carry, cond_jaxpr=_closed(cond),
+                      body_jaxpr=_closed(body), cond_nconsts=cond_nconsts,
+                      body_nconsts=body_nconsts)
+        return list[Atom](outs), car0
+    # Keep iterating while any lane runs; finished lanes keep their carry.
+    b = Emitter()
+    cv = [Var(aval_of(x)) for x in cconsts]
+    bv = [Var(aval_of(x)) for x in bconsts]
+    carv = [Var(aval_of(x)) for x in carry]
+    pred, = inline_jaxpr(b, cond, (), [*cv, *carv])
+    stepped = inline_jaxpr(b, body, (), [*bv, *carv])
+    kept = []
+    for old, new_v in zip(carv, stepped):
+        shape = aval_of(old).shape
+        which = b.broadcast_in_dim(pred, shape, [0]) if len(shape) > 1 else pred
+        kept.append(b.select_n(which, old, new_v))
+    new_body = b.builder.build([*cv, *bv, *carv], kept)
+    c = Emitter()
+    cv2 = [Var(aval_of(x)) for x in cconsts]
+    carv2 = [Var(aval_of(x)) for x in carry]
+    p2, = inline_jaxpr(c, cond, (), [*cv2, *carv2])
+    any_p = c.bind1(P.reduce_or_p, p2, axes=(0,))
+    new_cond = c.builder.build([*cv2, *carv2], [any_p])
+    outs = e.bind(P.while_p, *cconsts, *cconsts, *bconsts, *carry, cond_jaxpr=_closed(new_cond),
+                  body_jaxpr=_closed(new_body), cond_nconsts=cond_nconsts,
+                  body_nconsts=cond_nconsts + body_nconsts)
+    return list[Atom](outs), car0
+
+
+batching_rules[P.while_p] = _while_vmap
+
+
+# -- scan ----------------------------------------------------------------------
+
+def _scan_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+              jaxpr: ClosedJaxpr, length: int, reverse: bool, num_consts: int, num_carry: int,
+              unroll: Any) -> tuple[list[Atom], list[Tangent]]:
+    consts, carry, xs = _split(primals, num_consts, num_carry)
+    tc, tcar, txs = _split(tangents, num_consts, num_carry)
+    k_nz = [type(t) is not Zero for t in tc]
+    c_nz = [type(t) is not Zero for t in tcar]
+    x_nz = [type(t) is not Zero for t in txs]
+    n_ys = len(jaxpr.jaxpr.outvars) - num_carry
+    while True:
+        out_nz = jvp_jaxpr(jaxpr.jaxpr, k_nz + c_nz + x_nz, c_nz + [False] * n_ys)[1]
+        new = _or(c_nz, out_nz[:num_carry])
+        if new == c_nz:
+            break
+        c_nz = new
+    jj, out_nz = jvp_jaxpr(jaxpr.jaxpr, k_nz + c_nz + x_nz, c_nz + [False] * n_ys)
+    y_nz = out_nz[num_carry:]
+    nk, nc, nx = len(consts), len(carry), len(xs)
+    nkt, nct = sum(k_nz), sum(c_nz)
+    i = jj.invars
+    p_k, p_c, p_x = i[:nk], i[nk:nk + nc], i[nk + nc:nk + nc + nx]
+    rest = i[nk + nc + nx:]
+    t_k, t_c, t_x = rest[:nkt], rest[nkt:nkt + nct], rest[nkt + nct:]
+    o = jj.outvars
+    o_c, o_y = o[:nc], o[nc:nc + n_ys]
+    o_ct, o_yt = o[nc + n_ys:nc + n_ys + nct], o[nc + n_ys + nct:]
+    body = jj.replace(invars=p_k + t_k + p_c + t_c + p_x + t_x, outvars=o_c + o_ct + o_y + o_yt,
+                      debug_info=None)
+    outs = e.bind(P.scan_p, *consts, *[t for t in tc if not isinstance(t, Zero)],
+                  *carry, *[e.instantiate(t) for t, z in zip(tcar, c_nz) if z],
+                  *xs, *[t for t in txs if type(t) is not Zero],
+                  jaxpr=_closed(body), length=length, reverse=reverse, num_consts=nk + nkt,
+                  num_carry=nc + nct, unroll=unroll)
+    carry_out, ct_out, ys, yt = _split(outs, nc, nct, n_ys)
+    it_c, it_y = iter(ct_out), iter(yt)
+    touts: list[Tangent] = [next(it_c) if z else Zero(tangent_aval(v.aval))
+                            for z, v in zip(c_nz, carry_out)]
+    touts += [next(it_y) if z else Zero(tangent_aval(v.aval)) for z, v in zip(y_nz, ys)]
+    return carry_out + ys, touts
+
+
+jvp_rules[P.scan_p] = _scan_jvp
+
+
+def _scan_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, jaxpr: ClosedJaxpr,
+               length: int, reverse: bool, num_consts: int, num_carry: int,
+               unroll: Any) -> tuple[list[Atom], list[Dim]]:
+    consts, carry, xs = _split(vals, num_consts, num_carry)
+    dk, dc, dx = _split(dims, num_consts, num_carry)
+    kb, cb, xb = ([d is not None for d in ds] for ds in (dk, dc, dx))
+    while True:
+        new = _or(cb, _batched_outputs(jaxpr.jaxpr, kb + cb + xb)[:num_carry])
+        if new == cb:
+            break
+        cb = new
+    yb = _batched_outputs(jaxpr.jaxpr, kb + cb + xb)[num_carry:]
+    consts = [bdim_to_front(e, x, d, size) if d is not None else x for x, d in zip(consts, dk)]
+    carry = [bdim_to_front(e, x, d, size) if b else x for x, d, b in zip(carry, dc, cb)]
+    # Scanned operands keep the scanned axis first; the batch axis goes second.
+    xs = [move_axis(e, x, d, 1) if d is not None else x for x, d in zip(xs, dx)]
+    k0 = [0 if b else None for b in kb]
+    c0 = [0 if b else None for b in cb]
+    x0 = [0 if b else None for b in xb]
+    y0 = [0 if b else None for b in yb]
+    body = vmap_jaxpr(jaxpr.jaxpr, size, k0 + c0 + x0, c0 + y0)
+    outs = e.bind(P.scan_p, *consts, *carry, *xs, jaxpr=_closed(body), length=length,
+                  reverse=reverse, num_consts=num_consts, num_carry=num_carry, unroll=unroll)
+    return list[Atom](outs), c0 + [1 if b else None for b in yb]
+
+
+batching_rules[P.scan_p] = _scan_vmap
+
+
+def _scan_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
+                       ) -> tuple[Eqn | None, Eqn | None, list[bool], list[Var]]:
+    p = eqn.params
+    body: ClosedJaxpr = p["jaxpr"]
+    nk, nc = p["num_consts"], p["num_carry"]
+    uk, uc, ux = _split(unknowns, nk, nc)
+    uc_in = list(uc)
+    n_ys = len(body.jaxpr.outvars) - nc
+    while True:
+        out_unk = partial_eval_jaxpr(body.jaxpr, uk + uc + ux, uc + [False] * n_ys)[2]
+        new = _or(uc, out_unk[:nc])
+        if new == uc:
+            break
+        uc = new
+    known, unknown, out_unk, nres = partial_eval_jaxpr(body.jaxpr, uk + uc + ux,
+                                                        uc + [False] * n_ys)
+    length = p["length"]
+    res_avals = [a.aval for a in known.outvars[len(known.outvars) - nres:]]
+    res_vars = [Var(a.update(shape=(length,) + a.shape)) for a in res_avals]  # type: ignore[attr-defined]
+    ins_k, ins_c, ins_x = _split(eqn.inputs, nk, nc)
+    outs_c, outs_y = eqn.outvars[:nc], eqn.outvars[nc:]
+    y_unk = out_unk[nc:]
+    known_eqn = eqn.replace(
+        inputs=tuple(_pick(ins_k, [not u for u in uk]) + _pick(ins_c, [not u for u in uc])
+                     + _pick(ins_x, [not u for u in ux])),
+        outvars=tuple(_pick(outs_c, [not u for u in uc]) + _pick(outs_y, [not u for u in y_unk])
+                      + res_vars),
+        params=p.replace(jaxpr=_closed(known), num_consts=uk.count(False),
+                         num_carry=uc.count(False)))
+    # Residuals come in as scanned inputs of the unknown scan.
+    ui = unknown.invars
+    nuk, nuc = uk.count(True), uc.count(True)
+    u_res, u_k, u_c, u_x = ui[:nres], ui[nres:nres + nuk], ui[nres + nuk:nres + nuk + nuc], \
+        ui[nres + nuk + nuc:]
+    unknown_j = unknown.replace(invars=u_k + u_c + u_res + u_x)
+    unknown_eqn = eqn.replace(
+        inputs=tuple(_pick(ins_k, uk) + _pick(ins_c, uc) + res_vars + _pick(ins_x, ux)),
+        outvars=tuple(_pick(outs_c, uc) + _pick(outs_y, y_unk)),
+        params=p.replace(jaxpr=_closed(unknown_j), num_consts=nuk, num_carry=nuc))
+    # A known initial carry that the loop makes unknown is an input of the unknown
+    # scan: a residual of the enclosing split too.
+    forwarded = [a for a, was, now in zip(ins_c, uc_in, uc)
+                 if now and not was and type(a) is Var]
+    return known_eqn, unknown_eqn, list(uc) + list(y_unk), res_vars + forwarded
+
+
+pe_rules[P.scan_p] = _scan_partial_eval
+
+
+def _scan_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: ClosedJaxpr,
+                    length: int, reverse: bool, num_consts: int, num_carry: int,
+                    unroll: Any) -> Sequence[Cotangent]:
+    consts, carry, xs = _split(ins, num_consts, num_carry)
+    # Every carry is transposed as linear: a known initial carry (a tangent that starts
+    # as a known zero and becomes unknown in the loop) is linear too, its cotangent
+    # is simply not wanted.
+    k_lin = [type(c) is UndefPrimal for c in consts]
+    x_lin = [type(x) is UndefPrimal for x in xs]
+    ct_carry, ct_ys = cts[:num_carry], cts[num_carry:]
+    t = transpose_jaxpr(jaxpr.jaxpr, k_lin + [True] * num_carry + x_lin)
+    res_k = [c for c in consts if type(c) is not UndefPrimal]
+    res_x = [x for x in xs if type(x) is not UndefPrimal]
+    lin_k_avals = [c.aval for c in consts if type(c) is UndefPrimal]
+    b = Emitter()
+    v_rk = [Var(aval_of(r)) for r in res_k]
+    v_acc = [Var(a) for a in lin_k_avals]
+    v_ct = [Var(c.aval) for c in carry]
+    v_rx = [Var(aval_of(r).update(shape=aval_of(r).shape[1:])) for r in res_x]
+    v_cy = [Var(c.aval.update(shape=c.aval.shape[1:])) for c in ct_ys]  # type: ignore[attr-defined]
+    outs = inline_jaxpr(b, t, (), [*v_rk, *v_rx, *v_ct, *v_cy])
+    ct_k, ct_c, ct_x = _split(outs, len(v_acc), num_carry)
+    acc = [b.add_any(a, c) for a, c in zip(v_acc, ct_k)]
+    body = b.builder.build([*v_rk, *v_acc, *v_ct, *v_rx, *v_cy], [*acc, *ct_c, *ct_x])
+    zeros_k = [e.zeros(a) for a in lin_k_avals]
+    outs_t = e.bind(P.scan_p, *res_k, *zeros_k, *[e.instantiate(c) for c in ct_carry], *res_x,
+                    *[e.instantiate(c) for c in ct_ys], jaxpr=_closed(body), length=length,
+                    reverse=not reverse, num_consts=len(res_k),
+                    num_carry=len(zeros_k) + num_carry, unroll=unroll)
+    k_out, c_out, x_out = _split(outs_t, len(zeros_k), num_carry)
+    it_k, it_x = iter(k_out), iter(x_out)
+    return ([next(it_k) if lin else None for lin in k_lin] + list(c_out)
+            + [next(it_x) if lin else None for lin in x_lin])
+
+
+transpose_rules[P.scan_p] = _scan_transpose
+
+
+def _scan_dce(eqn: Eqn, used: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
+    if not any(used) and not eqn.effects:
+        return None, [False] * len(eqn.inputs)
+    p = eqn.params
+    nc = p["num_carry"]
+    # Carries stay (the loop needs them); unused stacked outputs go.
+    keep = [True] * nc + list(used[nc:])
+    body, _ = dce_jaxpr(p["jaxpr"].jaxpr, keep, prune_invars=False)
+    new = eqn.replace(outvars=tuple(_pick(eqn.outvars, keep)),
+                      params=p.replace(jaxpr=_closed(body)))
+    return new, [True] * len(new.inputs)
+
+
+dce_rules[P.scan_p] = _scan_dce

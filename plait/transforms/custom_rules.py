@@ -1,0 +1,316 @@
+"""Transformation rules of custom-derivative calls and ``remat2``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from plait.errors import JaxprTypeError, TransformError
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.atoms import Atom, Var
+from plait.ir.builder import Builder
+from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
+from plait.ir.primitives import RematPolicy
+from plait.ir.primitives.custom import nonlinear_bwd_error
+from plait.transforms.dce import dce_jaxpr, dce_rules
+from plait.transforms.emit import Emitter, Zero
+from plait.transforms.inline import inline_jaxpr
+from plait.transforms.jvp import Tangent, jvp_eqns, jvp_jaxpr, jvp_rules, tangent_aval
+from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
+from plait.transforms.transpose import Cotangent, UndefPrimal, transpose_jaxpr, transpose_rules
+from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, vmap_jaxpr
+
+
+def _check_const_tangents(name: str, what: str, tangents: Sequence[Tangent], n: int) -> None:
+    if any(type(t) is not Zero for t in tangents[:n]):
+        raise TransformError(
+            f"Detected differentiation of a {what} function ({name}) with respect to a "
+            f"closed-over value. That isn't supported because the {what} rule only specifies how "
+            "to differentiate the function with respect to its explicit arguments; pass the "
+            "value as an argument instead.")
+
+
+def _inexact(a: Any) -> bool:
+    return dt.is_inexact(a.aval.dtype)
+
+
+def _custom_jvp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+                         name: str, call_jaxpr: ClosedJaxpr, jvp_jaxpr: ClosedJaxpr,
+                         num_consts: int, symbolic_zeros: bool) -> tuple[list[Atom], list[Tangent]]:
+    _check_const_tangents(name, "custom_jvp", tangents, num_consts)
+    ts = [e.instantiate(t) for p, t in zip(primals[num_consts:], tangents[num_consts:])
+          if _inexact(p)]
+    outs = inline_jaxpr(e, jvp_jaxpr.jaxpr, (), [*primals, *ts])
+    n_out = len(call_jaxpr.jaxpr.outvars)
+    it = iter(outs[n_out:])
+    touts: list[Tangent] = [next(it) if dt.is_inexact(a.aval.dtype) else Zero(tangent_aval(a.aval))  # type: ignore[attr-defined]
+                            for a in call_jaxpr.jaxpr.outvars]
+    return outs[:n_out], touts
+
+
+jvp_rules[P.custom_jvp_call_p] = _custom_jvp_call_jvp
+
+_fwd_lin_cache: dict[Any, ClosedJaxpr | None] = {}
+
+
+def _fwd_lin(bwd: ClosedJaxpr, num_res: int) -> ClosedJaxpr | None:
+    """The transpose of ``bwd`` in its cotangents, or ``None`` if it is not linear in them."""
+    key = (bwd.jaxpr.typed_key(), num_res)
+    if key not in _fwd_lin_cache:
+        n_ct = len(bwd.jaxpr.invars) - num_res
+        try:
+            t = transpose_jaxpr(bwd.jaxpr, [False] * num_res + [True] * n_ct)
+            _fwd_lin_cache[key] = ClosedJaxpr(t)
+        except (JaxprTypeError, NotImplementedError):
+            _fwd_lin_cache[key] = None
+    return _fwd_lin_cache[key]
+
+
+def _custom_vjp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+                         name: str, call_jaxpr: ClosedJaxpr, fwd_jaxpr: ClosedJaxpr,
+                         bwd_jaxpr: ClosedJaxpr, num_consts: int,
+                         symbolic_zeros: bool) -> tuple[list[Atom], list[Tangent]]:
+    _check_const_tangents(name, "custom_vjp", tangents, num_consts)
+    outs_res = inline_jaxpr(e, fwd_jaxpr.jaxpr, (), list(primals))
+    n_out = len(call_jaxpr.jaxpr.outvars)
+    outs, res = outs_res[:n_out], outs_res[n_out:]
+    n_bconsts = len(bwd_jaxpr.jaxpr.invars) - len(res) - sum(
+        dt.is_inexact(a.aval.dtype) for a in call_jaxpr.jaxpr.outvars)  # type: ignore[attr-defined]
+    bconsts = list(primals[num_consts - n_bconsts:num_consts])
+    ts = [e.instantiate(t) for p, t in zip(primals[num_consts:], tangents[num_consts:])
+          if _inexact(p)]
+    out_inexact = [dt.is_inexact(a.aval.dtype) for a in call_jaxpr.jaxpr.outvars]  # type: ignore[attr-defined]
+    if all(type(t) is Zero for t in tangents[num_consts:]):
+        return outs, [Zero(tangent_aval(a.aval)) for a in call_jaxpr.jaxpr.outvars]
+    num_res = n_bconsts + len(res)
+    t_outs = e.bind(P.custom_lin_p, *bconsts, *res, *ts, name=name, num_res=num_res,
+                    bwd_jaxpr=bwd_jaxpr, fwd_lin_jaxpr=_fwd_lin(bwd_jaxpr, num_res))
+    it = iter(t_outs)
+    touts: list[Tangent] = [next(it) if ok else Zero(tangent_aval(a.aval))
+                            for ok, a in zip(out_inexact, call_jaxpr.jaxpr.outvars)]
+    return outs, touts
+
+
+jvp_rules[P.custom_vjp_call_p] = _custom_vjp_call_jvp
+
+
+def _custom_lin_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, name: str,
+                          num_res: int, bwd_jaxpr: ClosedJaxpr,
+                          fwd_lin_jaxpr: ClosedJaxpr | None) -> Sequence[Cotangent]:
+    res = ins[:num_res]
+    if any(type(r) is UndefPrimal for r in res):
+        raise JaxprTypeError(f"custom_lin of {name}: residuals must be known when transposing")
+    cts_in = inline_jaxpr(e, bwd_jaxpr.jaxpr, (), [*res, *[e.instantiate(c) for c in cts]])
+    return [None] * num_res + list(cts_in)
+
+
+transpose_rules[P.custom_lin_p] = _custom_lin_transpose
+
+
+def _custom_lin_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+                    name: str, num_res: int, bwd_jaxpr: ClosedJaxpr,
+                    fwd_lin_jaxpr: ClosedJaxpr | None) -> tuple[list[Atom], list[Tangent]]:
+    if fwd_lin_jaxpr is None:
+        raise nonlinear_bwd_error(name)
+    outs = e.bind(P.custom_lin_p, *primals, name=name, num_res=num_res, bwd_jaxpr=bwd_jaxpr,
+                  fwd_lin_jaxpr=fwd_lin_jaxpr)
+    _, touts = jvp_eqns(e, fwd_lin_jaxpr.jaxpr, (), list(primals), list(tangents))
+    return list(outs), touts
+
+
+jvp_rules[P.custom_lin_p] = _custom_lin_jvp
+
+
+def _vmap_params_jaxprs(size: int, dims: Sequence[Dim], *jaxprs: ClosedJaxpr,
+                        extra_dims: Sequence[Sequence[Dim]] = ()) -> list[ClosedJaxpr]:
+    out = []
+    for k, j in enumerate(jaxprs):
+        d = list(dims) + (list(extra_dims[k]) if k < len(extra_dims) else [])
+        out.append(ClosedJaxpr(vmap_jaxpr(j.jaxpr, size, d, [0] * len(j.jaxpr.outvars))))
+    return out
+
+
+def _all_front(e: Emitter, size: int, vals: Sequence[Atom], dims: Sequence[Dim]) -> list[Atom]:
+    return [bdim_to_front(e, x, d, size) for x, d in zip(vals, dims)]
+
+
+def _custom_jvp_call_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
+                          name: str, call_jaxpr: ClosedJaxpr, jvp_jaxpr: ClosedJaxpr,
+                          num_consts: int, symbolic_zeros: bool) -> tuple[list[Var], list[Dim]]:
+    args = _all_front(e, size, vals, dims)
+    zeros = [0] * len(vals)
+    t_dims = [0 for v in vals[num_consts:] if _inexact(v)]
+    call, jvp_b = _vmap_params_jaxprs(size, zeros, call_jaxpr, jvp_jaxpr,
+                                      extra_dims=[[], t_dims])
+    outs = e.bind(P.custom_jvp_call_p, *args, name=name, call_jaxpr=call, jvp_jaxpr=jvp_b,
+                  num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+    return outs, [0] * len(outs)
+
+
+batching_rules[P.custom_jvp_call_p] = _custom_jvp_call_vmap
+
+
+def _custom_vjp_call_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
+                          name: str, call_jaxpr: ClosedJaxpr, fwd_jaxpr: ClosedJaxpr,
+                          bwd_jaxpr: ClosedJaxpr, num_consts: int,
+                          symbolic_zeros: bool) -> tuple[list[Var], list[Dim]]:
+    args = _all_front(e, size, vals, dims)
+    zeros = [0] * len(vals)
+    call, fwd = _vmap_params_jaxprs(size, zeros, call_jaxpr, fwd_jaxpr)
+    bwd = ClosedJaxpr(vmap_jaxpr(bwd_jaxpr.jaxpr, size, [0] * len(bwd_jaxpr.jaxpr.invars),
+                                 [0] * len(bwd_jaxpr.jaxpr.outvars)))
+    outs = e.bind(P.custom_vjp_call_p, *args, name=name, call_jaxpr=call, fwd_jaxpr=fwd,
+                  bwd_jaxpr=bwd, num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+    return outs, [0] * len(outs)
+
+
+batching_rules[P.custom_vjp_call_p] = _custom_vjp_call_vmap
+
+
+def _custom_lin_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, name: str,
+                     num_res: int, bwd_jaxpr: ClosedJaxpr,
+                     fwd_lin_jaxpr: ClosedJaxpr | None) -> tuple[list[Var], list[Dim]]:
+    args = _all_front(e, size, vals, dims)
+    bwd = ClosedJaxpr(vmap_jaxpr(bwd_jaxpr.jaxpr, size, [0] * len(bwd_jaxpr.jaxpr.invars),
+                                 [0] * len(bwd_jaxpr.jaxpr.outvars)))
+    fl = None if fwd_lin_jaxpr is None else ClosedJaxpr(vmap_jaxpr(
+        fwd_lin_jaxpr.jaxpr, size, [0] * len(fwd_lin_jaxpr.jaxpr.invars),
+        [0] * len(fwd_lin_jaxpr.jaxpr.outvars)))
+    outs = e.bind(P.custom_lin_p, *args, name=name, num_res=num_res, bwd_jaxpr=bwd,
+                  fwd_lin_jaxpr=fl)
+    return outs, [0] * len(outs)
+
+
+batching_rules[P.custom_lin_p] = _custom_lin_vmap
+
+
+# -- remat -------------------------------------------------------------------
+
+def _remat_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+               jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
+               policy: RematPolicy | None) -> tuple[list[Atom], list[Tangent]]:
+    nz = [type(t) is not Zero for t in tangents]
+    jj, out_nz = jvp_jaxpr(jaxpr.jaxpr, nz)
+    ts = [t for t in tangents if not isinstance(t, Zero)]
+    outs: list[Atom] = list(e.bind(P.remat_p, *primals, *ts, jaxpr=ClosedJaxpr(jj),
+                                   prevent_cse=prevent_cse, differentiated=True, policy=policy))
+    n = len(jaxpr.jaxpr.outvars)
+    it = iter(outs[n:])
+    touts: list[Tangent] = [next(it) if z else Zero(tangent_aval(a.aval))
+                            for z, a in zip(out_nz, jaxpr.jaxpr.outvars)]
+    return outs[:n], touts
+
+
+jvp_rules[P.remat_p] = _remat_jvp
+
+
+def _recompute_plan(known: Jaxpr, res: Sequence[Atom], policy: RematPolicy | None
+                    ) -> tuple[list[Eqn], list[Var]]:
+    """How the unknown side of a ``remat2`` gets the residuals ``res`` of ``known``.
+
+    Walking back from the residuals, an equation whose outputs the policy lets
+    save is a cut: those outputs are saved.  Every other equation on the way is
+    recomputed, back to the inputs (always available).  Returns the equations to
+    recompute, in order, and the saved intermediate values.
+    """
+    invars = set(known.invars)
+    live = {r for r in res if type(r) is Var and r not in invars}
+    cut: set[Var] = set()
+    todo: list[Eqn] = []
+    for eqn in reversed(known.eqns):
+        outs = [v for v in eqn.outvars if v in live]
+        if not outs:
+            continue
+        if policy is not None and policy.saveable(eqn):
+            cut.update(outs)
+            continue
+        todo.append(eqn)
+        live.update(a for a in eqn.inputs if type(a) is Var)
+    saved = [v for eqn in known.eqns for v in eqn.outvars if v in cut]
+    return todo[::-1], saved
+
+
+def _remat_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
+                        ) -> tuple[Eqn | None, Eqn | None, list[bool], list[Var]]:
+    params = eqn.params
+    inner: ClosedJaxpr = params["jaxpr"]
+    known, unknown, out_unk, nres = partial_eval_jaxpr(inner.jaxpr, unknowns)
+    n_known_out = len(known.outvars) - nres
+    res = known.outvars[n_known_out:]
+    todo, saved = _recompute_plan(known, res, params["policy"])
+    # The known inputs the unknown side reads: by recomputing, or as residuals.
+    read = {a for e in todo for a in e.inputs if type(a) is Var} | set(res)
+    need = [v in read for v in known.invars]
+    # The unknown side: recompute what was not saved, then the linear part.
+    recompute = known.replace(invars=tuple(_pick(known.invars, need)) + tuple(saved),
+                              eqns=tuple(todo), outvars=tuple(res), debug_info=None)
+    b = Builder()
+    e = Emitter(b)
+    u_in = [Var(v.aval) for v in recompute.invars]
+    u_unk = [Var(v.aval) for v in unknown.invars[nres:]]
+    res_vals = inline_jaxpr(e, recompute, (), u_in)
+    new_unknown = b.build([*u_in, *u_unk], inline_jaxpr(e, unknown, (), [*res_vals, *u_unk]))
+    # The known side returns the saved values.
+    known_saved, _ = dce_jaxpr(known.replace(outvars=known.outvars[:n_known_out] + tuple(saved)))
+    ins_known = [a for a, u in zip(eqn.inputs, unknowns) if not u]
+    ins_unknown = [a for a, u in zip(eqn.inputs, unknowns) if u]
+    k_out = [v for v, u in zip(eqn.outvars, out_unk) if not u]
+    u_out = [v for v, u in zip(eqn.outvars, out_unk) if u]
+    saved_vars = [Var(v.aval) for v in saved]
+    needed_ins = _pick(ins_known, need)
+    known_eqn = eqn.replace(inputs=tuple(ins_known), outvars=tuple(k_out + saved_vars),
+                            params=params.replace(jaxpr=ClosedJaxpr(known_saved)))
+    unknown_eqn = eqn.replace(
+        inputs=tuple(needed_ins + saved_vars + ins_unknown), outvars=tuple(u_out),
+        params=params.replace(jaxpr=ClosedJaxpr(new_unknown), differentiated=True))
+    residuals = [a for a in needed_ins if type(a) is Var] + saved_vars
+    return known_eqn, unknown_eqn, list(out_unk), residuals
+
+
+def _pick(xs: Sequence[Any], mask: Sequence[bool]) -> list[Any]:
+    return [x for x, m in zip(xs, mask, strict=True) if m]
+
+
+pe_rules[P.remat_p] = _remat_partial_eval
+
+
+def _remat_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: ClosedJaxpr,
+                     prevent_cse: bool, differentiated: bool,
+                     policy: RematPolicy | None) -> Sequence[Cotangent]:
+    linear = [type(x) is UndefPrimal for x in ins]
+    t = transpose_jaxpr(jaxpr.jaxpr, linear)
+    nonlin = [x for x in ins if type(x) is not UndefPrimal]
+    outs = inline_jaxpr(e, t, (), [*nonlin, *[e.instantiate(c) for c in cts]])
+    it = iter(outs)
+    return [next(it) if lin else None for lin in linear]
+
+
+transpose_rules[P.remat_p] = _remat_transpose
+
+
+def _remat_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, jaxpr: ClosedJaxpr,
+                prevent_cse: bool, differentiated: bool,
+                policy: RematPolicy | None) -> tuple[list[Var], list[Dim]]:
+    out_dims = [0] * len(jaxpr.jaxpr.outvars)
+    batched = vmap_jaxpr(jaxpr.jaxpr, size, dims, out_dims)
+    outs = e.bind(P.remat_p, *vals, jaxpr=ClosedJaxpr(batched), prevent_cse=prevent_cse,
+                  differentiated=differentiated, policy=policy)
+    return outs, out_dims  # type: ignore[return-value]
+
+
+batching_rules[P.remat_p] = _remat_vmap
+
+
+def _remat_dce(eqn: Eqn, used_outputs: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
+    inner: ClosedJaxpr = eqn.params["jaxpr"]
+    if not any(used_outputs):
+        return None, [False] * len(eqn.inputs)
+    pruned, used_in = dce_jaxpr(inner.jaxpr, used_outputs, prune_invars=True)
+    new = eqn.replace(inputs=tuple(a for a, u in zip(eqn.inputs, used_in) if u),
+                      outvars=tuple(v for v, u in zip(eqn.outvars, used_outputs) if u),
+                      params=eqn.params.replace(jaxpr=ClosedJaxpr(pruned)))
+    return new, [True] * len(new.inputs)
+
+
+dce_rules[P.remat_p] = _remat_dce

@@ -1,0 +1,41 @@
+"""Type aliases for annotating code that uses plait.
+
+``Array`` is the type of every plait array, concrete or traced; ``ArrayLike``
+is anything the array functions accept in its place (Python and NumPy
+scalars, NumPy arrays); ``DTypeLike`` is anything that names a dtype;
+``Shape`` is a sequence of dimension sizes.  They mirror ``jax.typing``::
+
+    from plait.typing import Array, ArrayLike
+
+    def scale(x: ArrayLike, s: float) -> Array:
+        return plait.numpy.asarray(x) * s
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeAlias
+
+import numpy as np
+
+from plait.frontend.array_base import Array
+
+__all__ = ["Array", "ArrayLike", "DTypeLike", "Shape", "SupportsDType"]
+
+
+class SupportsDType(Protocol):
+    """An object with a ``dtype`` attribute (such as ``plait.ShapeDtypeStruct``)."""
+
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+
+
+ArrayLike: TypeAlias = Array | np.ndarray[Any, Any] | np.bool_ | np.number[Any] | bool | int \
+    | float | complex
+"""A value the array functions accept as an array."""
+
+DTypeLike: TypeAlias = str | type[Any] | np.dtype[Any] | SupportsDType
+"""A value naming a dtype: ``"float32"``, ``np.float32``, ``np.dtype('f4')``, ``float``."""
+
+Shape: TypeAlias = Sequence[int]
+"""Dimension sizes."""
