@@ -104,3 +104,33 @@ def test_typed_custom_interpreter_runs() -> None:
     closed = plait.make_jaxpr(lambda x: plax.cond(x > 0, pnp.sin, pnp.cos, x) * 2.0)(1.0)
     assert mod.count_primitives(closed.jaxpr) == {"gt": 1, "convert_element_type": 1, "cond": 1,
                                                   "sin": 1, "cos": 1, "mul": 1}
+
+
+_IGNORE = re.compile(r"#\s*type:\s*ignore(?P<codes>\[[^\]]*\])?(?P<rest>.*)$")
+
+
+def _unexplained_ignores(text: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of each ``type: ignore`` comment without an error code or a reason."""
+    bad = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _IGNORE.search(line)
+        if m and (not m["codes"] or not m["codes"].strip("[] ")
+                  or not re.match(r"\s*#\s*\S", m["rest"])):
+            bad.append((n, line.strip()))
+    return bad
+
+
+def test_unexplained_ignores_are_found() -> None:
+    assert _unexplained_ignores("x = f()  # type: ignore[arg-type]  # untyped library\n") == []
+    for line in ["x = f()  # type: ignore", "x = f()  # type: ignore[arg-type]",
+                 "x = f()  # type: ignore  # no code", "x = f()  # type: ignore[]  # empty",
+                 "x = f()  # type:ignore[misc]   "]:
+        assert _unexplained_ignores(line) == [(1, line.strip())], line
+
+
+def test_every_type_ignore_has_an_error_code_and_a_reason() -> None:
+    bad = [f"{path.relative_to(ROOT)}:{n}: {line}"
+           for path in sorted((ROOT / "plait").rglob("*.py"))
+           for n, line in _unexplained_ignores(path.read_text(encoding="utf-8"))]
+    assert bad == [], ("each `# type: ignore` needs an error code and a reason, "
+                       "`# type: ignore[code]  # why`:\n" + "\n".join(bad))

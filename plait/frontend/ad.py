@@ -18,7 +18,7 @@ import numpy as np
 from plait.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Var
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import Jaxpr
 from plait.transforms.ad import linearize_jaxpr, vjp_jaxprs
 from plait.transforms.dce import dce_jaxpr
@@ -194,9 +194,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                                 f"but got {ct_tree}")
         for i, (c, a) in enumerate(zip(ct_leaves, jaxpr.outvars)):
             ca = abstractify(c, f"cotangent[{i}]", "vjp")
-            if ca.shape != a.aval.shape:  # type: ignore[attr-defined]
+            shape = shaped(a.aval).shape
+            if ca.shape != shape:
                 raise ArgumentError(f"vjp function: expected a cotangent of shape "
-                                    f"{a.aval.shape} for output {i}, but got {ca.str_short()}")  # type: ignore[attr-defined]
+                                    f"{shape} for output {i}, but got {ca.str_short()}")
         cts_used = [c for c, has in zip(ct_leaves, pieces.out_tangent[:n_main]) if has]
         cts_used += [_zeros_for(a.aval) for a, has in zip(jaxpr.outvars[n_main:],
                                                            pieces.out_tangent[n_main:]) if has]
@@ -233,8 +234,8 @@ def _build_value_and_grad(jaxpr: Jaxpr, n_consts: int, diff: Sequence[bool],
     outs = inline_jaxpr(e, pieces.fwd, (), invars)
     n_out = len(jaxpr.outvars)
     primal_outs, residuals = outs[:n_out], outs[n_out:]
-    out_aval = jaxpr.outvars[0].aval
-    one = e.literal(1.0, out_aval.dtype, out_aval.weak_type)  # type: ignore[attr-defined]
+    out_aval = shaped(jaxpr.outvars[0].aval)
+    one = e.literal(1.0, out_aval.dtype, out_aval.weak_type)
     cts = [one] + [e.zeros(a.aval) for a, has in
                    zip(jaxpr.outvars[1:], pieces.out_tangent[1:]) if has]
     grads = inline_jaxpr(e, pieces.bwd, (), [*residuals, *cts]) if pieces.out_tangent[0] else [

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from plait.ir.primitives import POLICIES, RematPolicy, remat_p
 from plait.frontend.api import static_args
@@ -42,7 +42,8 @@ def checkpoint(fun: Callable[P, R], *, prevent_cse: bool = True,
         traced = trace_function(fun, call, "checkpoint")
         closed, consts = consts_as_invars(traced.closed)
         outs = bind_remat(closed, consts, call.leaves, prevent_cse, policy)
-        return tree_unflatten(traced.out_tree, outs)  # type: ignore[no-any-return]
+        # out_tree is the structure of fun's own result, so the rebuilt value is an R.
+        return cast(R, tree_unflatten(traced.out_tree, outs))
 
     return remat_f
 

@@ -20,7 +20,7 @@ import numpy as np
 from plait.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Var
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.debug_info import DebugInfo
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p
@@ -133,8 +133,11 @@ class custom_jvp(Generic[P, R]):
 
     def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
         """Set the rule from one function per argument: ``jvps[i](t_i, primal_out, *primals)``."""
+        # primals are this function's positional arguments, a tuple that P cannot express.
+        call: Callable[..., R] = self
+
         def jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
-            out = self(*primals)  # type: ignore[call-arg]
+            out = call(*primals)
             terms = [f(t, out, *primals) for f, t in zip(jvps, tangents)
                      if f is not None and getattr(t, "dtype", None) != dt.float0]
             if not terms:
@@ -185,16 +188,16 @@ class custom_jvp(Generic[P, R]):
                             "pair (list or tuple of length two) representing primal and tangent "
                             f"outputs, but got {rj.out_tree}.")
         n_out = kids[0].num_leaves
-        outs = rj.jaxpr.out_avals
+        outs = shaped_avals(rj.jaxpr.out_avals)
         _check_same(f"Custom JVP rule {fun_name(rule)} primal outputs vs {name}",
                     f.jaxpr.out_avals, outs[:n_out], f.out_tree, kids[0])
         if kids[1] != kids[0]:
             raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must produce "
                             f"primal and tangent outputs with equal container (pytree) structures, "
                             f"but got {kids[0]} and {kids[1]}.")
-        out_inexact = [dt.is_inexact(a.dtype) for a in f.jaxpr.out_avals]  # type: ignore[attr-defined]
+        out_inexact = [dt.is_inexact(a.dtype) for a in shaped_avals(f.jaxpr.out_avals)]
         for i, (p_a, t_a, ok) in enumerate(zip(outs[:n_out], outs[n_out:], out_inexact)):
-            if ok and (t_a.shape != p_a.shape or t_a.dtype != p_a.dtype):  # type: ignore[attr-defined]
+            if ok and (t_a.shape != p_a.shape or t_a.dtype != p_a.dtype):
                 raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must "
                                 f"produce tangents of the primal outputs' types: output {i} is "
                                 f"{p_a.str_short()} but its tangent is {t_a.str_short()}")
@@ -261,9 +264,9 @@ class custom_vjp(Generic[P, R]):
         _check_same(f"Custom VJP fwd rule {fun_name(fwd_fun)} primal outputs vs {name}",
                     f.jaxpr.out_avals, fw.jaxpr.out_avals[:n_out], f.out_tree, kids[0])
         res_tree = kids[1]
-        res_avals = list(fw.jaxpr.out_avals[n_out:])
-        out_avals = list(f.jaxpr.out_avals)
-        out_inexact = [dt.is_inexact(a.dtype) for a in out_avals]  # type: ignore[attr-defined]
+        res_avals = list(shaped_avals(fw.jaxpr.out_avals[n_out:]))
+        out_avals = list(shaped_avals(f.jaxpr.out_avals))
+        out_inexact = [dt.is_inexact(a.dtype) for a in out_avals]
         in_inexact = [dt.is_inexact(a.dtype) for a in avals]
         ct_avals = [a for a, ok in zip(out_avals, out_inexact) if ok]
         bwd_fun = self.bwd
@@ -271,13 +274,13 @@ class custom_vjp(Generic[P, R]):
         def bwd_flat(*flat: Any) -> list[Any]:
             res = tree_unflatten(res_tree, flat[:len(res_avals)])
             it = iter(flat[len(res_avals):])
-            cts = [next(it) if ok else np.zeros(a.shape, dt.float0)  # type: ignore[attr-defined]
+            cts = [next(it) if ok else np.zeros(a.shape, dt.float0)
                    for ok, a in zip(out_inexact, out_avals)]
             ct = tree_unflatten(f.out_tree, cts)
             out = bwd_fun(*static, res, ct)
             return _bwd_leaves(out, in_tree, avals, in_inexact, name, bwd_fun)
 
-        bw = _trace(bwd_flat, res_avals + ct_avals,  # type: ignore[arg-type]
+        bw = _trace(bwd_flat, res_avals + ct_avals,
                     tree_structure((0,) * (len(res_avals) + len(ct_avals))), "custom_vjp bwd", name)
         consts = f.consts + fw.consts + bw.consts
         call = _with_consts(f, consts, 0)

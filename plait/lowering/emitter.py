@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -39,17 +39,19 @@ def element_type(dtype: np.dtype[Any]) -> str:
         raise NotImplementedError(f"lowering of dtype {dtype} is not supported") from None
 
 
-_type_cache: dict[tuple[tuple[int, ...], np.dtype[Any]], str] = {}
+_TypeKey = tuple[tuple[int, ...], np.dtype[Any]]
+_type_cache: dict[_TypeKey, str] = {}
 
 
-def tensor_type(aval: AbstractValue | tuple[tuple[int, ...], np.dtype[Any]]) -> str:
+def tensor_type(aval: AbstractValue | _TypeKey) -> str:
     """``tensor<2x3xf32>`` for an aval (or a (shape, dtype) pair)."""
-    key = (aval.shape, aval.dtype) if isinstance(aval, ShapedArray) else aval
-    t = _type_cache.get(key)  # type: ignore[arg-type]
+    # ShapedArray is the only array type: anything else is (meant to be) a pair.
+    key = (aval.shape, aval.dtype) if isinstance(aval, ShapedArray) else cast(_TypeKey, aval)
+    t = _type_cache.get(key)
     if t is None:
-        shape, dtype = key  # type: ignore[misc]
+        shape, dtype = key
         dims = "".join(f"{d}x" for d in shape)
-        t = _type_cache[key] = f"tensor<{dims}{element_type(dtype)}>"  # type: ignore[index]
+        t = _type_cache[key] = f"tensor<{dims}{element_type(dtype)}>"
     return t
 
 

@@ -18,7 +18,7 @@ import attrs
 
 from plait.errors import RuleNotImplementedError
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive
 from plait.lowering.emitter import FuncEmitter, Value, tensor_type
@@ -131,7 +131,7 @@ def _emit_function(module: ModuleEmitter, name: str, visibility: str, jaxpr: Jax
     module.functions.append("")  # callees lowered below come after this function, as in JAX
     fn = FuncEmitter(module.counter)
     args = [fn.fresh(tensor_type(v.aval)) for v in jaxpr.invars]
-    consts = [fn.constant(c, v.aval) for v, c in zip(jaxpr.constvars, const_values)]  # type: ignore[arg-type]
+    consts = [fn.constant(c, shaped(v.aval)) for v, c in zip(jaxpr.constvars, const_values)]
     outs = lower_body(module, fn, jaxpr, consts, args)
     ret = (f'"func.return"({", ".join(o.name for o in outs)}) : '
            f"({', '.join(o.type for o in outs)}) -> ()")
@@ -256,5 +256,4 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     name = module_name(fun_name)
     text = (f"module {symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, "
             f"mhlo.num_replicas = 1 : i32}} {{\n" + "\n".join(module.functions) + "\n}\n")
-    return ModuleText(text, name, tuple(v.aval for v in jaxpr.invars),  # type: ignore[misc]
-                      tuple(a.aval for a in jaxpr.outvars))  # type: ignore[misc]
+    return ModuleText(text, name, shaped_avals(jaxpr.in_avals), shaped_avals(jaxpr.out_avals))

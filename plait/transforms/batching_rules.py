@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -16,6 +16,8 @@ from plait.transforms.emit import Emitter, aval_of
 from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, move_axis, vmap_jaxpr
 
 Result = tuple[Sequence[Atom], Sequence[Dim]]
+# vmap_eqns calls a rule only when some operand is mapped, so a one-operand rule's
+# dims[0] is an int: the rules below ``cast`` it rather than test it.
 _I32 = np.dtype(np.int32)
 
 
@@ -121,7 +123,7 @@ batching_rules[P.add_any_p] = _add_any
 
 def _reducer(prim: Primitive) -> Any:
     def rule(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], **params: Any) -> Result:
-        x = move_axis(e, vals[0], dims[0], 0)  # type: ignore[arg-type]
+        x = move_axis(e, vals[0], cast(int, dims[0]), 0)  # the one operand is mapped
         new = dict(params, axes=tuple(a + 1 for a in params["axes"]))
         return e.bind(prim, x, **new), [0]
     return rule
@@ -135,7 +137,7 @@ for _p in (P.reduce_sum_p, P.reduce_prod_p, P.reduce_max_p, P.reduce_min_p, P.re
 def _cumulative(prim: Primitive) -> Any:
     def rule(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, axis: int,
              reverse: bool) -> Result:
-        x = move_axis(e, vals[0], dims[0], 0)  # type: ignore[arg-type]
+        x = move_axis(e, vals[0], cast(int, dims[0]), 0)  # the one operand is mapped
         return e.bind(prim, x, axis=axis + 1, reverse=reverse), [0]
     return rule
 
@@ -147,7 +149,7 @@ for _p in (P.cumsum_p, P.cumprod_p, P.cummax_p, P.cummin_p):
 def _broadcast_in_dim(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                       shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...],
                       sharding: None) -> Result:
-    x = move_axis(e, vals[0], dims[0], 0)  # type: ignore[arg-type]
+    x = move_axis(e, vals[0], cast(int, dims[0]), 0)  # the one operand is mapped
     return [e.broadcast_in_dim(x, (size,) + shape, (0,) + tuple(d + 1 for d in
                                                                 broadcast_dimensions))], [0]
 
@@ -158,7 +160,7 @@ batching_rules[P.broadcast_in_dim_p] = _broadcast_in_dim
 def _reshape(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
              new_sizes: tuple[int, ...], dimensions: tuple[int, ...] | None,
              sharding: None) -> Result:
-    x = move_axis(e, vals[0], dims[0], 0)  # type: ignore[arg-type]
+    x = move_axis(e, vals[0], cast(int, dims[0]), 0)  # the one operand is mapped
     if dimensions is not None:
         x = e.transpose(x, (0,) + tuple(d + 1 for d in dimensions))
     return [e.reshape(x, (size,) + new_sizes)], [0]
@@ -169,7 +171,7 @@ batching_rules[P.reshape_p] = _reshape
 
 def _transpose(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                permutation: tuple[int, ...]) -> Result:
-    x = move_axis(e, vals[0], dims[0], 0)  # type: ignore[arg-type]
+    x = move_axis(e, vals[0], cast(int, dims[0]), 0)  # the one operand is mapped
     return [e.transpose(x, (0,) + tuple(p + 1 for p in permutation))], [0]
 
 
@@ -178,7 +180,7 @@ batching_rules[P.transpose_p] = _transpose
 
 def _shift_dims_rule(prim: Primitive, name: str) -> Any:
     def rule(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], **params: Any) -> Result:
-        x = move_axis(e, vals[0], dims[0], 0)  # type: ignore[arg-type]
+        x = move_axis(e, vals[0], cast(int, dims[0]), 0)  # the one operand is mapped
         new = dict(params)
         new[name] = tuple(d + 1 for d in params[name])
         return e.bind(prim, x, **new), [0]
@@ -201,7 +203,7 @@ batching_rules[P.concatenate_p] = _concatenate
 def _slice(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
            start_indices: tuple[int, ...], limit_indices: tuple[int, ...],
            strides: tuple[int, ...] | None) -> Result:
-    x = move_axis(e, vals[0], dims[0], 0)  # type: ignore[arg-type]
+    x = move_axis(e, vals[0], cast(int, dims[0]), 0)  # the one operand is mapped
     return e.bind(P.slice_p, x, start_indices=(0,) + start_indices,
                   limit_indices=(size,) + limit_indices,
                   strides=None if strides is None else (1,) + strides), [0]
@@ -248,7 +250,7 @@ def _dot_general(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
         dn = ((shift(lc), rc), (shift(lb), rb))
         out_dim = len(lb)
     else:
-        y = move_axis(e, y, dy, 0)  # type: ignore[arg-type]
+        y = move_axis(e, y, cast(int, dy), 0)  # x is unmapped, so y is mapped
         dn = ((lc, shift(rc)), (lb, shift(rb)))
         n_lfree = aval_of(x).ndim - len(lc) - len(lb)
         out_dim = len(lb) + n_lfree
@@ -300,7 +302,7 @@ def _dynamic_slice(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     x, *idx = vals
     dx, *didx = dims
     if all(d is None for d in didx):
-        x = move_axis(e, x, dx, 0)  # type: ignore[arg-type]
+        x = move_axis(e, x, cast(int, dx), 0)  # no index is mapped, so x is
         zero = e.literal(0, aval_of(idx[0]).dtype) if idx else e.literal(0, _I32)
         return e.bind(P.dynamic_slice_p, x, zero, *idx, slice_sizes=(size,) + slice_sizes), [0]
     x = bdim_to_front(e, x, dx, size)

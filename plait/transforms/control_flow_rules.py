@@ -13,6 +13,7 @@ from typing import Any
 from plait.errors import JaxprTypeError, TransformError
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
+from plait.ir.avals import shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.transforms.dce import dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero, aval_of
@@ -438,8 +439,8 @@ def _scan_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     known, unknown, out_unk, nres = partial_eval_jaxpr(body.jaxpr, uk + uc + ux,
                                                         uc + [False] * n_ys)
     length = p["length"]
-    res_avals = [a.aval for a in known.outvars[len(known.outvars) - nres:]]
-    res_vars = [Var(a.update(shape=(length,) + a.shape)) for a in res_avals]  # type: ignore[attr-defined]
+    res_avals = [aval_of(a) for a in known.outvars[len(known.outvars) - nres:]]
+    res_vars = [Var(a.update(shape=(length,) + a.shape)) for a in res_avals]
     ins_k, ins_c, ins_x = _split(eqn.inputs, nk, nc)
     outs_c, outs_y = eqn.outvars[:nc], eqn.outvars[nc:]
     y_unk = out_unk[nc:]
@@ -489,7 +490,7 @@ def _scan_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: Cl
     v_acc = [Var(a) for a in lin_k_avals]
     v_ct = [Var(c.aval) for c in carry]
     v_rx = [Var(aval_of(r).update(shape=aval_of(r).shape[1:])) for r in res_x]
-    v_cy = [Var(c.aval.update(shape=c.aval.shape[1:])) for c in ct_ys]  # type: ignore[attr-defined]
+    v_cy = [Var(a.update(shape=a.shape[1:])) for a in shaped_avals([c.aval for c in ct_ys])]
     outs = inline_jaxpr(b, t, (), [*v_rk, *v_rx, *v_ct, *v_cy])
     ct_k, ct_c, ct_x = _split(outs, len(v_acc), num_carry)
     acc = [b.add_any(a, c) for a, c in zip(v_acc, ct_k)]

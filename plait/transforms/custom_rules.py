@@ -14,7 +14,7 @@ from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitives import RematPolicy
 from plait.ir.primitives.custom import nonlinear_bwd_error
 from plait.transforms.dce import dce_jaxpr, dce_rules
-from plait.transforms.emit import Emitter, Zero
+from plait.transforms.emit import Emitter, Zero, aval_of
 from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import Tangent, jvp_eqns, jvp_jaxpr, jvp_rules, tangent_aval
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
@@ -31,8 +31,8 @@ def _check_const_tangents(name: str, what: str, tangents: Sequence[Tangent], n: 
             "value as an argument instead.")
 
 
-def _inexact(a: Any) -> bool:
-    return dt.is_inexact(a.aval.dtype)
+def _inexact(a: Atom) -> bool:
+    return dt.is_inexact(aval_of(a).dtype)
 
 
 def _custom_jvp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
@@ -44,7 +44,7 @@ def _custom_jvp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence
     outs = inline_jaxpr(e, jvp_jaxpr.jaxpr, (), [*primals, *ts])
     n_out = len(call_jaxpr.jaxpr.outvars)
     it = iter(outs[n_out:])
-    touts: list[Tangent] = [next(it) if dt.is_inexact(a.aval.dtype) else Zero(tangent_aval(a.aval))  # type: ignore[attr-defined]
+    touts: list[Tangent] = [next(it) if _inexact(a) else Zero(tangent_aval(a.aval))
                             for a in call_jaxpr.jaxpr.outvars]
     return outs[:n_out], touts
 
@@ -76,11 +76,11 @@ def _custom_vjp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence
     n_out = len(call_jaxpr.jaxpr.outvars)
     outs, res = outs_res[:n_out], outs_res[n_out:]
     n_bconsts = len(bwd_jaxpr.jaxpr.invars) - len(res) - sum(
-        dt.is_inexact(a.aval.dtype) for a in call_jaxpr.jaxpr.outvars)  # type: ignore[attr-defined]
+        _inexact(a) for a in call_jaxpr.jaxpr.outvars)
     bconsts = list(primals[num_consts - n_bconsts:num_consts])
     ts = [e.instantiate(t) for p, t in zip(primals[num_consts:], tangents[num_consts:])
           if _inexact(p)]
-    out_inexact = [dt.is_inexact(a.aval.dtype) for a in call_jaxpr.jaxpr.outvars]  # type: ignore[attr-defined]
+    out_inexact = [_inexact(a) for a in call_jaxpr.jaxpr.outvars]
     if all(type(t) is Zero for t in tangents[num_consts:]):
         return outs, [Zero(tangent_aval(a.aval)) for a in call_jaxpr.jaxpr.outvars]
     num_res = n_bconsts + len(res)
@@ -292,11 +292,11 @@ transpose_rules[P.remat_p] = _remat_transpose
 def _remat_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, jaxpr: ClosedJaxpr,
                 prevent_cse: bool, differentiated: bool,
                 policy: RematPolicy | None) -> tuple[list[Var], list[Dim]]:
-    out_dims = [0] * len(jaxpr.jaxpr.outvars)
+    out_dims: list[Dim] = [0] * len(jaxpr.jaxpr.outvars)
     batched = vmap_jaxpr(jaxpr.jaxpr, size, dims, out_dims)
     outs = e.bind(P.remat_p, *vals, jaxpr=ClosedJaxpr(batched), prevent_cse=prevent_cse,
                   differentiated=differentiated, policy=policy)
-    return outs, out_dims  # type: ignore[return-value]
+    return outs, out_dims
 
 
 batching_rules[P.remat_p] = _remat_vmap

@@ -8,7 +8,7 @@ operations rules need most.  Operands are atoms (``Var`` or ``Literal``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 
@@ -29,6 +29,7 @@ def aval_of(x: Atom) -> ShapedArray:
     return a
 
 
+@final
 class Zero:
     """A symbolic zero of a given type: no equation computes it."""
 
@@ -92,7 +93,7 @@ class Emitter:
 
     def instantiate(self, x: Atom | Zero) -> Atom:
         """``x``, with a symbolic zero materialized."""
-        return self.zeros(x.aval) if type(x) is Zero else x  # type: ignore[return-value]
+        return self.zeros(x.aval) if type(x) is Zero else x
 
     # -- elementwise ---------------------------------------------------------
     def add(self, x: Atom, y: Atom) -> Var:

@@ -191,13 +191,14 @@ def _jvp(jaxpr: Jaxpr, nonzeros: tuple[bool, ...],
                                for v, nz in zip(jaxpr.invars, nonzeros)]
     outs, touts = jvp_eqns(e, jaxpr, consts, primals, tangents)
     out_nz = []
-    tangent_outs = []
+    tangent_outs: list[Atom] = []
     for a, t, want in zip(jaxpr.outvars, touts, inst):
         if type(t) is Zero and want and _has_tangent_space(a.aval):
             t = e.zeros(t.aval)
-        nz = type(t) is not Zero
-        out_nz.append(nz)
-        if nz:
+        if type(t) is Zero:
+            out_nz.append(False)
+        else:
+            out_nz.append(True)
             tangent_outs.append(t)
-    new = e.builder.build(primals + tangent_vars, outs + tangent_outs, consts, jaxpr.debug_info)  # type: ignore[operator]
+    new = e.builder.build(primals + tangent_vars, outs + tangent_outs, consts, jaxpr.debug_info)
     return new.replace(debug_info=None), tuple(out_nz)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
@@ -79,7 +79,7 @@ def _sub_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
     tx, ty = tangents
     shape = aval_of(out[0]).shape
     if isinstance(ty, Zero):
-        return out, [e.broadcast_to(tx, shape)]  # type: ignore[arg-type]
+        return out, [e.broadcast_to(cast(Atom, tx), shape)]  # jvp_eqns: not both zero
     if isinstance(tx, Zero):
         return out, [e.broadcast_to(e.neg(ty), shape)]
     return out, [e.sub(tx, ty)]
@@ -91,7 +91,7 @@ def _add_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
     tx, ty = tangents
     shape = aval_of(out[0]).shape
     if isinstance(ty, Zero):
-        return out, [e.broadcast_to(tx, shape)]  # type: ignore[arg-type]
+        return out, [e.broadcast_to(cast(Atom, tx), shape)]  # jvp_eqns: not both zero
     if isinstance(tx, Zero):
         return out, [e.broadcast_to(ty, shape)]
     return out, [e.add(tx, ty)]

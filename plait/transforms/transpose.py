@@ -81,8 +81,9 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
             linear.update(eqn.outvars)
             linear_eqns.append(eqn)
         else:
-            outs = e.builder.bind(eqn.primitive, tuple(read(a) for a in eqn.inputs),  # type: ignore[misc]
-                                  eqn.params, eqn.source_info)
+            # No input is linear here: each is a literal or a known primal.
+            known = tuple(a if type(a) is Literal else primal[a] for a in eqn.inputs)
+            outs = e.builder.bind(eqn.primitive, known, eqn.params, eqn.source_info)
             primal.update(zip(eqn.outvars, outs))
     ct: dict[Var, Atom] = {}
 

@@ -62,7 +62,10 @@ def frexp(x: Any, /) -> tuple[Array, Array]:
     """Mantissa in ``[0.5, 1)`` (with the sign of ``x``) and ``int32`` exponent with
     ``x == mantissa * 2**exponent``; zeros, infinities and NaNs have exponent 0.
 
-    Computed exactly (subnormals included) by scaling with powers of two.
+    Computed exactly by scaling with powers of two (JAX reads the bits instead).  XLA
+    on CPU treats ``float32``, ``bfloat16`` and ``float64`` subnormals as zeros in
+    arithmetic, so those come back unchanged with exponent 0, eagerly and under
+    ``jit`` alike (``float16`` ones are computed in ``float32`` and are exact).
 
     Raises:
       TypeError: a complex ``x``.
@@ -77,23 +80,26 @@ def frexp(x: Any, /) -> tuple[Array, Array]:
     while 2 * big < info.maxexp:
         big *= 2
     steps = [big // 2 ** i for i in range(big.bit_length())]
-    special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)), lax.eq(x, _const_like(x, 0)))
+    # Zeros, infinities, NaNs (and subnormals, see above) are returned as they are.
+    small = lax.eq(x, _const_like(x, 0)) if x.dtype == dt.float16 else \
+        lax.lt(lax.abs(x), _const_like(x, float(info.tiny)))
+    special = lax.bitwise_or(lax.bitwise_or(isinf(x), isnan(x)), small)
     a = where(special, _const_like(x, 1), lax.abs(x))
-    e = lax.broadcast_in_dim(np.int32(0), x.shape, ())
+    e = lax.full(x.shape, 0, dt.int32)
     # Down to [1, 2) from above, ...
     down = [big] * -(-info.maxexp // big) + steps[1:]
     for k in down:
         c = lax.ge(a, _const_like(a, 2.0 ** k))
         a = lax.select_n(c, a, _scale(a, -k))
-        e = lax.select_n(c, e, lax.add(e, np.int32(k)))
-    # ... and up to [1, 2) from below (subnormals included).
-    tiny = info.nmant - info.minexp + 1
+        e = lax.select_n(c, e, lax.add(e, k))
+    # ... and up to [1, 2) from below.
+    tiny = (info.nmant if x.dtype == dt.float16 else 0) - info.minexp + 1
     for k in [big] * -(-tiny // big) + steps[1:]:
         c = lax.lt(a, _const_like(a, 2.0 ** (1 - k)))
         a = lax.select_n(c, a, _scale(a, k))
-        e = lax.select_n(c, e, lax.sub(e, np.int32(k)))
+        e = lax.select_n(c, e, lax.sub(e, k))
     a = _scale(a, -1)
-    e = lax.add(e, np.int32(1))
+    e = lax.add(e, 1)
     m = where(lax.lt(x, _const_like(x, 0)), lax.neg(a), a)
     return where(special, x, m), where(special, np.int32(0), e)
 
@@ -236,7 +242,7 @@ def gcd(x1: Any, x2: Any) -> Array:
         nonzero = lax.ne(v, _lax_const(v, 0))
         u, v = (where(nonzero, v, u),
                 where(nonzero, lax.rem(u, where(nonzero, v, _lax_const(v, 1))),
-                      _const_like(v, 0)))
+                      _lax_const(v, 0)))
         swap = lax.lt(u, v)
         return where(swap, v, u), where(swap, u, v)
 
@@ -250,5 +256,5 @@ def lcm(x1: Any, x2: Any) -> Array:
     a, b = abs(a), abs(b)
     d = gcd(a, b)
     safe = where(lax.eq(d, _lax_const(d, 0)), _lax_const(d, 1), d)
-    return where(lax.eq(d, _lax_const(d, 0)), _const_like(d, 0),
+    return where(lax.eq(d, _lax_const(d, 0)), _lax_const(d, 0),
                  multiply(a, floor_divide(b, safe)))

@@ -155,8 +155,8 @@ def _diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
         batch = x.shape[:-2]
         x = lax.reshape(x, (*batch, n * n))
         nb = len(batch)
-        x = lax.slice(x, [0] * (nb + 1), [*batch, n * n], [1] * nb + [n + 1]) if n > 1 else \
-            x
+        if n > 1:
+            x = lax.slice(x, [0] * (nb + 1), [*batch, n * n], [1] * nb + [n + 1])
         labels = [labels[k] for k in rest] + [c]
     return x, labels
 
@@ -182,11 +182,9 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
         ops.append(_diagonals(a, labels))
     out_set = set(output)
     acc, acc_labels = ops[0]
-    for k in range(1, len(ops) + 1):
+    for k in range(1, len(ops)):
+        # Labels needed after this contraction: the output's and the later operands'.
         later = out_set.union(*[set(lb) for _, lb in ops[k + 1:]])
-        if k == len(ops):
-            acc, acc_labels = _sum_unneeded(acc, acc_labels, out_set)
-            break
         x, x_labels = ops[k]
         x, x_labels = _sum_unneeded(x, x_labels, later | set(acc_labels))
         acc, acc_labels = _sum_unneeded(acc, acc_labels, later | set(x_labels))
@@ -195,9 +193,11 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
         contract = [c for c in common if c not in later]
         dims = (([acc_labels.index(c) for c in contract], [x_labels.index(c) for c in contract]),
                 ([acc_labels.index(c) for c in batch], [x_labels.index(c) for c in batch]))
+        # dot_general's result: batch dimensions, then the free ones of each operand.
         acc = lax.dot_general(acc, x, dims, preferred_element_type=pet)
         acc_labels = (batch + [c for c in acc_labels if c not in common]
                       + [c for c in x_labels if c not in common])
+    acc, acc_labels = _sum_unneeded(acc, acc_labels, out_set)
     perm = [acc_labels.index(c) for c in output]
     if perm != list(range(len(perm))):
         acc = lax.transpose(acc, perm)

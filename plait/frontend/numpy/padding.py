@@ -83,7 +83,8 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
         stat_length = kwargs.get("stat_length")
         lengths = None if stat_length is None else _broadcast_to_pairs(stat_length, nd,
                                                                        "stat_length")
-        return _pad_stats(arr, w, lengths, {"maximum": _amax, "minimum": _amin, "mean": _mean}[mode])
+        stat = {"maximum": _amax, "minimum": _amin, "mean": _mean}[mode]
+        return _pad_stats(arr, w, lengths, stat)
     return _pad_empty(arr, w)
 
 
@@ -113,7 +114,6 @@ def _broadcast_to_pairs(values: Any, nd: int, name: str) -> Pairs:
 
 
 def _pad_constant(arr: Array, widths: Pairs, constant_values: Any) -> Array:
-    check_arraylike("pad", constant_values)
     values = lax.convert_element_type(asarray(constant_values), arr.dtype, arr.weak_type)
     nd = arr.ndim
     if values.ndim == 0:

@@ -7,6 +7,7 @@ in JAX.
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -16,7 +17,7 @@ from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.array_base import Array
 from plait.frontend.numpy._core import (as_array, canonical_axis, check_arraylike,
-                                        promote_dtypes_inexact, promote_to_inexact)
+                                        promote_dtypes_inexact)
 from plait.frontend.numpy.creation import asarray, full
 from plait.frontend.numpy.linalg_ops import dot
 from plait.frontend.numpy.manipulation import (atleast_2d, broadcast_to, concatenate, reshape,
@@ -24,8 +25,8 @@ from plait.frontend.numpy.manipulation import (atleast_2d, broadcast_to, concate
 from plait.frontend.numpy.matrices import diag
 from plait.frontend.numpy.reductions import (_axes, _cast, _default_float, _input, _keep,
                                              _upcast_f16, all, mean, prod, sum)
-from plait.frontend.numpy.ufuncs import (_const_like, abs, clip, conj, imag, isnan, multiply,
-                                         real, sqrt, true_divide, where)
+from plait.frontend.numpy.ufuncs import (_const_like, _lax_const, abs, clip, conj, imag,
+                                         isnan, multiply, real, sqrt, true_divide, where)
 
 __all__ = ["average", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov", "corrcoef"]
 
@@ -135,7 +136,7 @@ def _nan_reduction(name: str, kind: str, a: Any, axis: Any, keepdims: bool, init
     filled = where(nans, _const_like(arr, _identity(kind, arr.dtype)), arr)
     out = _reduce(name, kind, filled, axis, dtype, keepdims, initial, where_)
     if nan_if_all_nan:
-        out = where(all(nans, axis=axis, keepdims=keepdims), _const_like(arr, np.nan), out)
+        out = where(all(nans, axis=axis, keepdims=keepdims), _lax_const(arr, np.nan), out)
     return out
 
 
@@ -218,11 +219,14 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
     """
     if y is not None:
         check_arraylike("cov", m, y)
-        mm, yy = (as_array(v) for v in promote_to_inexact("cov", m, y))
+        mm, yy = (as_array(v) for v in promote_dtypes_inexact("cov", m, y))
         if yy.ndim > 2:
             raise ValueError("y has more than 2 dimensions")
+        # (Ranks are made equal by leading unit dimensions, as JAX does.)
+        nd = builtins.max(mm.ndim, yy.ndim)
+        mm, yy = (reshape(v, (1,) * (nd - v.ndim) + v.shape) for v in (mm, yy))
     else:
-        mm = as_array(promote_to_inexact("cov", _input("cov", m))[0])
+        mm = as_array(promote_dtypes_inexact("cov", _input("cov", m))[0])
     if mm.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
     if dtype is not None and not dt.is_inexact(dt.canonicalize(dtype)):
