@@ -114,7 +114,34 @@ def _check_same(what: str, a: Sequence[Any], b: Sequence[Any], ta: Any, tb: Any)
                             f"{y.str_short()}")
 
 
-class custom_jvp(Generic[P, R]):
+class _CustomFunction(Generic[P, R]):
+    """What custom_jvp and custom_vjp share: the call, guarded against a rule that calls
+    the function itself (JAX's documented pattern), which would otherwise recurse."""
+
+    fun: Callable[..., Any]
+    _depth: int
+
+    def _missing_rule(self) -> str | None:
+        raise NotImplementedError
+
+    def _bind(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    @api_boundary
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        missing = self._missing_rule()
+        if missing is not None:
+            raise AttributeError(missing)
+        if self._depth >= MAX_RULE_DEPTH:
+            return cast(R, self.fun(*args, **kwargs))
+        self._depth += 1
+        try:
+            return cast(R, self._bind(fun_name(self.fun), args, kwargs))
+        finally:
+            self._depth -= 1
+
+
+class custom_jvp(_CustomFunction[P, R]):
     """A function with a custom JVP rule (``defjvp``/``defjvps``)."""
 
     def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
@@ -146,18 +173,10 @@ class custom_jvp(Generic[P, R]):
             return out, functools.reduce(lambda a, b: tree_map(lambda x, y: x + y, a, b), terms)
         self.defjvp(jvp)
 
-    @api_boundary
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        name = fun_name(self.fun)
+    def _missing_rule(self) -> str | None:
         if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        if self._depth >= MAX_RULE_DEPTH:
-            return cast(R, self.fun(*args, **kwargs))
-        self._depth += 1
-        try:
-            return cast(R, self._bind(name, args, kwargs))
-        finally:
-            self._depth -= 1
+            return f"No JVP defined for custom_jvp function {fun_name(self.fun)} using defjvp."
+        return None
 
     def _bind(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         assert self.jvp is not None
@@ -212,7 +231,7 @@ class custom_jvp(Generic[P, R]):
         return tree_unflatten(f.out_tree, outs_)
 
 
-class custom_vjp(Generic[P, R]):
+class custom_vjp(_CustomFunction[P, R]):
     """A function with a custom VJP (``defvjp(fwd, bwd)``)."""
 
     def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
@@ -232,18 +251,10 @@ class custom_vjp(Generic[P, R]):
         self.bwd = bwd
         self.symbolic_zeros = symbolic_zeros
 
-    @api_boundary
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        name = fun_name(self.fun)
+    def _missing_rule(self) -> str | None:
         if self.fwd is None or self.bwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        if self._depth >= MAX_RULE_DEPTH:
-            return cast(R, self.fun(*args, **kwargs))
-        self._depth += 1
-        try:
-            return cast(R, self._bind(name, args, kwargs))
-        finally:
-            self._depth -= 1
+            return f"No VJP defined for custom_vjp function {fun_name(self.fun)} using defvjp."
+        return None
 
     def _bind(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         assert self.fwd is not None and self.bwd is not None
