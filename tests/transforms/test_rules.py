@@ -396,11 +396,11 @@ def _pair(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> tuple[float, floa
     return total, scale
 
 
-@pytest.mark.parametrize("spec", DIFF_SPECS, ids=lambda s: s.name)
+# A custom_jvp/custom_vjp pair of rules need not be consistent: those are left out.
+@pytest.mark.parametrize("spec", [s for s in DIFF_SPECS if s.primitive not in _NO_FD],
+                         ids=lambda s: s.name)
 def test_jvp_and_vjp_agree_by_the_dot_product_identity(spec: PrimSpec) -> None:
     # <ct, J t> == <J^T ct, t>: forward and reverse mode are transposes.
-    if spec.primitive in _NO_FD:
-        pytest.skip("a custom rule pair need not be consistent")
     for c in _ad_cases(spec):
         if not c.cts or any(a.size == 0 for a in c.args):
             continue

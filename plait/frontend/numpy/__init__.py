@@ -96,6 +96,20 @@ def _register_with_array_base() -> None:
 _register_with_array_base()
 
 
+# The array API standard's names (NumPy 2 has both spellings).
+acos = arccos
+acosh = arccosh
+asin = arcsin
+asinh = arcsinh
+atan = arctan
+atanh = arctanh
+atan2 = arctan2
+pow = power
+degrees = rad2deg
+radians = deg2rad
+bitwise_invert = invert
+
+
 def size(a: object) -> int:
     """The number of elements of an array-like value."""
     n = 1
@@ -105,7 +119,8 @@ def size(a: object) -> int:
 
 
 __all__ = [
-    "ndim", "shape", "size", "arange", "array", "asarray", "astype", "empty", "empty_like",
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2", "pow", "degrees", "radians",
+    "bitwise_invert", "ndim", "shape", "size", "arange", "array", "asarray", "astype", "empty", "empty_like",
     "eye", "full", "full_like", "identity", "linspace", "ones", "ones_like", "zeros",
     "zeros_like", "dot", "inner", "matmul", "outer", "tensordot", "vdot", "argsort",
     "atleast_1d", "atleast_2d", "broadcast_arrays", "broadcast_shapes", "broadcast_to",
