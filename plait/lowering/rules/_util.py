@@ -67,11 +67,7 @@ def _broadcast(fn: FuncEmitter, x: Value, x_aval: ShapedArray, shape: tuple[int,
         dims = range(len(shape))
         if any(d != s for d, s in zip(x_aval.shape, shape) if d != 1):
             raise AssertionError("operand does not broadcast")
-        if any(d == 1 and s != 1 for d, s in zip(x_aval.shape, shape)):
-            kept = [i for i, (d, s) in enumerate(zip(x_aval.shape, shape)) if d == s]
-            x = fn.op1("stablehlo.reshape", [x],
-                       tensor_type((tuple(x_aval.shape[i] for i in kept), x_aval.dtype)))
-            dims = kept
+        # broadcast_in_dim itself expands size-1 dimensions: no reshape needed (as JAX).
     return fn.op1("stablehlo.broadcast_in_dim", [x], tensor_type((shape, x_aval.dtype)),
                   f"broadcast_dimensions = {i64_array(dims)}")
 
