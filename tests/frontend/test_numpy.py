@@ -1806,6 +1806,10 @@ def test_jaxprs_match_jax() -> None:
             continue
         if "jit[" in theirs or "custom_jvp_call" in theirs or name == "square":
             continue
+        if name == "atan2" and describe(args[1]) == "2":
+            # JAX's atan2 (unlike its arctan2) first casts a weak int operand to a strong
+            # int32, an extra convert; plait's atan2 is arctan2.
+            continue
         ours = str(plait.make_jaxpr(f(pnp))(*args))
         compared += 1
         if ours != theirs:
