@@ -22,6 +22,8 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
+import jaxlib._jax as _jax
+
 __all__ = ["update", "read", "values", "enable_x64", "numpy_dtype_promotion"]
 
 
@@ -47,7 +49,16 @@ class _Values:
         # The options that change what tracing produces for the same argument types:
         # trace caches include this tuple in their keys.
         self.trace_context = (self.enable_x64, self.numpy_dtype_promotion)
+        jit_key.set_global(self.trace_context)
+        x64_state.set_global(self.enable_x64)
 
+
+# jit's C++ dispatcher (jaxlib's PjitFunction) cannot call back into Python to read
+# the options: it keys its cache on the values of jaxlib ``Config`` objects made with
+# ``include_in_jit_key``, and reads the x64 flag from the one registered as its x64
+# state.  These mirror the options above.
+jit_key: Final = _jax.config.Config("plait_trace_context", (), include_in_jit_key=True)
+x64_state: Final = _jax.config.Config("plait_enable_x64", False)
 
 values: Final = _Values()
 

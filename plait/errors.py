@@ -114,3 +114,8 @@ class TreePrefixError(ArgumentError, ValueError):
     another); the message names the key path where the two differ.  It is both a
     ``TypeError`` (as :class:`ArgumentError`) and a ``ValueError`` (as JAX's pytree
     structure errors)."""
+
+
+class StaticArgumentError(ArgumentError, ValueError):
+    """A static argument is not hashable.  jit's C++ dispatcher raises a plain
+    ``ValueError`` with the same message (JAX's) before any plait code runs."""

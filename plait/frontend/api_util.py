@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from plait.errors import ArgumentError
+from plait.errors import ArgumentError, StaticArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
@@ -181,8 +181,8 @@ def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tup
     """Replace static arguments with ``None`` (no leaves) and collect them as a hashable key.
 
     Raises:
-      ArgumentError: a static argument index is out of range, or a static
-        argument is unhashable.
+      ArgumentError: a static argument index is out of range.
+      StaticArgumentError: a static argument is unhashable.
     """
     n = len(args)
     nums = set()
@@ -195,10 +195,15 @@ def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tup
     dyn_kwargs = {k: (None if k in static_argnames else v) for k, v in kwargs.items()}
     key = (tuple((i, args[i]) for i in sorted(nums)),
            tuple(sorted((k, v) for k, v in kwargs.items() if k in static_argnames)))
-    try:
-        hash(key)
-    except TypeError as e:
-        raise ArgumentError(f"static arguments must be hashable, but got {key!r}: {e}") from None
+    for value in [v for _, v in key[0]] + [v for _, v in key[1]]:
+        try:
+            hash(value)
+        except TypeError as e:
+            # JAX's words, which jit's C++ dispatcher also uses.
+            raise StaticArgumentError(
+                "Non-hashable static arguments are not supported. An error occurred while "
+                f"trying to hash an object of type {type(value)}, {value!r}. The error "
+                f"was:\nTypeError: {e}\n") from None
     return dyn_args, dyn_kwargs, key
 
 

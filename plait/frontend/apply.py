@@ -16,8 +16,7 @@ import numpy as np
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
-from plait.lowering import runtime
-from plait.frontend.array_impl import ArrayImpl, wrap_output
+from plait.frontend.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.compile_cache import executable_for
 from plait.frontend.tracing import Tracer, bind, current_trace, inline_into_trace
 
@@ -43,14 +42,6 @@ def _literal_value(lit: Literal) -> ArrayImpl:
     return ArrayImpl.from_numpy(np.asarray(lit.value, lit.aval.dtype), lit.aval.weak_type)
 
 
-def _buffer(x: Any, aval: Any) -> Any:
-    if type(x) is ArrayImpl:
-        if x._buf is None:
-            raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
-        return x._buf
-    return runtime.device_put(np.asarray(x, aval.dtype), aval)
-
-
 def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: str) -> list[Any]:
     """``jaxpr`` applied to ``consts`` and ``args``: inlined when tracing, else compiled and run."""
     trace = current_trace()
@@ -62,6 +53,6 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
     flat = jaxpr.replace(constvars=(), invars=jaxpr.constvars + jaxpr.invars)
     exe = executable_for(ClosedJaxpr(flat), name)
     values = [*consts, *args]
-    bufs = [_buffer(x, v.aval) for x, v in zip(values, flat.invars, strict=True)]
+    bufs = [device_buffer(x, a) for x, a in zip(values, shaped_avals(flat.in_avals), strict=True)]
     outs = exe.execute(bufs)
     return [wrap_output(a, b) for a, b in zip(shaped_avals(flat.out_avals), outs)]

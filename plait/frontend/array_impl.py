@@ -15,12 +15,17 @@ from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.lowering import runtime
 from plait.frontend.array_base import Array
+from plait.frontend.tree_util import dispatch_registry
 
-__all__ = ["ArrayImpl", "device_put"]
+__all__ = ["ArrayImpl", "device_put", "device_buffer", "wrap_output"]
 
 
 class ArrayImpl(Array):
-    """A concrete array: an abstract value and the device buffer holding it."""
+    """A concrete array: an abstract value and the device buffer holding it.
+
+    The buffer is a jaxlib array.  Donating it to a jitted call deletes it (jaxlib
+    marks it deleted), after which the Array may no longer be used.
+    """
 
     __slots__ = ("_aval", "_buf", "_npy")
 
@@ -41,13 +46,22 @@ class ArrayImpl(Array):
         """The abstract value: shape, dtype and weak type."""
         return self._aval
 
+    def buffer(self) -> Any:
+        """The device buffer.
+
+        Raises:
+          RuntimeError: the array was deleted (donated to a jitted call).
+        """
+        buf = self._buf
+        if buf.is_deleted():
+            raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
+        return buf
+
     @property
     def _value(self) -> np.ndarray:
+        buf = self.buffer()
         npy = self._npy
         if npy is None:
-            buf = self._buf
-            if buf is None:
-                raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
             npy = runtime.to_numpy(buf, self._aval)
             npy.flags.writeable = False
             self._npy = npy
@@ -55,26 +69,22 @@ class ArrayImpl(Array):
 
     def block_until_ready(self) -> ArrayImpl:
         """Wait until the value is computed; returns ``self``."""
-        if self._buf is not None:
-            self._buf.block_until_ready()
+        self.buffer().block_until_ready()
         return self
 
     def is_deleted(self) -> bool:
-        """Whether the buffer was donated (and may no longer be used)."""
-        return self._buf is None
+        """Whether the buffer was deleted (donated to a jitted call, or by :meth:`delete`)."""
+        return bool(self._buf.is_deleted())
 
     def delete(self) -> None:
         """Release the device buffer."""
-        if self._buf is not None:
-            self._buf.delete()
-        self._buf = None
+        self._buf.delete()
         self._npy = None
 
     @property
     def device(self) -> Any:
         """The device holding the buffer (a property, as in JAX)."""
-        buf = self._buf
-        return buf._sharding._device if buf is not None else runtime.default_device()
+        return self._buf._sharding._device
 
     def devices(self) -> set[Any]:
         """The set of devices holding the array (one)."""
@@ -155,6 +165,28 @@ def wrap_output(aval: ShapedArray, buf: Any) -> Any:
     """A compiled program's result as the user sees it: an Array, except that float0
     values (integer tangents, which carry no data) are NumPy zeros, as in JAX."""
     return np.zeros(aval.shape, dt.float0) if aval.dtype == dt.float0 else ArrayImpl(aval, buf)
+
+
+def device_buffer(x: Any, aval: ShapedArray) -> Any:
+    """The device buffer of an argument of type ``aval``: an Array's own, or a new copy
+    of a NumPy array or scalar."""
+    if type(x) is ArrayImpl:
+        return x.buffer()
+    return runtime.device_put(np.asarray(x, aval.dtype), aval)
+
+
+def _flatten_for_dispatch(a: ArrayImpl) -> tuple[tuple[Any], ShapedArray]:
+    buf = a._buf
+    if buf.is_deleted():
+        # Checked here, where it costs little: jaxlib would only notice when running.
+        a.buffer()
+    return (buf,), a._aval
+
+
+# jit's C++ dispatcher sees through Arrays to their buffers, and rebuilds Arrays
+# around the buffers it returns (see plait.frontend.dispatch).
+dispatch_registry.register_node(ArrayImpl, _flatten_for_dispatch,
+                                lambda aval, bufs: ArrayImpl(aval, bufs[0]))
 
 
 def device_put(x: Any, device: Any = None) -> Any:

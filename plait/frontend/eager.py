@@ -29,8 +29,19 @@ from plait.frontend.tracing import Tracer, _as_numpy, _leak_message, scalar_lite
 
 __all__ = ["eager_bind"]
 
-_ops: dict[tuple[Primitive, Params, tuple[ShapedArray, ...]],
-           tuple[Executable, tuple[ShapedArray, ...]]] = {}
+class _Op:
+    """A compiled single-primitive program, ready to run on buffers."""
+
+    __slots__ = ("run", "handlers", "out_avals")
+
+    def __init__(self, exe: Executable, out_avals: tuple[ShapedArray, ...]) -> None:
+        self.run = exe.loaded.execute_sharded
+        self.handlers = exe._handlers
+        self.out_avals = out_avals
+
+
+_ops: dict[tuple[Any, ...], _Op] = {}
+"""Keyed by ``(primitive, params, *operand avals)``."""
 _literal_buffers: dict[Literal, Any] = {}
 
 
@@ -46,10 +57,7 @@ def _literal_buffer(lit: Literal) -> Any:
 def _operand(x: Any) -> tuple[Any, ShapedArray]:
     t = type(x)
     if t is ArrayImpl:
-        buf = x._buf
-        if buf is None:
-            raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
-        return buf, x._aval
+        return x.buffer(), x._aval
     if t is Literal:
         return _literal_buffer(x), x.aval
     if t is Tracer:
@@ -62,33 +70,42 @@ def _operand(x: Any) -> tuple[Any, ShapedArray]:
     return runtime.device_put(arr, aval), aval
 
 
-def _compile(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...]
-             ) -> tuple[Executable, tuple[ShapedArray, ...]]:
+def _compile(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...]) -> _Op:
     cache_log.explain(f"eager op cache miss: {prim.name} with params {dict(params)} for "
                       f"({', '.join(a.str_short() for a in avals)})")
     b = Builder()
     invars = [Var(a) for a in avals]
     outs = b.bind(prim, tuple(invars), params)
     closed = ClosedJaxpr(b.build(invars, outs))
-    return executable_for(closed, prim.name), shaped_avals([v.aval for v in outs])
+    return _Op(executable_for(closed, prim.name), shaped_avals([v.aval for v in outs]))
 
 
 def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
     """Run ``prim`` on concrete operands; the results are device-backed Arrays."""
     full = prim.complete_params(params)
     bufs = []
-    avals = []
+    key: list[Any] = [prim, full]
     for a in args:
-        buf, aval = _operand(a)
-        bufs.append(buf)
-        avals.append(aval)
-    key = (prim, full, tuple(avals))
-    entry = _ops.get(key)
-    if entry is None:
-        entry = _ops[key] = _compile(prim, full, key[2])
-    exe, out_avals = entry
-    outs = [ArrayImpl(aval, buf) for aval, buf in zip(out_avals, exe.execute(bufs))]
-    return outs if prim.multiple_results else outs[0]
+        if type(a) is ArrayImpl:
+            bufs.append(a._buf)
+            key.append(a._aval)
+        else:
+            buf, aval = _operand(a)
+            bufs.append(buf)
+            key.append(aval)
+    op = _ops.get(tuple(key))
+    if op is None:
+        op = _ops[tuple(key)] = _compile(prim, full, tuple(key[2:]))
+    try:
+        outs = op.run(bufs).consume_with_handlers(op.handlers)
+    except Exception:
+        for a in args:
+            if type(a) is ArrayImpl:
+                a.buffer()  # raises the clearer error for a deleted (donated) Array
+        raise
+    if prim.multiple_results:
+        return [ArrayImpl(aval, buf) for aval, buf in zip(op.out_avals, outs)]
+    return ArrayImpl(op.out_avals[0], outs[0])
 
 
 set_eager_impl(eager_bind)

@@ -1,9 +1,12 @@
 """``plait.jit``: trace once per input signature, compile once per program.
 
-Calling a jitted function outside any trace looks the call's signature (pytree
-structure, avals including weak types, static values) up in a trace cache,
-traces on a miss, and runs the executable of the traced jaxpr (executables are
-cached by jaxpr structure).  Inside a trace it stages a ``jit`` equation
+A jitted function is jaxlib's C++ dispatcher (:mod:`plait.frontend.dispatch`):
+a call whose signature (pytree structure, avals including weak types, static
+values, plait's options) it has seen runs the executable without entering
+Python.  Other calls come to :meth:`JitFunction.cache_miss`: outside any trace
+it looks the signature up in the trace cache, traces on a miss, runs the
+executable of the traced jaxpr (executables are cached by jaxpr structure) and
+hands the dispatcher the fast path; inside a trace it stages a ``jit`` equation
 carrying the sub-jaxpr, which transformations later rewrite.
 """
 
@@ -12,34 +15,33 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 import attrs
-import numpy as np
 
 from plait.errors import ArgumentError
 from plait.ir import dtypes as dt
-from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.avals import shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitives import jit_p
-from plait.lowering import runtime
 from plait.lowering.lower import usable_donations
 from plait.lowering.runtime import Executable
-from plait.frontend import cache_log
+from plait.frontend import cache_log, dispatch
 from plait.frontend.api import static_args
 from plait.config import values as _config
-from plait.frontend.api_util import abstractify, arg_path, mark_static
-from plait.frontend.array_impl import ArrayImpl, wrap_output
+from plait.frontend.api_util import abstractify, arg_path, fun_name
+from plait.frontend.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.compile_cache import executable_for
+from plait.frontend.dispatch import FastPath
 from plait.frontend.trace_fun import FlatCall, TracedFunction, flatten_call, trace_function
 from plait.frontend.traceback_util import hide_plait_frames
 from plait.frontend.tracing import Tracer, _state, bind
-from plait.frontend.tree_util import tree_flatten, tree_unflatten
+from plait.frontend.tree_util import tree_unflatten
 
 if TYPE_CHECKING:
     from plait.frontend.stages import Lowered, Traced
 
-__all__ = ["jit", "Jitted", "consts_as_invars"]
+__all__ = ["jit", "Jitted", "JitFunction", "consts_as_invars"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -60,54 +62,76 @@ class _Entry:
 
     traced: TracedFunction
     donated: tuple[bool, ...]
+    """Which flat arguments are donated (once compiled: which the executable reuses)."""
     executable: Executable | None = None
-    out_avals: tuple[ShapedArray, ...] = ()
-    any_donated: bool = False
-    wrap: Callable[[ShapedArray, Any], Any] = ArrayImpl
-    """Makes a result of a buffer: ``ArrayImpl`` unless some result is float0."""
-
-
-_NO_STATICS: tuple[Any, ...] = ((), ())
-_SCALAR_AVALS = {float: ShapedArray((), np.dtype(np.float32), True),
-                 int: ShapedArray((), np.dtype(np.int32), True),
-                 bool: ShapedArray((), np.dtype(np.bool_))}
-
-
-def _quick_aval(x: Any) -> Any:
-    # Types for the cache lookup; anything unusual takes the slow, checked path.
-    t = type(x)
-    if t is ArrayImpl:
-        return x._aval
-    if t in _SCALAR_AVALS and not _config.enable_x64 and (t is not int or -2**31 <= x < 2**31):
-        return _SCALAR_AVALS[t]
-    return None
+    fast: FastPath | None = None
+    """What the C++ dispatcher needs to run the executable itself (built on first use)."""
 
 
 def _has_tracers(consts: Sequence[Any]) -> bool:
     return any(type(c) is Tracer for c in consts)
 
 
-class Jitted(Generic[P, R]):
-    """A jit-compiled function; call it like the original, or use the AOT stages."""
+class Jitted(Protocol[P, R]):
+    """The type of a jit-compiled function: call it like the original, or use the AOT
+    stages.  (At run time it is jaxlib's ``PjitFunction``, see
+    :mod:`plait.frontend.dispatch`.)"""
 
-    def __init__(self, fun: Callable[P, R], static_argnums: tuple[int, ...],
+    __wrapped__: Callable[P, R]
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any: ...
+
+    def trace(self, *args: P.args, **kwargs: P.kwargs) -> Traced:
+        """Stage out the function for these arguments (``ShapeDtypeStruct``\\ s allowed)."""
+        ...
+
+    def lower(self, *args: P.args, **kwargs: P.kwargs) -> Lowered:
+        """Trace and lower to StableHLO for these arguments."""
+        ...
+
+    def eval_shape(self, *args: P.args, **kwargs: P.kwargs) -> Any:
+        """The output shapes and dtypes, as a pytree of ``ShapeDtypeStruct``\\ s."""
+        ...
+
+    def clear_cache(self) -> None:
+        """Forget the traces and executables of this function."""
+        ...
+
+
+class JitFunction:
+    """The Python side of a jitted function: its trace cache, and the path every call
+    takes that the C++ dispatcher cannot (the first call of a signature, calls while
+    tracing, calls with arguments it cannot convert)."""
+
+    def __init__(self, fun: Callable[..., Any], static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...]) -> None:
-        # First: update_wrapper copies fun.__dict__, which may hold a `fun` of its own
-        # (a custom_jvp, or a wrapper of one) that must not replace ours.
-        functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.donate_argnums = donate_argnums
         self._cache: dict[tuple[Any, ...], _Entry] = {}
-        self._has_statics = bool(static_argnums or static_argnames)
+        # jaxlib's dispatcher takes static argument positions as given; plait counts
+        # a negative one from the end of each call's arguments, which it cannot do.
+        self._dispatchable = all(i >= 0 for i in static_argnums)
 
-    def __repr__(self) -> str:
-        return f"<jitted {getattr(self.fun, '__name__', self.fun)!r}>"
+    def dispatcher(self) -> Any:
+        """The callable ``jit`` returns: jaxlib's dispatcher, with the AOT stages."""
+        fun = self.fun
+        nums = [i for i in self.static_argnums if i >= 0]
+        key = ("plait.jit", self.static_argnums, self.static_argnames, self.donate_argnums)
+        f = dispatch.make_dispatcher(fun_name(fun), fun, self.cache_miss, nums,
+                                     self.static_argnames, key)
+        functools.update_wrapper(f, fun)
+        f.trace, f.lower, f.eval_shape = self.trace, self.lower, self.eval_shape
+        f.clear_cache = functools.partial(self.clear_cache, f)
+        return f
 
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        # Methods: bind the instance like a function would.
-        return self if obj is None else functools.partial(self, obj)
+    def clear_cache(self, dispatcher: Any) -> None:
+        """Forget this function's traces and the dispatcher's executables."""
+        self._cache.clear()
+        dispatcher._clear_cache()
 
     # -- tracing ------------------------------------------------------------
     def _flat(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FlatCall:
@@ -119,7 +143,8 @@ class Jitted(Generic[P, R]):
             return (False,) * len(call.leaves)
         return tuple(p[0].idx == 0 and p[1].idx in self.donate_argnums for p in call.paths)
 
-    def _entry(self, call: FlatCall, names: Sequence[str]) -> tuple[_Entry, tuple[ShapedArray, ...]]:
+    def _entry(self, call: FlatCall) -> _Entry:
+        names = call.debug_info.arg_names
         avals = tuple(x._aval if type(x) is ArrayImpl else abstractify(x, arg_path(names, i), "jit")
                       for i, x in enumerate(call.leaves))
         key = (call.in_tree, avals, call.static_key, _config.trace_context)
@@ -127,11 +152,10 @@ class Jitted(Generic[P, R]):
         if entry is None:
             self._explain_miss(key, names)
             traced = trace_function(self.fun, call, "jit")
-            donated = self._donated(call)
-            entry = _Entry(traced, donated, any_donated=any(donated))
+            entry = _Entry(traced, self._donated(call))
             if not _has_tracers(traced.closed.consts):
                 self._cache[key] = entry
-        return entry, avals
+        return entry
 
     def _explain_miss(self, key: tuple[Any, ...], names: Sequence[str]) -> None:
         if not cache_log.enabled():
@@ -146,85 +170,69 @@ class Jitted(Generic[P, R]):
             cache_log.explain(f"trace cache miss for jit({name}): " + "; ".join(reasons))
 
     # -- calling -------------------------------------------------------------
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        # The API boundary is inlined (a try costs nothing until something raises), so
-        # that neither this frame nor a wrapper's stays in a user's traceback.
+    def cache_miss(self, *args: Any, **kwargs: Any) -> tuple[Any, FastPath | None, bool]:
+        """A call the C++ dispatcher could not serve: the result, and the fast path
+        for the call's signature (``None``: this signature stays on this path)."""
+        # A try costs nothing until something raises: the API boundary is inlined so
+        # that no plait frame stays in a user's traceback.
         try:
-            if not _state.stack and not self._has_statics:
-                # The common case first: a cache hit, found without computing names.
-                leaves, tree = tree_flatten((args, kwargs))
-                entry = self._cache.get((tree, tuple(map(_quick_aval, leaves)), _NO_STATICS,
-                                         _config.trace_context))
-                if entry is not None and entry.executable is not None:
-                    return self._run(entry, leaves)
-            return self._call(*args, **kwargs)
+            call = self._flat(args, kwargs)
+            entry = self._entry(call)
+            if _state.stack:
+                return self._stage(call, entry.traced, entry.donated), None, False
+            out = self._run(entry, call.leaves)
+            return out, self._fast_path(entry, call.leaves, out), False
         except Exception as e:
             hide_plait_frames(e)
             raise
 
-    def _call(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        call = self._flat(args, kwargs)
-        entry, _ = self._entry(call, call.debug_info.arg_names)
-        if _state.stack:
-            return self._stage(call, entry.traced, entry.donated)
-        return self._run(entry, call.leaves)
+    def _fast_path(self, entry: _Entry, leaves: Sequence[Any], out: Any) -> FastPath | None:
+        exe = entry.executable
+        if (exe is None or not self._dispatchable
+                or not dispatch.plain_args_ok(leaves, entry.traced.in_avals)):
+            return None
+        if entry.fast is None:
+            out_avals = shaped_avals(entry.traced.closed.out_avals)
+            if any(a.dtype == dt.float0 for a in out_avals):
+                return None  # float0 results are NumPy zeros, not device buffers
+            entry.fast = dispatch.fast_path(exe, len(leaves), out, out_avals)
+        return entry.fast
 
-    def _stage(self, call: FlatCall, traced: TracedFunction, donated: tuple[bool, ...]) -> R:
+    def _stage(self, call: FlatCall, traced: TracedFunction, donated: tuple[bool, ...]) -> Any:
         closed, consts = consts_as_invars(traced.closed)
         outs = bind(jit_p, *consts, *call.leaves, name=traced.debug_info.func_name, jaxpr=closed,
                     donated_invars=(False,) * len(consts) + donated, keep_unused=False,
                     inline=False)
-        # The result has fun's structure: R, as jit's signature promises (like jax.jit's,
-        # it does not say that the leaves come back as Arrays).
-        return cast(R, tree_unflatten(traced.out_tree, outs))
+        return tree_unflatten(traced.out_tree, outs)
 
-    def _run(self, entry: _Entry, leaves: Sequence[Any]) -> R:
+    def _run(self, entry: _Entry, leaves: Sequence[Any]) -> Any:
         exe = entry.executable
+        traced = entry.traced
         if exe is None:
-            traced = entry.traced
             exe = entry.executable = executable_for(
                 traced.closed, traced.debug_info.func_name, traced.debug_info.result_paths,
                 entry.donated)
-            entry.out_avals = shaped_avals(traced.closed.out_avals)
-            if any(a.dtype == dt.float0 for a in entry.out_avals):
-                entry.wrap = wrap_output
-            if entry.any_donated:
-                # Frames up to the user's call: _run, _call, __call__.
-                entry.donated = effective_donations(traced, entry.donated, stacklevel=4)
-                entry.any_donated = any(entry.donated)
-        traced = entry.traced
-        bufs = [x._buf if type(x) is ArrayImpl and x._buf is not None else _buffer(x, a)
-                for x, a in zip(leaves, traced.in_avals)]
-        outs = exe.loaded.execute_sharded(bufs).consume_with_handlers(exe._handlers)
-        if entry.any_donated:
-            _delete_donated(leaves, entry.donated)
-        # fun's structure with Arrays for leaves: R, as in _stage.
-        return cast(R, traced.out_tree.unflatten(map(entry.wrap, entry.out_avals, outs)))
+            if any(entry.donated):
+                # Frames up to the user's call: _run, cache_miss (the dispatcher's frame
+                # is not a Python one).
+                entry.donated = effective_donations(traced, entry.donated, stacklevel=3)
+        return execute(exe, traced, leaves, entry.donated)
 
     # -- ahead of time ---------------------------------------------------------
-    def trace(self, *args: P.args, **kwargs: P.kwargs) -> Traced:
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """Stage out the function for these arguments (``ShapeDtypeStruct``\\ s allowed)."""
         from plait.frontend.stages import Traced
         call = self._flat(args, kwargs)
-        entry, _ = self._entry(call, call.debug_info.arg_names)
+        entry = self._entry(call)
         return Traced(entry.traced, entry.donated)
 
-    def lower(self, *args: P.args, **kwargs: P.kwargs) -> Lowered:
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace and lower to StableHLO for these arguments."""
         return self.trace(*args, **kwargs).lower()
 
-    def eval_shape(self, *args: P.args, **kwargs: P.kwargs) -> Any:
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """The output shapes and dtypes, as a pytree of ``ShapeDtypeStruct``\\ s."""
         return self.trace(*args, **kwargs).out_info
-
-
-def _buffer(x: Any, aval: ShapedArray) -> Any:
-    if type(x) is ArrayImpl:
-        buf = x._buf
-        if buf is None:
-            raise RuntimeError("Array has been deleted (it was donated to a jitted call)")
-        return buf
-    return runtime.device_put(np.asarray(x, aval.dtype), aval)
 
 
 def effective_donations(traced: TracedFunction, donated: tuple[bool, ...],
@@ -243,14 +251,13 @@ def effective_donations(traced: TracedFunction, donated: tuple[bool, ...],
 def _delete_donated(leaves: Sequence[Any], donated: Sequence[bool]) -> None:
     for x, d in zip(leaves, donated):
         if d and type(x) is ArrayImpl:
-            x._buf = None
-            x._npy = None
+            x.delete()
 
 
 def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
             donated: Sequence[bool] = ()) -> Any:
     """Run a compiled traced function on flat argument leaves; returns the result tree."""
-    bufs = [_buffer(x, a) for x, a in zip(leaves, traced.in_avals)]
+    bufs = [device_buffer(x, a) for x, a in zip(leaves, traced.in_avals)]
     outs = exe.execute(bufs)
     _delete_donated(leaves, donated)
     out_avals = shaped_avals(traced.closed.out_avals)
@@ -274,4 +281,5 @@ def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = Non
     if set(donate) & set(nums):
         raise ArgumentError(f"jit: arguments {sorted(set(donate) & set(nums))} cannot be both "
                             "static and donated")
-    return Jitted(fun, nums, names, donate)
+    jitted: Jitted[P, R] = JitFunction(fun, nums, names, donate).dispatcher()
+    return jitted

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from types import CodeType, FrameType
 from typing import Any, Protocol, cast
 
+import jaxlib._jax as _jax
 import numpy as np
 
 from plait import config
@@ -43,6 +44,11 @@ class _TraceState(threading.local):
 
 
 _state = _TraceState()
+
+# Inside a trace a jitted call is staged, never run.  jit's C++ dispatcher cannot see
+# the trace stack: it keys its cache on this thread-local flag, so that a call made
+# while tracing never finds an executable cached by a call made outside.
+_tracing_flag = _jax.config.Config("plait_tracing", False, include_in_jit_key=True)
 
 
 def current_trace() -> Trace | None:
@@ -405,6 +411,8 @@ def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
 def new_trace(purpose: str, debug_info: DebugInfo | None) -> Trace:
     """Push a fresh trace; pair with :func:`pop_trace`."""
     t = Trace(purpose, debug_info)
+    if not _state.stack:
+        _tracing_flag.set_local(True)
     _state.stack.append(t)
     return t
 
@@ -413,6 +421,8 @@ def pop_trace(trace: Trace) -> None:
     """Pop ``trace`` (the innermost) and mark it ended."""
     popped = _state.stack.pop()
     assert popped is trace, "trace stack corrupted"
+    if not _state.stack:
+        _tracing_flag.set_local(False)
     trace.close()
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_che
 
 import jaxlib._jax as _jax
 
-from plait.errors import ArgumentError, TreePrefixError
+from plait.errors import TreePrefixError
 
 __all__ = [
     "PyTreeDef", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
@@ -82,6 +82,12 @@ FlattenedIndexKey = _pt.FlattenedIndexKey
 
 _registry = _pt.PyTreeRegistry(enable_none=True, enable_tuple=True, enable_namedtuple=True,
                                enable_list=True, enable_dict=True)
+
+dispatch_registry = _pt.PyTreeRegistry(enable_none=True, enable_tuple=True,
+                                       enable_namedtuple=True, enable_list=True, enable_dict=True)
+"""The registry jit's C++ dispatch flattens calls with: every node of the user registry,
+and concrete Arrays as nodes whose one child is their device buffer, so that
+jaxlib's dispatcher can read the buffers and rebuild Arrays around its results."""
 
 T = TypeVar("T")
 C = TypeVar("C", bound=type[Any])  # a class whose methods are only known at run time
@@ -317,10 +323,11 @@ def register_pytree_node(nodetype: type[T], flatten_func: Callable[[T], tuple[It
     Raises:
       ValueError: ``nodetype`` is already registered.
     """
-    if flatten_with_keys_func is None:
-        _registry.register_node(nodetype, flatten_func, unflatten_func)
-    else:
-        _registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
+    for registry in (_registry, dispatch_registry):
+        if flatten_with_keys_func is None:
+            registry.register_node(nodetype, flatten_func, unflatten_func)
+        else:
+            registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
 
 
 def register_pytree_with_keys(nodetype: type[T],
@@ -362,7 +369,7 @@ def _ordered_dict_with_keys(d: collections.OrderedDict[Any, Any]) -> tuple[list[
     return [(DictKey(k), v) for k, v in d.items()], tuple(d.keys())
 
 
-_registry.register_node(
+register_pytree_node(
     collections.OrderedDict, _ordered_dict_flatten,
     lambda keys, values: collections.OrderedDict(zip(keys, values)), _ordered_dict_with_keys)
 
@@ -377,7 +384,7 @@ def _defaultdict_with_keys(d: collections.defaultdict[Any, Any]) -> tuple[list[t
     return [(DictKey(k), d[k]) for k in keys], (d.default_factory, tuple(keys))
 
 
-_registry.register_node(
+register_pytree_node(
     collections.defaultdict, _defaultdict_flatten,
     lambda aux, values: collections.defaultdict(aux[0], zip(aux[1], values)),
     _defaultdict_with_keys)

@@ -19,7 +19,7 @@ __all__ = [
     "uint64", "bfloat16", "float16", "float32", "float64", "complex64",
     "complex128", "float0", "canonicalize", "short_name", "from_name",
     "is_float", "is_complex", "is_integer", "is_signed", "is_unsigned", "is_bool",
-    "is_inexact", "SUPPORTED",
+    "is_inexact", "SUPPORTED", "INEXACT",
 ]
 
 bool_: Final = np.dtype(np.bool_)
@@ -136,6 +136,11 @@ def is_complex(dtype: np.dtype[Any]) -> bool:
     return dtype.kind == "c"
 
 
+INEXACT: Final[frozenset[np.dtype[Any]]] = frozenset(
+    d for d in SUPPORTED if d.kind in "fc" or d == bfloat16)
+"""The floating and complex dtypes (a set: membership is the fastest test)."""
+
+
 def is_inexact(dtype: np.dtype[Any]) -> bool:
     """True for floating and complex dtypes."""
-    return is_float(dtype) or is_complex(dtype)
+    return dtype in INEXACT

@@ -8,7 +8,6 @@ syntax.  Values are SSA names carried with their types.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from typing import Any, Final, cast
 

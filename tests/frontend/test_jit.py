@@ -172,8 +172,15 @@ def test_jit_errors_name_the_argument() -> None:
         plait.jit(f)(1.0, "two")
     with pytest.raises(errors.ArgumentError, match="static_argnums contains 3"):
         plait.jit(f, static_argnums=3)(1.0, 2.0)
-    with pytest.raises(errors.ArgumentError, match="hashable"):
+    with pytest.raises(ValueError) as theirs:
+        jax.jit(f, static_argnums=0)([1], 2.0)
+    with pytest.raises(ValueError, match="Non-hashable static arguments") as ours:
         plait.jit(f, static_argnums=0)([1], 2.0)
+    assert str(ours.value) == str(theirs.value)
+    # The AOT path checks in Python, in the same words.
+    with pytest.raises(errors.StaticArgumentError) as aot:
+        plait.jit(f, static_argnums=0).trace([1], 2.0)
+    assert str(aot.value) == str(theirs.value)
 
 
 def test_array_api() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import pathlib
-import re
 from collections.abc import Iterator
 from typing import Any
 

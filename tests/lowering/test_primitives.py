@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
 
 import jax
 import numpy as np

@@ -11,7 +11,7 @@ from plait.frontend.array_base import Array
 from plait.frontend.numpy._core import (aval_of, as_array, canonical_axis, check_arraylike,
                                         convert, ndim, shape)
 from plait.frontend.promotion import dtype_and_weak, result_type_info
-from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, ravel, reshape
+from plait.frontend.numpy.manipulation import ravel, reshape
 from plait.frontend.numpy.ufuncs import multiply
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot"]

@@ -19,7 +19,7 @@ from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.array_base import Array
 from plait.frontend.numpy._core import (as_array, canonical_axes, canonical_axis,
-                                        check_arraylike, ndim, shape)
+                                        check_arraylike, shape)
 from plait.frontend.numpy.ufuncs import (_const_like, _real_dtype, _to_bool, not_equal,
                                          subtract, where)
 

@@ -137,7 +137,8 @@ def _arg(name: str, x: Any, kind: str = "any") -> Array:
 def _unary(name: str, prim: Primitive, inexact: bool = False) -> Callable[[Any], Array]:
     def ufunc(x: Any) -> Array:
         tx = type(x)
-        if (tx is not Tracer and tx is not ArrayImpl) or (inexact and not dt.is_inexact(x.dtype)):
+        aval = x._aval if tx is ArrayImpl else x.aval if tx is Tracer else None
+        if aval is None or (inexact and aval.dtype not in dt.INEXACT):
             x = _arg(name, x, "inexact" if inexact else "any")
         return bind1(prim, x)
     ufunc.__name__ = name

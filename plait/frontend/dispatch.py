@@ -1,0 +1,140 @@
+"""jit's fast path: jaxlib's C++ dispatcher (``PjitFunction``), driven by plait.
+
+A jitted function is a ``PjitFunction``.  On each call it flattens the arguments
+with :data:`~plait.frontend.tree_util.dispatch_registry` (which sees through
+concrete Arrays to their device buffers) and computes a signature in C++: the
+pytree structure, each leaf's shape, dtype and weak type, the static argument
+values, and the values of the jaxlib ``Config`` objects into which plait mirrors
+its options (:mod:`plait.config`) and whether a trace is active
+(:mod:`plait.frontend.tracing`).  On a hit it runs the cached executable and
+rebuilds the result, entering Python only to wrap each result buffer in an
+Array.  On a miss it calls plait's Python path, which traces, compiles and runs,
+and which returns a :class:`FastPath` describing the executable so that the
+next call with that signature stays in C++.
+
+jaxlib reads its x64 flag, its disable-jit flag and its post-call hook from
+three process-wide ``Config`` slots.  plait fills them when nobody has; when
+``jax`` is imported too, JAX owns them, and arguments whose device type depends
+on the x64 flag (Python scalars, NumPy arrays) take the Python path, which
+follows plait's own flag.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import jaxlib._jax as _jax
+import numpy as np
+
+from plait.config import values as _config, x64_state
+from plait.ir.avals import ShapedArray
+from plait.lowering import runtime
+from plait.lowering.runtime import Executable
+from plait.frontend.array_impl import ArrayImpl
+from plait.frontend.tree_util import PyTreeDef, dispatch_registry
+
+__all__ = ["FastPath", "make_dispatcher", "fast_path", "plain_args_ok"]
+
+
+class FastPath(NamedTuple):
+    """What jaxlib's dispatcher needs to run an executable on its own (the field
+    names are the ones it reads)."""
+
+    xla_executable: Any
+    """The loaded executable."""
+    out_pytree_def: PyTreeDef
+    """The result structure, in the dispatch registry (Arrays as nodes)."""
+    in_shardings: list[runtime.Sharding]
+    """Where each argument must be."""
+    out_shardings: list[runtime.Sharding]
+    """Where each result is."""
+    out_avals: list[ShapedArray]
+    """The type of each result buffer."""
+    out_committed: list[bool]
+    """Whether each result is committed to its device."""
+    kept_var_bitvec: list[bool]
+    """Which arguments the executable takes."""
+    in_device_local_layouts: list[None]
+    """Argument layouts (``None``: the default)."""
+    const_args: list[Any]
+    """Constants passed before the arguments (none: plait folds them into the module)."""
+
+
+def _claim_jit_state() -> bool:
+    """Fill jaxlib's jit-state slots unless someone (JAX) already has; whether plait did."""
+    def miss(*args: Any, **kwargs: Any) -> tuple[None, None, bool]:
+        return None, None, False
+
+    probe = _jax.pjit("probe", None, miss, [], [], (), dispatch_registry, miss)
+    try:
+        probe()
+        return False
+    except ValueError as e:
+        if "is not set" not in str(e):
+            raise
+    _jax.jax_jit.set_disable_jit_state(_jax.config.Config("plait_disable_jit", False))
+    _jax.jax_jit.set_enable_x64_state(x64_state)
+    _jax.jax_jit.set_post_hook_state(_jax.config.Config("plait_post_hook", None))
+    return True
+
+
+_owns_jit_state = _claim_jit_state()
+_cache = _jax.PjitFunctionCache(capacity=4096)
+
+
+def _shard_arg(x: Any, sharding: runtime.Sharding, layout: Any) -> Any:
+    # jaxlib calls this for an argument it cannot place itself (not on a single-device
+    # program's path, but its contract requires one).
+    arr = np.asarray(x)
+    return runtime.device_put(arr, ShapedArray(arr.shape, arr.dtype), sharding._device)
+
+
+def make_dispatcher(name: str, fun: Callable[..., Any], cache_miss: Callable[..., Any],
+                    static_argnums: Sequence[int], static_argnames: Sequence[str],
+                    key: tuple[Any, ...]) -> Any:
+    """A ``PjitFunction`` calling ``cache_miss(*args, **kwargs)`` on a miss.
+
+    ``cache_miss`` returns ``(result, FastPath | None, False)``; with ``None`` the
+    signature always takes the Python path.  ``key`` holds the jit options: two
+    dispatchers of the same ``fun`` with equal keys share their cache.
+    """
+    return _jax.pjit(name, fun, cache_miss, list(static_argnums), list(static_argnames), key,
+                     dispatch_registry, _shard_arg, _cache)
+
+
+def fast_path(exe: Executable, n_args: int, out: Any, out_avals: Sequence[ShapedArray]
+              ) -> FastPath:
+    """The fast path of ``exe``, given one of its results ``out`` (a pytree of Arrays
+    of types ``out_avals``)."""
+    tree = dispatch_registry.flatten(out, None)[1]
+    sharding = runtime.sharding_for(exe.device)
+    n_out = len(out_avals)
+    return FastPath(exe.loaded, tree, [sharding] * n_args, [sharding] * n_out, list(out_avals),
+                    [True] * n_out, [True] * n_args, [None] * n_args, [])
+
+
+def plain_args_ok(leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> bool:
+    """Whether jaxlib gives every leaf that is not an Array (a Python scalar, a NumPy
+    value) the device type plait gives it: only while plait owns the x64 flag
+    jaxlib reads, and for the types whose conversion both define."""
+    plain = [(x, a) for x, a in zip(leaves, avals) if type(x) is not ArrayImpl]
+    if not plain:
+        return True
+    if not _owns_jit_state or "jax._src.config" in sys.modules:
+        return False
+    x64 = _config.enable_x64
+    for x, aval in plain:
+        if type(x) not in _PLAIN_TYPES and not isinstance(x, np.ndarray | np.generic):
+            return False
+        try:
+            sig = _jax.jax_jit._ArgSignatureOfValue(x, x64)
+        except Exception:  # a dtype jaxlib does not know (float0)
+            return False
+        if sig.dtype != aval.dtype or tuple(sig.shape) != aval.shape:
+            return False
+    return True
+
+
+_PLAIN_TYPES = (bool, int, float, complex)
