@@ -2,19 +2,26 @@
 
 Prints: lowering microseconds per equation for the 3000-equation chain
 (``x = sin(x) * 1.5 + x``), the cached jit call of ``lambda a: a + 1.0`` on
-``f32[8]``, eager ``sin`` on ``f32[8]``, and the raw PJRT call for reference.
+``f32[8]`` (and with a Python scalar argument, and a pytree of arrays), eager
+``sin`` on ``f32[8]``, and the raw PJRT call for reference.  Then the plait
+figures again in a process without jax (there plait, not jax, owns jaxlib's jit
+state, and the jax configs that key every dispatch are absent).
 Run: python bench/bench_runtime.py
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 
-def best_of(fn, number: int, repeat: int = 5) -> float:
+def best_of(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -24,12 +31,28 @@ def best_of(fn, number: int, repeat: int = 5) -> float:
     return best
 
 
-def chain(np_, n: int = 1000):
-    def f(x):
+def chain(np_: Any, n: int = 1000) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
         for _ in range(n):
             x = np_.sin(x) * 1.5 + x
         return x
     return f
+
+
+def calls(lib: Any, np_: Any) -> dict[str, float]:
+    """Seconds per call of each dispatch benchmark, for plait or jax."""
+    x = np_.asarray(np.ones(8, np.float32))
+    tree = {"w": x, "b": (x, x)}
+    add = lib.jit(lambda a: a + 1.0)
+    scale = lib.jit(lambda a, s: a * s)
+    tree_f = lib.jit(lambda t: {"w": t["w"] * 2.0, "b": t["b"][0] + t["b"][1]})
+    for fn, args in ((add, (x,)), (scale, (x, 2.0)), (tree_f, (tree,))):
+        fn(*args)
+    np_.sin(x)
+    return {"jit a + 1.0": best_of(lambda: add(x), 20000),
+            "jit a * s, s a Python float": best_of(lambda: scale(x, 3.0), 20000),
+            "jit on a pytree of 3 arrays": best_of(lambda: tree_f(tree), 20000),
+            "eager sin": best_of(lambda: np_.sin(x), 20000)}
 
 
 def main() -> None:
@@ -43,38 +66,34 @@ def main() -> None:
     x = np.ones(8, np.float32)
     closed = plait.make_jaxpr(chain(pnp))(x)
     n = len(closed.jaxpr.eqns)
-    t_text = best_of(lambda: lower_closed_jaxpr(closed, "f"), 1)
+    t_text = best_of(lambda: lower_closed_jaxpr(closed, "f"), 1, repeat=15)
     t_parse = best_of(lambda: parse_module(lower_closed_jaxpr(closed, "f").text), 1)
     # A fresh trace per measurement: JAX caches the lowering of a Traced.
-    fresh = [jax.jit(chain(jnp)).trace(x) for _ in range(3)]
+    fresh = [jax.jit(chain(jnp)).trace(x) for _ in range(5)]
     t_jax = min(best_of(t.lower, 1, repeat=1) for t in fresh)
-    print(f"lowering {n}-eqn chain: plait {t_text / n * 1e6:.2f} us/eqn to text, "
-          f"{t_parse / n * 1e6:.2f} us/eqn to a parsed module; jax {t_jax / n * 1e6:.2f} us/eqn; "
-          f"jax/plait = {t_jax / t_parse:.1f}x")
+    print(f"lowering {n}-eqn chain: plait {t_text / n * 1e6:.2f} us/eqn to text "
+          f"({t_parse / n * 1e6:.2f} to a parsed module); jax {t_jax / n * 1e6:.2f} us/eqn; "
+          f"jax/plait = {t_jax / t_text:.1f}x")
 
-    pf = plait.jit(lambda a: a + 1.0)
-    jf = jax.jit(lambda a: a + 1.0)
-    pa, ja = pnp.asarray(x), jnp.asarray(x)
-    pf(pa).block_until_ready()
-    jf(ja).block_until_ready()
-    t_p = best_of(lambda: pf(pa), 20000)
-    t_j = best_of(lambda: jf(ja), 20000)
-    print(f"cached jit call a + 1.0 on f32[8]: plait {t_p * 1e6:.2f} us, jax {t_j * 1e6:.2f} us, "
-          f"plait/jax = {t_p / t_j:.2f}")
-
-    pnp.sin(pa)
-    jnp.sin(ja)
-    t_p = best_of(lambda: pnp.sin(pa), 20000)
-    t_j = best_of(lambda: jnp.sin(ja), 20000)
-    print(f"eager sin on f32[8]: plait {t_p * 1e6:.2f} us, jax {t_j * 1e6:.2f} us, "
-          f"plait/jax = {t_p / t_j:.2f}")
+    ours, theirs = calls(plait, pnp), calls(jax, jnp)
+    for name, t in ours.items():
+        print(f"{name} on f32[8]: plait {t * 1e6:.2f} us, jax {theirs[name] * 1e6:.2f} us, "
+              f"plait/jax = {t / theirs[name]:.2f}")
 
     from plait.frontend.compile_cache import executable_for
     exe = executable_for(plait.make_jaxpr(lambda a: a + 1.0)(x), "f")
-    buf = pa._buf
+    buf = pnp.asarray(x)._buf
     t_raw = best_of(lambda: exe.execute([buf]), 20000)
-    print(f"raw PJRT call (execute_sharded + result handlers): {t_raw * 1e6:.2f} us")
+    print(f"raw PJRT call from Python (execute_sharded + result handlers): {t_raw * 1e6:.2f} us")
     sys.stdout.flush()
+
+    alone = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]);"
+         " import bench_runtime as b, plait, plait.numpy as pnp; r = b.calls(plait, pnp);"
+         " print('; '.join(f'{k} {v * 1e6:.2f} us' for k, v in r.items()))",
+         os.path.dirname(os.path.abspath(__file__))],
+        capture_output=True, text=True, check=True)
+    print("plait in a process without jax:", alone.stdout.strip())
 
 
 if __name__ == "__main__":

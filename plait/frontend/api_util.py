@@ -81,11 +81,6 @@ def abstractify(x: Any, path: str, what: str) -> ShapedArray:
       ArgumentError: the leaf is not an array, a scalar or a ShapeDtypeStruct;
         the message names its path.
     """
-    aval = getattr(x, "aval", None)
-    if isinstance(aval, ShapedArray):
-        return aval
-    if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, dt.canonicalize(x.dtype), x.weak_type)
     if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
         if type(x) is int:
             info = np.iinfo(python_scalar_dtype(x))
@@ -93,6 +88,11 @@ def abstractify(x: Any, path: str, what: str) -> ShapedArray:
                 raise ArgumentError(f"{what}: Python int {x} at {path} is too large to convert "
                                     f"to {python_scalar_dtype(x)}")
         return ShapedArray((), python_scalar_dtype(x), type(x) is not bool)
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, dt.canonicalize(x.dtype), x.weak_type)
     if isinstance(x, np.ndarray | np.generic):
         if x.dtype not in dt._SHORT:
             raise ArgumentError(f"{what}: expected an array of a supported dtype at {path}, "
@@ -184,6 +184,8 @@ def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tup
       ArgumentError: a static argument index is out of range.
       StaticArgumentError: a static argument is unhashable.
     """
+    if not static_argnums and not static_argnames:
+        return tuple(args), kwargs, ((), ())
     n = len(args)
     nums = set()
     for i in static_argnums:

@@ -33,7 +33,8 @@ def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) ->
 
     for eqn in jaxpr.eqns:
         outs = bind(eqn.primitive, *[read(a) for a in eqn.inputs], **eqn.params)
-        env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+        for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
+            env[v] = x
     return [read(a) for a in jaxpr.outvars]
 
 

@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 
 from plait.ir import dtypes as dt
+from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.lowering import runtime
 from plait.frontend.array_base import Array
 from plait.frontend.tree_util import dispatch_registry
 
-__all__ = ["ArrayImpl", "device_put", "device_buffer", "wrap_output"]
+__all__ = ["ArrayImpl", "device_put", "device_buffer", "scalar_buffer", "wrap_output"]
 
 
 class ArrayImpl(Array):
@@ -167,26 +168,36 @@ def wrap_output(aval: ShapedArray, buf: Any) -> Any:
     return np.zeros(aval.shape, dt.float0) if aval.dtype == dt.float0 else ArrayImpl(aval, buf)
 
 
-def device_buffer(x: Any, aval: ShapedArray) -> Any:
-    """The device buffer of an argument of type ``aval``: an Array's own, or a new copy
-    of a NumPy array or scalar."""
+def device_buffer(x: Any, aval: ShapedArray, reuse: bool = True) -> Any:
+    """The device buffer of an argument of type ``aval``: an Array's own, a copy of a
+    NumPy array, or (``reuse``: unless it is donated) the cached buffer of a scalar."""
     if type(x) is ArrayImpl:
         return x.buffer()
+    if reuse and type(x) in _SCALAR_TYPES:
+        return scalar_buffer(Literal(x, aval))
     return runtime.device_put(np.asarray(x, aval.dtype), aval)
 
 
-def _flatten_for_dispatch(a: ArrayImpl) -> tuple[tuple[Any], ShapedArray]:
-    buf = a._buf
-    if buf.is_deleted():
-        # Checked here, where it costs little: jaxlib would only notice when running.
-        a.buffer()
-    return (buf,), a._aval
+_SCALAR_TYPES = frozenset((bool, int, float, complex))
+_scalar_buffers: dict[Literal, Any] = {}
 
 
-# jit's C++ dispatcher sees through Arrays to their buffers, and rebuilds Arrays
-# around the buffers it returns (see plait.frontend.dispatch).
-dispatch_registry.register_node(ArrayImpl, _flatten_for_dispatch,
-                                lambda aval, bufs: ArrayImpl(aval, bufs[0]))
+def scalar_buffer(lit: Literal) -> Any:
+    """A device buffer holding ``lit``, cached: a program's constant scalar arguments
+    (hyperparameters, literals of eager ops) are copied to the device once, and a
+    buffer that has been on the device for a while is ready when a program runs."""
+    buf = _scalar_buffers.get(lit)
+    if buf is None:
+        buf = runtime.device_put(np.asarray(lit.value, lit.aval.dtype), lit.aval)
+        if len(_scalar_buffers) < 4096:
+            _scalar_buffers[lit] = buf
+    return buf
+
+
+# jit's C++ dispatcher sees through Arrays to their buffers, reading the slot itself
+# (a Python flatten function would cost a call per Array per jitted call).  Results
+# come back as Arrays through plait.frontend.dispatch's result nodes.
+dispatch_registry.register_dataclass_node(ArrayImpl, ["_buf"], ["_aval"])
 
 
 def device_put(x: Any, device: Any = None) -> Any:

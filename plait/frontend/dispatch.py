@@ -15,13 +15,12 @@ next call with that signature stays in C++.
 jaxlib reads its x64 flag, its disable-jit flag and its post-call hook from
 three process-wide ``Config`` slots.  plait fills them when nobody has; when
 ``jax`` is imported too, JAX owns them, and arguments whose device type depends
-on the x64 flag (Python scalars, NumPy arrays) take the Python path, which
-follows plait's own flag.
+on the x64 flag (Python scalars, NumPy arrays) take the Python path whenever
+JAX's flag differs from plait's.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -104,27 +103,41 @@ def make_dispatcher(name: str, fun: Callable[..., Any], cache_miss: Callable[...
                      dispatch_registry, _shard_arg, _cache)
 
 
-def fast_path(exe: Executable, n_args: int, out: Any, out_avals: Sequence[ShapedArray]
-              ) -> FastPath:
-    """The fast path of ``exe``, given one of its results ``out`` (a pytree of Arrays
-    of types ``out_avals``)."""
-    tree = dispatch_registry.flatten(out, None)[1]
+class _Result:
+    """One result of an executable, in the structure the dispatcher rebuilds results
+    into: a node whose one leaf is the result's buffer, rebuilt as an Array."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+
+dispatch_registry.register_node(_Result, lambda r: ((0,), r.aval),
+                                lambda aval, bufs: ArrayImpl(aval, bufs[0]))
+
+
+def fast_path(exe: Executable, kept: Sequence[bool], out_tree: PyTreeDef,
+              out_avals: Sequence[ShapedArray]) -> FastPath:
+    """The fast path of ``exe``, which takes the ``kept`` flat arguments and returns
+    results of types ``out_avals`` in the structure ``out_tree``."""
+    tree = dispatch_registry.flatten(out_tree.unflatten(map(_Result, out_avals)), None)[1]
     sharding = runtime.sharding_for(exe.device)
-    n_out = len(out_avals)
-    return FastPath(exe.loaded, tree, [sharding] * n_args, [sharding] * n_out, list(out_avals),
-                    [True] * n_out, [True] * n_args, [None] * n_args, [])
+    n_in, n_out = sum(kept), len(out_avals)
+    return FastPath(exe.loaded, tree, [sharding] * n_in, [sharding] * n_out, list(out_avals),
+                    [True] * n_out, list(kept), [None] * n_in, [])
 
 
 def plain_args_ok(leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> bool:
     """Whether jaxlib gives every leaf that is not an Array (a Python scalar, a NumPy
-    value) the device type plait gives it: only while plait owns the x64 flag
-    jaxlib reads, and for the types whose conversion both define."""
+    value) the device type plait gives it: only while the x64 flag jaxlib converts
+    with agrees with plait's, and for the types whose conversion both define."""
     plain = [(x, a) for x, a in zip(leaves, avals) if type(x) is not ArrayImpl]
     if not plain:
         return True
-    if not _owns_jit_state or "jax._src.config" in sys.modules:
-        return False
     x64 = _config.enable_x64
+    if _jaxlib_x64() is not x64:
+        return False
     for x, aval in plain:
         if type(x) not in _PLAIN_TYPES and not isinstance(x, np.ndarray | np.generic):
             return False
@@ -135,6 +148,17 @@ def plain_args_ok(leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> bool:
         if sig.dtype != aval.dtype or tuple(sig.shape) != aval.shape:
             return False
     return True
+
+
+def _jaxlib_x64() -> bool | None:
+    """The x64 flag jaxlib converts arguments with: JAX's when JAX is loaded (it takes
+    jaxlib's jit state on import; its value is in jaxlib's trace context), else plait's
+    if plait holds the state; ``None`` if it cannot be known."""
+    ctx = dict(zip(_jax.config.trace_context_names(), _jax.config.trace_context()))
+    x64 = ctx.get("jax_enable_x64")
+    if x64 is None:
+        return _config.enable_x64 if _owns_jit_state else None
+    return bool(x64)
 
 
 _PLAIN_TYPES = (bool, int, float, complex)

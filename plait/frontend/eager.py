@@ -23,7 +23,7 @@ from plait.ir.primitive import Primitive
 from plait.lowering import runtime
 from plait.lowering.runtime import Executable
 from plait.frontend import cache_log
-from plait.frontend.array_impl import ArrayImpl
+from plait.frontend.array_impl import ArrayImpl, scalar_buffer
 from plait.frontend.compile_cache import executable_for
 from plait.frontend.tracing import Tracer, _as_numpy, _leak_message, scalar_literal, set_eager_impl
 
@@ -42,29 +42,17 @@ class _Op:
 
 _ops: dict[tuple[Any, ...], _Op] = {}
 """Keyed by ``(primitive, params, *operand avals)``."""
-_literal_buffers: dict[Literal, Any] = {}
-
-
-def _literal_buffer(lit: Literal) -> Any:
-    buf = _literal_buffers.get(lit)
-    if buf is None:
-        buf = runtime.device_put(np.asarray(lit.value, lit.aval.dtype), lit.aval)
-        if len(_literal_buffers) < 1024:
-            _literal_buffers[lit] = buf
-    return buf
-
-
 def _operand(x: Any) -> tuple[Any, ShapedArray]:
     t = type(x)
     if t is ArrayImpl:
         return x.buffer(), x._aval
     if t is Literal:
-        return _literal_buffer(x), x.aval
+        return scalar_buffer(x), x.aval
     if t is Tracer:
         raise UnexpectedTracerError(_leak_message(x))
     if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
         lit = scalar_literal(x)
-        return _literal_buffer(lit), lit.aval
+        return scalar_buffer(lit), lit.aval
     arr = _as_numpy(x)
     aval = ShapedArray(arr.shape, arr.dtype)
     return runtime.device_put(arr, aval), aval

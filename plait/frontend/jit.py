@@ -21,7 +21,7 @@ import attrs
 
 from plait.errors import ArgumentError
 from plait.ir import dtypes as dt
-from plait.ir.avals import shaped_avals
+from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitives import jit_p
 from plait.lowering.lower import usable_donations
@@ -29,19 +29,21 @@ from plait.lowering.runtime import Executable
 from plait.frontend import cache_log, dispatch
 from plait.frontend.api import static_args
 from plait.config import values as _config
-from plait.frontend.api_util import abstractify, arg_path, fun_name
+from plait.frontend.api_util import abstractify, arg_path, fun_name, mark_static
 from plait.frontend.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.compile_cache import executable_for
 from plait.frontend.dispatch import FastPath
-from plait.frontend.trace_fun import FlatCall, TracedFunction, flatten_call, trace_function
+from plait.frontend.trace_fun import (FlatCall, TracedFunction, flatten_call, prune_unused,
+                                      trace_function)
 from plait.frontend.traceback_util import hide_plait_frames
 from plait.frontend.tracing import Tracer, _state, bind
-from plait.frontend.tree_util import tree_unflatten
+from plait.frontend.tree_util import tree_flatten, tree_unflatten
 
 if TYPE_CHECKING:
     from plait.frontend.stages import Lowered, Traced
 
-__all__ = ["jit", "Jitted", "JitFunction", "consts_as_invars"]
+__all__ = ["jit", "Jitted", "JitFunction", "consts_as_invars", "compile_traced", "lowerable",
+           "execute"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -64,6 +66,8 @@ class _Entry:
     donated: tuple[bool, ...]
     """Which flat arguments are donated (once compiled: which the executable reuses)."""
     executable: Executable | None = None
+    kept: tuple[bool, ...] = ()
+    """Which flat arguments the executable takes (the others are unused)."""
     fast: FastPath | None = None
     """What the C++ dispatcher needs to run the executable itself (built on first use)."""
 
@@ -106,11 +110,13 @@ class JitFunction:
     tracing, calls with arguments it cannot convert)."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: tuple[int, ...],
-                 static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...]) -> None:
+                 static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...],
+                 keep_unused: bool = False) -> None:
         self.fun = fun
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.donate_argnums = donate_argnums
+        self.keep_unused = keep_unused
         self._cache: dict[tuple[Any, ...], _Entry] = {}
         # jaxlib's dispatcher takes static argument positions as given; plait counts
         # a negative one from the end of each call's arguments, which it cannot do.
@@ -120,7 +126,8 @@ class JitFunction:
         """The callable ``jit`` returns: jaxlib's dispatcher, with the AOT stages."""
         fun = self.fun
         nums = [i for i in self.static_argnums if i >= 0]
-        key = ("plait.jit", self.static_argnums, self.static_argnames, self.donate_argnums)
+        key = ("plait.jit", self.static_argnums, self.static_argnames, self.donate_argnums,
+               self.keep_unused)
         f = dispatch.make_dispatcher(fun_name(fun), fun, self.cache_miss, nums,
                                      self.static_argnames, key)
         functools.update_wrapper(f, fun)
@@ -176,17 +183,42 @@ class JitFunction:
         # A try costs nothing until something raises: the API boundary is inlined so
         # that no plait frame stays in a user's traceback.
         try:
+            hit = None if _state.stack else self._lookup(args, kwargs)
+            if hit is not None:
+                entry, leaves = hit
+                return self._run(entry, leaves), self._fast_path(entry, leaves), False
             call = self._flat(args, kwargs)
             entry = self._entry(call)
             if _state.stack:
                 return self._stage(call, entry.traced, entry.donated), None, False
             out = self._run(entry, call.leaves)
-            return out, self._fast_path(entry, call.leaves, out), False
+            return out, self._fast_path(entry, call.leaves), False
         except Exception as e:
             hide_plait_frames(e)
             raise
 
-    def _fast_path(self, entry: _Entry, leaves: Sequence[Any], out: Any) -> FastPath | None:
+    def _lookup(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                ) -> tuple[_Entry, list[Any]] | None:
+        """The compiled entry of a call and its flat arguments, found without naming
+        the arguments (which costs far more); ``None`` if there is none yet.
+
+        Signatures the dispatcher cannot run itself come here on every call (Python
+        scalars while JAX owns jaxlib's x64 flag, float0 results).
+        """
+        try:
+            dyn_args, dyn_kwargs, static_key = mark_static(args, kwargs, self.static_argnums,
+                                                           self.static_argnames)
+            leaves, tree = tree_flatten((dyn_args, dyn_kwargs))
+            avals = tuple(x._aval if type(x) is ArrayImpl else abstractify(x, "", "jit")
+                          for x in leaves)
+        except ArgumentError:
+            return None  # the named path raises it again, naming the argument
+        entry = self._cache.get((tree, avals, static_key, _config.trace_context))
+        if entry is None or entry.executable is None:
+            return None
+        return entry, leaves
+
+    def _fast_path(self, entry: _Entry, leaves: Sequence[Any]) -> FastPath | None:
         exe = entry.executable
         if (exe is None or not self._dispatchable
                 or not dispatch.plain_args_ok(leaves, entry.traced.in_avals)):
@@ -195,28 +227,23 @@ class JitFunction:
             out_avals = shaped_avals(entry.traced.closed.out_avals)
             if any(a.dtype == dt.float0 for a in out_avals):
                 return None  # float0 results are NumPy zeros, not device buffers
-            entry.fast = dispatch.fast_path(exe, len(leaves), out, out_avals)
+            entry.fast = dispatch.fast_path(exe, entry.kept, entry.traced.out_tree, out_avals)
         return entry.fast
 
     def _stage(self, call: FlatCall, traced: TracedFunction, donated: tuple[bool, ...]) -> Any:
         closed, consts = consts_as_invars(traced.closed)
         outs = bind(jit_p, *consts, *call.leaves, name=traced.debug_info.func_name, jaxpr=closed,
-                    donated_invars=(False,) * len(consts) + donated, keep_unused=False,
-                    inline=False)
+                    donated_invars=(False,) * len(consts) + donated,
+                    keep_unused=self.keep_unused, inline=False)
         return tree_unflatten(traced.out_tree, outs)
 
     def _run(self, entry: _Entry, leaves: Sequence[Any]) -> Any:
-        exe = entry.executable
-        traced = entry.traced
-        if exe is None:
-            exe = entry.executable = executable_for(
-                traced.closed, traced.debug_info.func_name, traced.debug_info.result_paths,
-                entry.donated)
-            if any(entry.donated):
-                # Frames up to the user's call: _run, cache_miss (the dispatcher's frame
-                # is not a Python one).
-                entry.donated = effective_donations(traced, entry.donated, stacklevel=3)
-        return execute(exe, traced, leaves, entry.donated)
+        if entry.executable is None:
+            # Frames up to the user's call: compile_traced, _run, cache_miss (the
+            # dispatcher's frame is not a Python one).
+            entry.executable, entry.kept, entry.donated = compile_traced(
+                entry.traced, entry.donated, self.keep_unused, stacklevel=3)
+        return execute(entry.executable, entry.traced, leaves, entry.donated, entry.kept)
 
     # -- ahead of time ---------------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
@@ -224,7 +251,7 @@ class JitFunction:
         from plait.frontend.stages import Traced
         call = self._flat(args, kwargs)
         entry = self._entry(call)
-        return Traced(entry.traced, entry.donated)
+        return Traced(entry.traced, entry.donated, self.keep_unused)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace and lower to StableHLO for these arguments."""
@@ -235,12 +262,37 @@ class JitFunction:
         return self.trace(*args, **kwargs).out_info
 
 
-def effective_donations(traced: TracedFunction, donated: tuple[bool, ...],
-                        stacklevel: int) -> tuple[bool, ...]:
+def lowerable(traced: TracedFunction, keep_unused: bool) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
+    """The program jit lowers for ``traced``, and which flat arguments it takes."""
+    if keep_unused:
+        return traced.closed, (True,) * len(traced.in_avals)
+    return prune_unused(traced.closed)
+
+
+def compile_traced(traced: TracedFunction, donated: tuple[bool, ...], keep_unused: bool,
+                   stacklevel: int) -> tuple[Executable, tuple[bool, ...], tuple[bool, ...]]:
+    """Compile ``traced`` as jit does: the executable, which flat arguments it takes, and
+    which of them it really reuses of ``donated``."""
+    closed, kept = lowerable(traced, keep_unused)
+    info = traced.debug_info
+    kept_donated = tuple(d for d, k in zip(donated, kept) if k)
+    exe = executable_for(closed, info.func_name, info.result_paths, kept_donated)
+    if any(kept_donated):
+        usable = iter(effective_donations(shaped_avals(closed.in_avals), closed.out_avals,
+                                          kept_donated, stacklevel + 1))
+        # (A donated argument the program does not use is not donated, as in JAX.)
+        donated = tuple(next(usable) if k else False for k in kept)
+    else:
+        donated = (False,) * len(kept)
+    return exe, kept, donated
+
+
+def effective_donations(in_avals: Sequence[ShapedArray], out_avals: Sequence[Any],
+                        donated: tuple[bool, ...], stacklevel: int) -> tuple[bool, ...]:
     """The donated arguments the executable really reuses; the others stay valid, with
     a warning, as in JAX (a buffer is reusable only by a result of its size)."""
-    usable = usable_donations(traced.in_avals, traced.closed.out_avals, donated)
-    unused = [a.str_short() for a, d, u in zip(traced.in_avals, donated, usable) if d and not u]
+    usable = usable_donations(in_avals, out_avals, donated)
+    unused = [a.str_short() for a, d, u in zip(in_avals, donated, usable) if d and not u]
     if unused:
         warnings.warn(f"Some donated buffers were not usable: {', '.join(unused)}. "
                       "Donation only helps when a result has the same shape and dtype.",
@@ -255,9 +307,11 @@ def _delete_donated(leaves: Sequence[Any], donated: Sequence[bool]) -> None:
 
 
 def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
-            donated: Sequence[bool] = ()) -> Any:
-    """Run a compiled traced function on flat argument leaves; returns the result tree."""
-    bufs = [device_buffer(x, a) for x, a in zip(leaves, traced.in_avals)]
+            donated: Sequence[bool], kept: Sequence[bool]) -> Any:
+    """Run a compiled traced function on flat argument leaves (passing the ``kept``
+    ones); returns the result tree."""
+    bufs = [device_buffer(x, a, not d)
+            for x, a, d, k in zip(leaves, traced.in_avals, donated, kept) if k]
     outs = exe.execute(bufs)
     _delete_donated(leaves, donated)
     out_avals = shaped_avals(traced.closed.out_avals)
@@ -266,13 +320,14 @@ def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
 
 def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        donate_argnums: int | Sequence[int] = ()) -> Jitted[P, R]:
+        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False) -> Jitted[P, R]:
     """Compile ``fun`` with XLA: traced on the first call per input signature.
 
     ``static_argnums``/``static_argnames`` name arguments passed as Python values
     (hashable; part of the cache key, folded into the program).
     ``donate_argnums`` name arguments whose buffers the call may reuse; donated
-    Arrays are deleted by the call.
+    Arrays are deleted by the call.  Arguments the function does not use are
+    left out of the compiled program unless ``keep_unused`` is true.
     """
     if not callable(fun):
         raise ArgumentError(f"jit: expected a callable, but got {type(fun).__name__}")
@@ -281,5 +336,5 @@ def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = Non
     if set(donate) & set(nums):
         raise ArgumentError(f"jit: arguments {sorted(set(donate) & set(nums))} cannot be both "
                             "static and donated")
-    jitted: Jitted[P, R] = JitFunction(fun, nums, names, donate).dispatcher()
+    jitted: Jitted[P, R] = JitFunction(fun, nums, names, donate, keep_unused).dispatcher()
     return jitted

@@ -12,8 +12,7 @@ from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.lower import ModuleText
 from plait.lowering.runtime import Executable
 from plait.frontend.api_util import abstractify, arg_path
-from plait.frontend.compile_cache import executable_for
-from plait.frontend.jit import effective_donations, execute
+from plait.frontend.jit import compile_traced, execute, lowerable
 from plait.frontend.trace_fun import TracedFunction
 from plait.frontend.traceback_util import api_boundary
 from plait.frontend.tracing import Tracer
@@ -25,11 +24,13 @@ __all__ = ["Traced", "Lowered", "Compiled"]
 class Traced:
     """A function staged out for one signature: its jaxpr and pytree structure."""
 
-    def __init__(self, traced: TracedFunction, donated: tuple[bool, ...]) -> None:
+    def __init__(self, traced: TracedFunction, donated: tuple[bool, ...],
+                 keep_unused: bool = False) -> None:
         if any(type(c) is Tracer for c in traced.closed.consts):
             raise ArgumentError("cannot lower a function that closes over traced values")
         self.traced = traced
         self._donated = donated
+        self._keep_unused = keep_unused
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
@@ -50,20 +51,23 @@ class Traced:
             for a in shaped_avals(self.jaxpr.out_avals))
 
     def lower(self) -> Lowered:
-        """Lower to StableHLO."""
+        """Lower to StableHLO (unused arguments left out, as ``jit`` compiles it)."""
         info = self.traced.debug_info
-        module = lower_closed_jaxpr(self.jaxpr, info.func_name, info.result_paths, self._donated)
-        return Lowered(self.traced, module, self._donated)
+        closed, kept = lowerable(self.traced, self._keep_unused)
+        donated = tuple(d for d, k in zip(self._donated, kept) if k)
+        module = lower_closed_jaxpr(closed, info.func_name, info.result_paths, donated)
+        return Lowered(self.traced, module, self._donated, self._keep_unused)
 
 
 class Lowered:
     """A StableHLO module for one signature, ready to compile."""
 
     def __init__(self, traced: TracedFunction, module: ModuleText,
-                 donated: tuple[bool, ...]) -> None:
+                 donated: tuple[bool, ...], keep_unused: bool = False) -> None:
         self.traced = traced
         self.module = module
         self._donated = donated
+        self._keep_unused = keep_unused
 
     def compiler_ir(self, dialect: str = "stablehlo") -> Any:
         """The module as a ``jaxlib.mlir.ir.Module``."""
@@ -78,9 +82,10 @@ class Lowered:
 
     def compile(self) -> Compiled:
         """Compile for the default device."""
-        info = self.traced.debug_info
-        exe = executable_for(self.traced.closed, info.func_name, info.result_paths, self._donated)
-        return Compiled(self.traced, exe, self._donated)
+        # Frames up to the user's call: compile_traced, compile.
+        exe, kept, donated = compile_traced(self.traced, self._donated, self._keep_unused,
+                                            stacklevel=2)
+        return Compiled(self.traced, exe, donated, kept)
 
 
 def _type_str(aval: ShapedArray) -> str:
@@ -90,11 +95,12 @@ def _type_str(aval: ShapedArray) -> str:
 class Compiled:
     """An executable for one signature; calling it with other types is an error."""
 
-    def __init__(self, traced: TracedFunction, exe: Executable, donated: tuple[bool, ...]) -> None:
+    def __init__(self, traced: TracedFunction, exe: Executable, donated: tuple[bool, ...],
+                 kept: tuple[bool, ...]) -> None:
         self.traced = traced
         self.executable = exe
-        self._donated = (effective_donations(traced, donated, stacklevel=3) if any(donated)
-                         else donated)
+        self._donated = donated
+        self._kept = kept
 
     @api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -127,7 +133,7 @@ class Compiled:
         if mismatches:
             raise TypeError("Argument types differ from the types for which this computation "
                             "was compiled. The mismatches are:\n" + "\n".join(mismatches))
-        return execute(self.executable, self.traced, leaves, self._donated)
+        return execute(self.executable, self.traced, leaves, self._donated, self._kept)
 
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost estimates; ``['flops']`` counts floating-point operations."""

@@ -7,15 +7,17 @@ from typing import Any
 
 import attrs
 
+from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.transforms.dce import dce_jaxpr
 from plait.frontend.api_util import (abstractify, arg_path, debug_info_for, flatten_outputs,
                                      mark_static, unmark_static)
 from plait.frontend.tracing import trace_flat
 from plait.frontend.tree_util import PyTreeDef, tree_flatten_with_path, tree_unflatten
 
-__all__ = ["FlatCall", "TracedFunction", "trace_function", "flatten_call"]
+__all__ = ["FlatCall", "TracedFunction", "trace_function", "flatten_call", "prune_unused"]
 
 
 @attrs.frozen
@@ -80,3 +82,15 @@ def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str) -> Tra
     debug = call.debug_info.with_result_paths(paths)
     closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug))
     return TracedFunction(closed, call.in_tree, out_tree, in_avals, debug, call.static_key)
+
+
+def prune_unused(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
+    """The program ``jit`` compiles: ``closed`` without dead equations, unused constants
+    and unused inputs (JAX's ``keep_unused=False``); and which inputs it keeps."""
+    jaxpr, kept = dce_jaxpr(closed.jaxpr, prune_invars=True)
+    used = {a for e in jaxpr.eqns for a in e.inputs if type(a) is Var}
+    used.update(a for a in jaxpr.outvars if type(a) is Var)
+    consts = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if v in used]
+    if len(consts) < len(jaxpr.constvars):
+        jaxpr = jaxpr.replace(constvars=tuple(v for v, _ in consts))
+    return ClosedJaxpr(jaxpr, tuple(c for _, c in consts)), kept

@@ -404,7 +404,8 @@ def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
                 cse[key] = outs
             else:
                 outs = hit
-        env.update(zip(eqn.outvars, outs))
+        for v, x in zip(eqn.outvars, outs):  # (dict.update of pairs is slower)
+            env[v] = x
     return [Tracer(trace, a) if type(a) is Var else a for a in map(read, jaxpr.outvars)]
 
 

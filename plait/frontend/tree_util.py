@@ -57,6 +57,8 @@ if TYPE_CHECKING:
         def register_node(self, nodetype: type[Any], flatten: Callable[[Any], Any],
                           unflatten: Callable[[Any, Any], Any],
                           flatten_with_keys: Callable[[Any], Any] | None = None, /) -> Any: ...
+        def register_dataclass_node(self, nodetype: type[Any], data_fields: Sequence[str],
+                                    meta_fields: Sequence[str], /) -> Any: ...
 
     class _PyTreeModule(Protocol):
         DictKey: Any

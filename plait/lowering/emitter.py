@@ -39,18 +39,19 @@ def element_type(dtype: np.dtype[Any]) -> str:
 
 
 _TypeKey = tuple[tuple[int, ...], np.dtype[Any]]
-_type_cache: dict[_TypeKey, str] = {}
+_type_cache: dict[AbstractValue | _TypeKey, str] = {}
 
 
 def tensor_type(aval: AbstractValue | _TypeKey) -> str:
     """``tensor<2x3xf32>`` for an aval (or a (shape, dtype) pair)."""
-    # ShapedArray is the only array type: anything else is (meant to be) a pair.
-    key = (aval.shape, aval.dtype) if isinstance(aval, ShapedArray) else cast(_TypeKey, aval)
-    t = _type_cache.get(key)
+    # Avals are interned: the aval itself is the cheapest key (this runs per equation).
+    t = _type_cache.get(aval)
     if t is None:
-        shape, dtype = key
+        # ShapedArray is the only array type: anything else is (meant to be) a pair.
+        shape, dtype = ((aval.shape, aval.dtype) if isinstance(aval, ShapedArray)
+                        else cast(_TypeKey, aval))
         dims = "".join(f"{d}x" for d in shape)
-        t = _type_cache[key] = f"tensor<{dims}{element_type(dtype)}>"
+        t = _type_cache[aval] = f"tensor<{dims}{element_type(dtype)}>"
     return t
 
 
@@ -138,6 +139,8 @@ class FuncEmitter:
         self._counter = counter
         self.lines: list[str] = []
         self._regions: list[Region] = []
+        self._sink = self.lines
+        """Where ops go: the innermost open region's lines, else the body's."""
         # Values worth reusing (literal constants, broadcasts), per open region: a value
         # defined inside a region is not visible outside it.
         self._memos: list[dict[Any, Value]] = [{}]
@@ -152,20 +155,19 @@ class FuncEmitter:
         self._counter[0] += 1
         return Value(f"%v{self._counter[0]}", type_)
 
-    def _sink(self) -> list[str]:
-        return self._regions[-1].lines if self._regions else self.lines
-
     def region(self, arg_types: Sequence[str]) -> Region:
         """Open a region; ops emitted until :meth:`close` go into it."""
         r = Region(self, arg_types)
         self._regions.append(r)
         self._memos.append({})
+        self._sink = r.lines
         return r
 
     def close(self, region: Region) -> None:
         """Stop emitting into ``region`` (it must be the innermost open one)."""
         assert self._regions.pop() is region
         self._memos.pop()
+        self._sink = self._regions[-1].lines if self._regions else self.lines
 
     def op(self, name: str, operands: Sequence[Value], result_types: Sequence[str],
            attrs: str = "", regions: Sequence[str] = ()) -> list[Value]:
@@ -182,7 +184,7 @@ class FuncEmitter:
         regs = " (" + ", ".join(regions) + ")" if regions else ""
         sig = (f"({', '.join(o.type for o in operands)}) -> "
                + (result_types[0] if len(result_types) == 1 else f"({', '.join(result_types)})"))
-        self._sink().append(
+        self._sink.append(
             f'{lhs}"{name}"({", ".join(o.name for o in operands)}){props}{regs} : {sig}')
         return results
 
@@ -195,7 +197,7 @@ class FuncEmitter:
         self._counter[0] += 1
         res = Value(f"%v{self._counter[0]}", result_type)
         props = f" <{{{attrs}}}>" if attrs else ""
-        self._sink().append(
+        self._sink.append(
             f'{res.name} = "{name}"({", ".join([o.name for o in operands])}){props} : '
             f'({", ".join([o.type for o in operands])}) -> {result_type}')
         return res

@@ -85,29 +85,24 @@ lowering_rules: dict[Primitive, LoweringRule] = {}
 def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
                consts: Sequence[Value], args: Sequence[Value]) -> list[Value]:
     """Emit ``jaxpr``'s equations into ``fn``; returns the values of its outputs."""
-    env: dict[Var, Value] = {}
-
-    def read(a: Atom) -> Value:
-        if isinstance(a, Literal):
-            return fn.literal(a)
-        return env[a]
-
-    for v, x in zip(jaxpr.constvars, consts, strict=True):
-        env[v] = x
-    for v, x in zip(jaxpr.invars, args, strict=True):
-        env[v] = x
+    env: dict[Atom, Value] = dict(zip(jaxpr.constvars, consts, strict=True))
+    env.update(zip(jaxpr.invars, args, strict=True))
+    literal = fn.literal
     ctx = LoweringContext(fn, module)
     rules = lowering_rules
     for eqn in jaxpr.eqns:
         rule = rules.get(eqn.primitive)
         if rule is None:
             raise RuleNotImplementedError("Lowering", eqn.primitive.name)
-        ctx.avals_in = [a.aval for a in eqn.inputs]
+        inputs = eqn.inputs
+        ctx.avals_in = [a.aval for a in inputs]
         ctx.avals_out = [v.aval for v in eqn.outvars]
-        outs = rule(ctx, *[read(a) for a in eqn.inputs], **eqn.params)
-        for v, out in zip(eqn.outvars, outs, strict=True):
+        # (The read of autodidax's env/read/write loop, inlined: this is the hot loop.)
+        outs = rule(ctx, *[literal(a) if type(a) is Literal else env[a] for a in inputs],
+                    **eqn.params)
+        for v, out in zip(eqn.outvars, outs, strict=True):  # (faster than dict.update)
             env[v] = out
-    return [read(a) for a in jaxpr.outvars]
+    return [literal(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 
 def _signature(args: Sequence[Value], result_types: Sequence[str],

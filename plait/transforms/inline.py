@@ -23,7 +23,8 @@ def inline_jaxpr(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], args: Sequenc
     for eqn in jaxpr.eqns:
         outs = e.builder.bind(eqn.primitive, tuple(read(a) for a in eqn.inputs), eqn.params,
                               eqn.source_info)
-        env.update(zip(eqn.outvars, outs))
+        for v, x in zip(eqn.outvars, outs):  # (dict.update of pairs is slower)
+            env[v] = x
     return [read(a) for a in jaxpr.outvars]
 
 
@@ -45,5 +46,6 @@ def inline_calls(jaxpr: Jaxpr) -> Jaxpr:
             outs: Sequence[Atom] = inline_jaxpr(e, inline_calls(callee.jaxpr), (), ins)
         else:
             outs = e.builder.bind(eqn.primitive, tuple(ins), eqn.params, eqn.source_info)
-        env.update(zip(eqn.outvars, outs))
+        for v, x in zip(eqn.outvars, outs):  # (dict.update of pairs is slower)
+            env[v] = x
     return e.builder.build(args, [read(a) for a in jaxpr.outvars], consts, jaxpr.debug_info)

@@ -84,7 +84,8 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
             # No input is linear here: each is a literal or a known primal.
             known = tuple(a if type(a) is Literal else primal[a] for a in eqn.inputs)
             outs = e.builder.bind(eqn.primitive, known, eqn.params, eqn.source_info)
-            primal.update(zip(eqn.outvars, outs))
+            for v, x in zip(eqn.outvars, outs):
+                primal[v] = x
     ct: dict[Var, Atom] = {}
 
     def add_ct(v: Atom, c: Cotangent) -> None:

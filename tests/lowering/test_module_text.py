@@ -128,6 +128,11 @@ def _nested(jit: Any, np_: Any) -> Callable[..., Any]:
     return outer
 
 
+def _nested_unused(jit: Any, np_: Any) -> Callable[..., Any]:
+    inner = jit(lambda x, y, z: x * 2.0 + z)
+    return lambda a: inner(a, np_.ones(3), a)
+
+
 _X, _Y = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), np.float32(0.5)
 
 # name -> (plait function, jax function, args, jit keyword arguments)
@@ -143,6 +148,12 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any, .
     "single_tuple_result": (lambda x: (x,), lambda x: (x,), (_X,), {}),
     "no_results": (lambda x: (), lambda x: (), (_X,), {}),
     "unused_argument": (lambda x, y: y * 2.0, lambda x, y: y * 2.0, (_X, _Y), {}),
+    "unused_kept": (lambda x, y: y * 2.0, lambda x, y: y * 2.0, (_X, _Y), {"keep_unused": True}),
+    "unused_donated": (lambda x, y: y * 2.0, lambda x, y: y * 2.0, (_X, _Y),
+                       {"donate_argnums": 0}),
+    "dead_code_and_constants": (lambda x: (x * np.arange(3, dtype=np.float32), x)[1],
+                                lambda x: (x * np.arange(3, dtype=np.float32), x)[1], (_X,), {}),
+    "nested_unused": (_nested_unused(plait.jit, pnp), _nested_unused(jax.jit, jnp), (_Y,), {}),
     "nested_jit": (_nested(plait.jit, pnp), _nested(jax.jit, jnp), (_X, _X), {}),
     "donated_aliased": (lambda a, b: (b, a * 2.0), lambda a, b: (b, a * 2.0), (_X, _X),
                         {"donate_argnums": (0, 1)}),
@@ -155,15 +166,8 @@ _FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any, .
 }
 
 
-# JAX drops unused arguments from @main (jit's keep_unused=False); plait's jit keeps them.
-_UNUSED_ARGS = pytest.mark.xfail(strict=True, reason="plait.jit does not prune unused arguments "
-                                 "from @main as JAX does (keep_unused=False)")
-_FUNCTIONS_PARAMS = [pytest.param(n, marks=_UNUSED_ARGS) if n in ("no_results", "unused_argument")
-                     else n for n in _FUNCTIONS]
-
-
 @pytest.mark.filterwarnings("ignore:Some donated buffers were not usable")
-@pytest.mark.parametrize("name", _FUNCTIONS_PARAMS)
+@pytest.mark.parametrize("name", _FUNCTIONS)
 def test_module_reads_like_jax(name: str) -> None:
     """Module name and attributes, functions with their visibility, signature and
     attributes, and the set of ops: as in JAX's module for the same function."""

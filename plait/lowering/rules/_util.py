@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -94,7 +94,11 @@ def nary(name: str) -> Callable[..., Sequence[Value]]:
     def rule(ctx: LoweringContext, *xs: Value, out_dtype: Any = None,
              **_: Any) -> Sequence[Value]:
         out = aval(ctx.avals_out[0])
-        args = [broadcast_to(ctx.fn, x, aval(a), out.shape) for x, a in zip(xs, ctx.avals_in)]
+        shape = out.shape
+        # Every lowered value is a ShapedArray (checked by aval() where it matters).
+        avals_in = cast(Sequence[ShapedArray], ctx.avals_in)
+        args = [x if a.shape == shape else broadcast_to(ctx.fn, x, a, shape)
+                for x, a in zip(xs, avals_in)]
         if out_dtype is not None:  # ``mul``'s out_dtype: JAX converts the operands first
             args = [convert(ctx.fn, x, aval(a).update(shape=out.shape), out.dtype)
                     for x, a in zip(args, ctx.avals_in)]
