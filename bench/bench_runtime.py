@@ -46,12 +46,15 @@ def calls(lib: Any, np_: Any) -> dict[str, float]:
     add = lib.jit(lambda a: a + 1.0)
     scale = lib.jit(lambda a, s: a * s)
     tree_f = lib.jit(lambda t: {"w": t["w"] * 2.0, "b": t["b"][0] + t["b"][1]})
-    for fn, args in ((add, (x,)), (scale, (x, 2.0)), (tree_f, (tree,))):
+    params = [np_.asarray(np.full(8, i, np.float32)) for i in range(100)]
+    step = lib.jit(lambda ps: [p * 0.5 for p in ps])
+    for fn, args in ((add, (x,)), (scale, (x, 2.0)), (tree_f, (tree,)), (step, (params,))):
         fn(*args)
     np_.sin(x)
     return {"jit a + 1.0": best_of(lambda: add(x), 20000),
             "jit a * s, s a Python float": best_of(lambda: scale(x, 3.0), 20000),
             "jit on a pytree of 3 arrays": best_of(lambda: tree_f(tree), 20000),
+            "jit on a list of 100 arrays (100 results)": best_of(lambda: step(params), 1000),
             "eager sin": best_of(lambda: np_.sin(x), 20000)}
 
 

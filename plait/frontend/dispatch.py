@@ -5,7 +5,7 @@ with :data:`~plait.frontend.tree_util.dispatch_registry` (which sees through
 concrete Arrays to their device buffers) and computes a signature in C++: the
 pytree structure, each leaf's shape, dtype and weak type, the static argument
 values, and the values of the jaxlib ``Config`` objects into which plait mirrors
-its options (:mod:`plait.config`) and whether a trace is active
+its options (:mod:`plait.ir.config`) and whether a trace is active
 (:mod:`plait.frontend.tracing`).  On a hit it runs the cached executable and
 rebuilds the result, entering Python only to wrap each result buffer in an
 Array.  On a miss it calls plait's Python path, which traces, compiles and runs,
@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import jaxlib._jax as _jax
 import numpy as np
 
-from plait.config import values as _config, x64_state
+from plait.ir.config import on_update, values as _config
 from plait.ir.avals import ShapedArray
 from plait.lowering import runtime
 from plait.lowering.runtime import Executable
@@ -61,6 +61,23 @@ class FastPath(NamedTuple):
     """Constants passed before the arguments (none: plait folds them into the module)."""
 
 
+# The dispatcher cannot call back into Python to read plait's options: it keys its
+# cache on the values of jaxlib ``Config`` objects made with ``include_in_jit_key``,
+# and reads the x64 flag from the one registered as its x64 state.  These mirror
+# the options.
+_jit_key = _jax.config.Config("plait_trace_context", _config.trace_context,
+                              include_in_jit_key=True)
+_x64_state = _jax.config.Config("plait_enable_x64", _config.enable_x64)
+
+
+def _mirror_options() -> None:
+    _jit_key.set_global(_config.trace_context)
+    _x64_state.set_global(_config.enable_x64)
+
+
+on_update(_mirror_options)
+
+
 def _claim_jit_state() -> bool:
     """Fill jaxlib's jit-state slots unless someone (JAX) already has; whether plait did."""
     def miss(*args: Any, **kwargs: Any) -> tuple[None, None, bool]:
@@ -74,7 +91,7 @@ def _claim_jit_state() -> bool:
         if "is not set" not in str(e):
             raise
     _jax.jax_jit.set_disable_jit_state(_jax.config.Config("plait_disable_jit", False))
-    _jax.jax_jit.set_enable_x64_state(x64_state)
+    _jax.jax_jit.set_enable_x64_state(_x64_state)
     _jax.jax_jit.set_post_hook_state(_jax.config.Config("plait_post_hook", None))
     return True
 

@@ -36,7 +36,7 @@ class _Op:
 
     def __init__(self, exe: Executable, out_avals: tuple[ShapedArray, ...]) -> None:
         self.run = exe.loaded.execute_sharded
-        self.handlers = exe._handlers
+        self.handlers = exe.handlers
         self.out_avals = out_avals
 
 

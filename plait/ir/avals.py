@@ -14,7 +14,7 @@ from typing import Any, ClassVar, final
 import attrs
 import numpy as np
 
-from plait.errors import JaxprTypeError
+from plait.ir.errors import JaxprTypeError
 from plait.ir import dtypes
 
 __all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plait.errors import JaxprTypeError
+from plait.ir.errors import JaxprTypeError
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import AbstractValue
 from plait.ir.debug_info import DebugInfo, SourceInfo

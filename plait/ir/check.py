@@ -8,7 +8,7 @@ that print the offending equation, named as in ``print(jaxpr)``.
 
 from __future__ import annotations
 
-from plait.errors import JaxprTypeError, UnboundVariableError
+from plait.ir.errors import JaxprTypeError, UnboundVariableError
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, subjaxprs

@@ -12,7 +12,7 @@ from typing import Any, Final
 import ml_dtypes
 import numpy as np
 
-from plait.config import values as _config
+from plait.ir.config import values as _config
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

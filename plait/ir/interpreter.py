@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from plait.errors import RuleNotImplementedError
+from plait.ir.errors import RuleNotImplementedError
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive

@@ -30,7 +30,7 @@ from typing import Any, Final, NoReturn
 
 import attrs
 
-from plait.errors import JaxprParseError, JaxprTypeError
+from plait.ir.errors import JaxprParseError, JaxprTypeError
 from plait.ir import dtypes
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray

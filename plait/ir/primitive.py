@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import attrs
 
-from plait.errors import JaxprTypeError
+from plait.ir.errors import JaxprTypeError
 from plait.ir.avals import AbstractValue
 from plait.ir.effects import NO_EFFECTS, Effect
 from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params, param_table

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from plait.config import values as _config
+from plait.ir.config import values as _config
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 
@@ -156,21 +156,22 @@ def compile_count() -> int:
 class Executable:
     """A compiled module, loaded on one device."""
 
-    __slots__ = ("loaded", "device", "_handlers")
+    __slots__ = ("loaded", "device", "handlers")
 
     def __init__(self, loaded: Any, device: Any, out_avals: Sequence[ShapedArray]) -> None:
         self.loaded = loaded
         self.device = device
         # Result handlers built from plait's avals: jaxlib then needs no aval of
-        # its own, which it would otherwise make by importing ``jax``.
+        # its own, which it would otherwise make by importing ``jax``.  (Public for
+        # callers that run ``loaded`` themselves, sparing a call per run.)
         sharding = sharding_for(device)
-        self._handlers = [_xc.array_result_handler(_as_stored(a), sharding, True,
+        self.handlers = [_xc.array_result_handler(_as_stored(a), sharding, True,
                                                    _skip_checks=True) for a in out_avals]
 
     def execute(self, buffers: list[Any]) -> list[Any]:
         """Run on device buffers; returns the output buffers."""
         # jaxlib has no type stubs: the annotation states what it returns.
-        outs: list[Any] = self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        outs: list[Any] = self.loaded.execute_sharded(buffers).consume_with_handlers(self.handlers)
         return outs
 
     def cost_analysis(self) -> dict[str, float]:

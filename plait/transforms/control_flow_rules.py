@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait.errors import JaxprTypeError, TransformError
+from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import shaped_avals

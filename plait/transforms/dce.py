@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.config import values as _config
+from plait.ir.config import values as _config
 from plait.ir.atoms import Var
 from plait.ir.check import check_jaxpr
 from plait.ir.effects import NO_EFFECTS

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.config import values as _config
-from plait.errors import RuleNotImplementedError
+from plait.ir.config import values as _config
+from plait.ir.errors import RuleNotImplementedError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.config import values as _config
-from plait.errors import JaxprTypeError
+from plait.ir.config import values as _config
+from plait.ir.errors import JaxprTypeError
 from plait.ir.atoms import Atom, Var
 from plait.ir.check import check_jaxpr
 from plait.ir.effects import NO_EFFECTS

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, final
 
-from plait.config import values as _config
-from plait.errors import JaxprTypeError, RuleNotImplementedError
+from plait.ir.config import values as _config
+from plait.ir.errors import JaxprTypeError, RuleNotImplementedError
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue
 from plait.ir.check import check_jaxpr

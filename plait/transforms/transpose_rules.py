@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from plait.errors import JaxprTypeError
+from plait.ir.errors import JaxprTypeError
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom

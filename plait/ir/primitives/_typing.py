@@ -7,7 +7,7 @@ from typing import Any, Final, NoReturn
 
 import numpy as np
 
-from plait.errors import JaxprTypeError
+from plait.ir.errors import JaxprTypeError
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from plait.errors import TransformError
+from plait.ir.errors import TransformError
 from plait.ir.avals import AbstractValue
 from plait.ir.jaxpr import ClosedJaxpr, Eqn
 from plait.ir.params import ParamDef, decode_bool, decode_int, decode_str

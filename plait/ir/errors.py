@@ -1,0 +1,122 @@
+"""Every exception plait raises on purpose (public as :mod:`plait.errors`).
+
+It lives in the bottom layer and imports nothing, so that every layer (``ir``,
+``transforms``, ``lowering``, ``frontend``) may raise these.  Messages follow
+one shape: what was expected, what was got, where (argument path or the
+offending equation), and what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PlaitError",
+    "JaxprTypeError",
+    "JaxprParseError",
+    "UnboundVariableError",
+    "RuleNotImplementedError",
+    "IncompatibleShapesError",
+    "TreePrefixError",
+    "TransformError",
+    "TracerError",
+    "UnexpectedTracerError",
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "TypePromotionError",
+    "ArgumentError",
+    "StaticArgumentError",
+]
+
+
+class PlaitError(Exception):
+    """Base class of the errors that carry plait-specific context."""
+
+
+class JaxprTypeError(PlaitError, TypeError):
+    """A jaxpr or an equation is ill-typed (raised by typing rules and ``check_jaxpr``)."""
+
+
+class UnboundVariableError(JaxprTypeError):
+    """A variable is used before it is bound, or bound twice."""
+
+
+class JaxprParseError(PlaitError, ValueError):
+    """Text given to :func:`plait.ir.parse_jaxpr` is not a valid jaxpr.
+
+    Attributes:
+      line: 1-based line of the offending token.
+      column: 1-based column of the offending token.
+    """
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(f"{message} (line {line}, column {column})")
+        self.line = line
+        self.column = column
+
+
+class RuleNotImplementedError(PlaitError, NotImplementedError):
+    """A transformation has no rule for a primitive.
+
+    The message is uniform: ``"JVP rule for 'sin' not implemented"``.
+    """
+
+    def __init__(self, transform: str, primitive: str) -> None:
+        super().__init__(f"{transform} rule for '{primitive}' not implemented")
+        self.transform = transform
+        self.primitive = primitive
+
+
+class TransformError(PlaitError, ValueError):
+    """A transformation cannot be applied to this program (for example, reverse-mode
+    differentiation of a loop whose trip count is only known at run time)."""
+
+
+class TracerError(PlaitError):
+    """Base class of misuses of traced values."""
+
+
+class UnexpectedTracerError(TracerError):
+    """A tracer was used after the trace that created it had ended (a leak)."""
+
+
+class ConcretizationTypeError(TracerError, TypeError):
+    """A concrete Python value was needed from a traced (abstract) value."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` (an ``if``, ``while``, ``and``/``or``) was applied to a traced value."""
+
+
+class TracerIntegerConversionError(ConcretizationTypeError):
+    """``int()``/``__index__`` was applied to a traced value."""
+
+
+class TracerArrayConversionError(TracerError, TypeError):
+    """A traced value was passed where a NumPy array was needed."""
+
+
+class TypePromotionError(PlaitError, TypeError):
+    """Implicit dtype promotion was refused (``numpy_dtype_promotion='strict'``)."""
+
+
+class ArgumentError(PlaitError, TypeError):
+    """An argument of a public function is invalid; the message names its path."""
+
+
+class IncompatibleShapesError(PlaitError, TypeError, ValueError):
+    """Array shapes that do not fit together (they do not broadcast, a reshape changes
+    the size).  JAX raises a ``TypeError`` or a ``ValueError`` for these depending on
+    the function; this is both."""
+
+
+class TreePrefixError(ArgumentError, ValueError):
+    """A tree does not have the structure it must have (the same as, or a prefix of,
+    another); the message names the key path where the two differ.  It is both a
+    ``TypeError`` (as :class:`ArgumentError`) and a ``ValueError`` (as JAX's pytree
+    structure errors)."""
+
+
+class StaticArgumentError(ArgumentError, ValueError):
+    """A static argument is not hashable.  jit's C++ dispatcher raises a plain
+    ``ValueError`` with the same message (JAX's) before any plait code runs."""
