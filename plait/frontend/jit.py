@@ -72,6 +72,11 @@ class _Entry:
     """What the C++ dispatcher needs to run the executable itself (built on first use)."""
 
 
+def _arg_avals(leaves: Sequence[Any], names: Sequence[str]) -> tuple[ShapedArray, ...]:
+    return tuple(x._aval if type(x) is ArrayImpl else abstractify(x, arg_path(names, i), "jit")
+                 for i, x in enumerate(leaves))
+
+
 def _has_tracers(consts: Sequence[Any]) -> bool:
     return any(type(c) is Tracer for c in consts)
 
@@ -152,8 +157,7 @@ class JitFunction:
 
     def _entry(self, call: FlatCall) -> _Entry:
         names = call.debug_info.arg_names
-        avals = tuple(x._aval if type(x) is ArrayImpl else abstractify(x, arg_path(names, i), "jit")
-                      for i, x in enumerate(call.leaves))
+        avals = _arg_avals(call.leaves, names)
         key = (call.in_tree, avals, call.static_key, _config.trace_context)
         entry = self._cache.get(key)
         if entry is None:
@@ -203,14 +207,13 @@ class JitFunction:
         the arguments (which costs far more); ``None`` if there is none yet.
 
         Signatures the dispatcher cannot run itself come here on every call (Python
-        scalars while JAX owns jaxlib's x64 flag, float0 results).
+        scalars while jaxlib's x64 flag differs from plait's, float0 results).
         """
         try:
             dyn_args, dyn_kwargs, static_key = mark_static(args, kwargs, self.static_argnums,
                                                            self.static_argnames)
             leaves, tree = tree_flatten((dyn_args, dyn_kwargs))
-            avals = tuple(x._aval if type(x) is ArrayImpl else abstractify(x, "", "jit")
-                          for x in leaves)
+            avals = _arg_avals(leaves, ())
         except ArgumentError:
             return None  # the named path raises it again, naming the argument
         entry = self._cache.get((tree, avals, static_key, _config.trace_context))
