@@ -42,10 +42,12 @@ class _Op:
 
 _ops: dict[tuple[Any, ...], _Op] = {}
 """Keyed by ``(primitive, params, *operand avals)``."""
+
+
 def _operand(x: Any) -> tuple[Any, ShapedArray]:
+    """The buffer and type of an operand that is not an Array (eager_bind reads those
+    itself)."""
     t = type(x)
-    if t is ArrayImpl:
-        return x.buffer(), x._aval
     if t is Literal:
         return scalar_buffer(x), x.aval
     if t is Tracer:
@@ -81,9 +83,10 @@ def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
             buf, aval = _operand(a)
             bufs.append(buf)
             key.append(aval)
-    op = _ops.get(tuple(key))
+    op_key = tuple(key)
+    op = _ops.get(op_key)
     if op is None:
-        op = _ops[tuple(key)] = _compile(prim, full, tuple(key[2:]))
+        op = _ops[op_key] = _compile(prim, full, op_key[2:])
     try:
         outs = op.run(bufs).consume_with_handlers(op.handlers)
     except Exception:

@@ -69,7 +69,8 @@ class _Entry:
     kept: tuple[bool, ...] = ()
     """Which flat arguments the executable takes (the others are unused)."""
     fast: FastPath | None = None
-    """What the C++ dispatcher needs to run the executable itself (built on first use)."""
+    """What the C++ dispatcher needs to run the executable itself (``None`` when it
+    cannot: a float0 result is NumPy zeros, not a device buffer)."""
 
 
 def _arg_avals(leaves: Sequence[Any], names: Sequence[str]) -> tuple[ShapedArray, ...]:
@@ -222,15 +223,9 @@ class JitFunction:
         return entry, leaves
 
     def _fast_path(self, entry: _Entry, leaves: Sequence[Any]) -> FastPath | None:
-        exe = entry.executable
-        if (exe is None or not self._dispatchable
+        if (entry.fast is None or not self._dispatchable
                 or not dispatch.plain_args_ok(leaves, entry.traced.in_avals)):
             return None
-        if entry.fast is None:
-            out_avals = shaped_avals(entry.traced.closed.out_avals)
-            if any(a.dtype == dt.float0 for a in out_avals):
-                return None  # float0 results are NumPy zeros, not device buffers
-            entry.fast = dispatch.fast_path(exe, entry.kept, entry.traced.out_tree, out_avals)
         return entry.fast
 
     def _stage(self, call: FlatCall, traced: TracedFunction, donated: tuple[bool, ...]) -> Any:
@@ -246,6 +241,10 @@ class JitFunction:
             # dispatcher's frame is not a Python one).
             entry.executable, entry.kept, entry.donated = compile_traced(
                 entry.traced, entry.donated, self.keep_unused, stacklevel=3)
+            out_avals = shaped_avals(entry.traced.closed.out_avals)
+            if all(a.dtype != dt.float0 for a in out_avals):
+                entry.fast = dispatch.fast_path(entry.executable, entry.kept,
+                                                entry.traced.out_tree, out_avals)
         return execute(entry.executable, entry.traced, leaves, entry.donated, entry.kept)
 
     # -- ahead of time ---------------------------------------------------------

@@ -62,6 +62,7 @@ def on_update(listener: Callable[[], None]) -> None:
     Python that mirrors the options, such as jit's C++ dispatch keys)."""
     _listeners.append(listener)
 
+
 _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "enable_x64": lambda v: isinstance(v, bool),
     "numpy_dtype_promotion": lambda v: v in ("standard", "strict"),
