@@ -83,7 +83,7 @@ def main() -> None:
         print(f"{name} on f32[8]: plait {t * 1e6:.2f} us, jax {theirs[name] * 1e6:.2f} us, "
               f"plait/jax = {t / theirs[name]:.2f}")
 
-    from plait.frontend.compile_cache import executable_for
+    from plait.frontend.core.compile_cache import executable_for
     exe = executable_for(plait.make_jaxpr(lambda a: a + 1.0)(x), "f")
     buf = pnp.asarray(x)._buf
     t_raw = best_of(lambda: exe.execute([buf]), 20000)

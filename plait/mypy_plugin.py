@@ -33,8 +33,8 @@ __all__ = ["plugin", "PlaitPlugin"]
 PLAIT_TRANSFORM = ErrorCode("plait-transform", "Invalid use of a plait transformation", "plait")
 """The error code of every error this plugin reports."""
 
-_AD = "plait.frontend.ad."
-_ARRAY = "plait.frontend.array_base.Array"
+_AD = "plait.frontend.api.autodiff."
+_ARRAY = "plait.frontend.core.array_base.Array"
 # Types whose values become plait Arrays when a transformation returns them.
 _ARRAY_LIKE = ("builtins.float", "builtins.int", "builtins.complex", "builtins.bool",
                "numpy.ndarray", "numpy.generic", _ARRAY)

@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 
 __all__ = ["Array", "ArrayLike", "DTypeLike", "Shape", "SupportsDType"]
 

@@ -13,15 +13,17 @@ from typing import Any, Protocol, overload
 
 import numpy as np
 
-from plait.errors import ArgumentError
+from plait.ir.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.ir.primitive import Primitive
 from plait.ir.primitives import RoundingMethod
-from plait.frontend.array_base import Array
-from plait.frontend.tracing import bind1, bind_n, scalar_literal
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.promotion import dtype_and_weak
+from plait.frontend.core.tracing import bind1, bind_n, scalar_literal
 
 __all__ = [
     "neg", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "log1p",
@@ -34,7 +36,7 @@ __all__ = [
     "broadcast_in_dim", "broadcast", "reshape", "transpose", "squeeze", "expand_dims",
     "concatenate", "pad", "slice", "dynamic_slice", "dynamic_update_slice", "rev", "iota",
     "broadcasted_iota", "dot_general", "dot", "cumsum", "cumprod", "cummax", "cummin", "sort",
-    "sort_key_val", "full", "square", "reciprocal", "RoundingMethod", "copy",
+    "sort_key_val", "full", "full_like", "square", "reciprocal", "RoundingMethod", "copy",
     "dynamic_index_in_dim", "index_in_dim", "slice_in_dim", "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim", "collapse", "real", "imag", "conj", "complex",
 ]
@@ -206,7 +208,6 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
 
 
 def _convert_constant(x: Any, d: np.dtype[Any], weak: bool) -> Array:
-    from plait.frontend.array_impl import ArrayImpl
     if type(x) is Literal:
         value = np.asarray(x.value, x.aval.dtype)
     elif isinstance(x, np.ndarray | np.generic):
@@ -481,9 +482,37 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = 
 
 
 def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
-    """An array of ``shape`` filled with ``fill_value``."""
-    from plait.frontend.numpy import full as np_full
-    return np_full(shape, fill_value, dtype)
+    """An array of ``shape`` filled with the scalar ``fill_value``.
+
+    Without ``dtype`` the result has the dtype of ``fill_value`` (weakly typed
+    for a Python scalar), as in JAX.
+
+    Raises:
+      TypeError: ``fill_value`` is not a scalar.
+    """
+    dims = _shape(shape)
+    fill_shape = np.shape(fill_value) if _aval(fill_value) is None else _aval(fill_value).shape
+    if fill_shape != ():
+        raise TypeError(f"full must be called with scalar fill_value, but got fill_value.shape "
+                        f"{tuple(fill_shape)}")
+    d, weak = dtype_and_weak(fill_value)
+    if dtype is not None:
+        d, weak = dt.canonicalize(dtype), False
+    return broadcast(convert_element_type(fill_value, d, weak), dims)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] | None = None
+              ) -> Array:
+    """An array like ``x`` (its shape and dtype, unless given) filled with ``fill_value``.
+
+    The result is weakly typed when ``x`` is and no ``dtype`` is given, as in JAX.
+    """
+    d, weak = dtype_and_weak(x)
+    x_shape = tuple(np.shape(x)) if _aval(x) is None else _aval(x).shape
+    if dtype is not None:
+        d, weak = dt.canonicalize(dtype), False
+    dims = x_shape if shape is None else _shape(shape)
+    return broadcast(convert_element_type(fill_value, d, weak), dims)
 
 
 def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Array:

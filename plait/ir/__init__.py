@@ -21,7 +21,7 @@ from plait.ir.check import check_jaxpr
 from plait.ir.debug_info import DebugInfo, SourceInfo
 from plait.ir.effects import NO_EFFECTS, Effect
 from plait.ir.interpreter import eval_closed_jaxpr, eval_jaxpr, impl_rules
-from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, subjaxprs
+from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, consts_as_invars, convert_constvars, subjaxprs
 from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params
 from plait.ir.parser import parse_jaxpr
 from plait.ir.primitive import PRIMITIVES, Primitive, lookup_primitive
@@ -32,6 +32,6 @@ __all__ = [
     "shaped", "shaped_avals",
     "Builder", "new_vars", "check_jaxpr", "DebugInfo", "SourceInfo", "NO_EFFECTS", "Effect",
     "eval_closed_jaxpr", "eval_jaxpr", "impl_rules", "ClosedJaxpr", "Eqn", "Jaxpr",
-    "subjaxprs", "EMPTY_PARAMS", "REQUIRED", "Derived", "ParamDef", "Params", "parse_jaxpr",
+    "subjaxprs", "convert_constvars", "consts_as_invars", "EMPTY_PARAMS", "REQUIRED", "Derived", "ParamDef", "Params", "parse_jaxpr",
     "PRIMITIVES", "Primitive", "lookup_primitive", "pp_eqn_in", "pp_jaxpr",
 ]

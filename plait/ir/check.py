@@ -12,6 +12,7 @@ from plait.ir.errors import JaxprTypeError, UnboundVariableError
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, subjaxprs
+from plait.ir.printer import pp_eqn_in
 
 __all__ = ["check_jaxpr"]
 
@@ -24,7 +25,6 @@ def _same_type(a: object, b: object) -> bool:
 
 def _fail(jaxpr: Jaxpr, eqn: Eqn | None, msg: str, cls: type[JaxprTypeError] = JaxprTypeError) -> None:
     if eqn is not None:
-        from plait.ir.printer import pp_eqn_in
         msg = f"{msg}\nin equation:\n  {pp_eqn_in(jaxpr, eqn)}"
     raise cls(msg)
 

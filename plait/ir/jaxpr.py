@@ -21,7 +21,8 @@ from plait.ir.effects import NO_EFFECTS, Effect
 from plait.ir.params import Params
 from plait.ir.primitive import Primitive
 
-__all__ = ["Eqn", "Jaxpr", "ClosedJaxpr", "subjaxprs", "atoms_avals"]
+__all__ = ["Eqn", "Jaxpr", "ClosedJaxpr", "subjaxprs", "atoms_avals", "convert_constvars",
+           "consts_as_invars"]
 
 
 def _unchanged(obj: object, changes: dict[str, Any]) -> bool:
@@ -275,3 +276,21 @@ def atoms_avals(atoms: Sequence[Atom]) -> tuple[AbstractValue, ...]:
     """The types of a sequence of atoms."""
     return tuple(a.aval for a in atoms)
 
+
+
+def convert_constvars(jaxpr: Jaxpr) -> Jaxpr:
+    """``jaxpr`` with its constvars turned into leading invars (``jaxpr`` if it has none).
+
+    The debug info is dropped when there are constvars: its argument names
+    describe the invars only.
+    """
+    if not jaxpr.constvars:
+        return jaxpr
+    return jaxpr.replace(constvars=(), invars=jaxpr.constvars + jaxpr.invars, debug_info=None)
+
+
+def consts_as_invars(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple[Any, ...]]:
+    """``closed`` with its constvars turned into leading invars, and the const values."""
+    if not closed.jaxpr.constvars:
+        return closed, ()
+    return ClosedJaxpr(convert_constvars(closed.jaxpr), ()), closed.consts

@@ -15,6 +15,7 @@ import numpy as np
 from plait.ir.config import values as _config
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
+from plait.lowering.emitter import tensor_type
 
 from jaxlib import xla_client as _xc
 
@@ -139,7 +140,6 @@ _bitcasts: dict[ShapedArray, Executable] = {}
 
 
 def _bitcast_executable(aval: ShapedArray) -> Executable:
-    from plait.lowering.emitter import tensor_type
     uint = np.dtype(f"uint{aval.dtype.itemsize * 8}")
     src, dst = tensor_type(aval), tensor_type((aval.shape, uint))
     text = (f"func.func public @main(%x: {src}) -> {dst} {{\n"

@@ -23,7 +23,7 @@ from hypothesis import given, settings, strategies as st
 
 import plait
 import plait.numpy as pnp
-from plait.frontend.jit import JitFunction
+from plait.frontend.api.jit import JitFunction
 
 
 @pytest.fixture
@@ -261,8 +261,8 @@ def test_without_jax_plait_owns_the_dispatcher_state() -> None:
     # they take the fast path too; check that they still follow plait's rules.
     code = textwrap.dedent("""
         import sys, numpy as np, plait, plait.numpy as pnp
-        from plait.frontend import dispatch
-        from plait.frontend.jit import JitFunction
+        from plait.frontend.api import dispatch
+        from plait.frontend.api.jit import JitFunction
         misses = []
         original = JitFunction.cache_miss
         def spy(self, *args, **kwargs):

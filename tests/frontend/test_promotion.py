@@ -25,7 +25,7 @@ import pytest
 import plait
 import plait.numpy as pnp
 from plait.errors import TypePromotionError
-from plait.frontend.promotion import result_type_info
+from plait.frontend.core.promotion import result_type_info
 
 NAMES = "b1 u1 u2 u4 u8 i1 i2 i4 i8 bf f2 f4 f8 c8 c16 i* f* c*".split()
 DTYPES: dict[str, Any] = dict(

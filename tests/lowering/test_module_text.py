@@ -22,7 +22,7 @@ from jaxlib.mlir import ir as mlir_ir
 
 import plait
 import plait.numpy as pnp
-from plait.frontend.tracing import bind
+from plait.frontend.core.tracing import bind
 from plait.errors import JaxprTypeError, RuleNotImplementedError
 from plait.ir import PRIMITIVES, Builder, ClosedJaxpr, Primitive, ShapedArray, Var
 from plait.lowering import lower_closed_jaxpr, parse_module

@@ -1,7 +1,7 @@
 """Every primitive lowered to StableHLO, compiled and run, against JAX and the reference interpreter.
 
 Each spec of ``tests/primitive_specs.py`` runs through plait's compile path
-(:func:`plait.frontend.apply.apply_jaxpr`: lower, compile, execute) and is
+(:func:`plait.frontend.core.apply_jaxpr.apply_jaxpr`: lower, compile, execute) and is
 compared with real JAX on CPU and with the reference interpreter
 (:func:`plait.ir.eval_jaxpr`).  Eager execution (``bind`` outside any trace,
 a single-equation executable per operation) must equal the compiled results
@@ -24,8 +24,8 @@ import jax
 import numpy as np
 import pytest
 
-from plait.frontend.apply import apply_jaxpr
-from plait.frontend.tracing import bind
+from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.tracing import bind
 from plait.ir import PRIMITIVES, Builder, ClosedJaxpr, Literal, ShapedArray, Var, eval_jaxpr
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom

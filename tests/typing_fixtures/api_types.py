@@ -16,14 +16,14 @@ def make(shape: Shape, dtype: DTypeLike, fill: ArrayLike) -> Array:
 
 
 fast = plait.jit(predict)
-reveal_type(fast(pnp.ones(2), pnp.ones((3, 2)), scale=2.0))  # N: Revealed type is "plait.frontend.array_base.Array"
-reveal_type(fast.lower(pnp.ones(2), pnp.ones((3, 2))))  # N: Revealed type is "plait.frontend.stages.Lowered"
-reveal_type(fast.lower(pnp.ones(2), pnp.ones((3, 2))).compile())  # N: Revealed type is "plait.frontend.stages.Compiled"
-reveal_type(fast.trace(pnp.ones(2), pnp.ones((3, 2))))  # N: Revealed type is "plait.frontend.stages.Traced"
+reveal_type(fast(pnp.ones(2), pnp.ones((3, 2)), scale=2.0))  # N: Revealed type is "plait.frontend.core.array_base.Array"
+reveal_type(fast.lower(pnp.ones(2), pnp.ones((3, 2))))  # N: Revealed type is "plait.frontend.api.stages.Lowered"
+reveal_type(fast.lower(pnp.ones(2), pnp.ones((3, 2))).compile())  # N: Revealed type is "plait.frontend.api.stages.Compiled"
+reveal_type(fast.trace(pnp.ones(2), pnp.ones((3, 2))))  # N: Revealed type is "plait.frontend.api.stages.Traced"
 fast(pnp.ones(2), pnp.ones((3, 2)), scale="big")  # E: Argument "scale" to "__call__" of "Jitted" has incompatible type "str"; expected "float"  [arg-type]
 fast(pnp.ones(2))  # E: Missing positional argument "x" in call to "__call__" of "Jitted"  [call-arg]
-reveal_type(plait.checkpoint(predict))  # N: Revealed type is "def (w: plait.frontend.array_base.Array, x: plait.frontend.array_base.Array, *, scale: float =) -> plait.frontend.array_base.Array"
-reveal_type(plait.vmap(predict, in_axes=(None, 0)))  # N: Revealed type is "def (w: plait.frontend.array_base.Array, x: plait.frontend.array_base.Array, *, scale: float =) -> plait.frontend.array_base.Array"
+reveal_type(plait.checkpoint(predict))  # N: Revealed type is "def (w: plait.frontend.core.array_base.Array, x: plait.frontend.core.array_base.Array, *, scale: float =) -> plait.frontend.core.array_base.Array"
+reveal_type(plait.vmap(predict, in_axes=(None, 0)))  # N: Revealed type is "def (w: plait.frontend.core.array_base.Array, x: plait.frontend.core.array_base.Array, *, scale: float =) -> plait.frontend.core.array_base.Array"
 plait.vmap(predict)(w=pnp.ones(2), y=pnp.ones(2))  # E: Unexpected keyword argument "y"  [call-arg]
 make((2, 3), np.float32, 1.5)
 make((2, 3), "int32", pnp.ones(()))

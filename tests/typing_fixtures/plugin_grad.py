@@ -23,16 +23,16 @@ def floats(x: float, y: np.ndarray) -> float:
     return x
 
 
-reveal_type(plait.grad(loss))  # N: Revealed type is "def (w: plait.frontend.array_base.Array, x: float) -> plait.frontend.array_base.Array"
-reveal_type(plait.grad(loss, argnums=1)(pnp.ones(3), 2.0))  # N: Revealed type is "plait.frontend.array_base.Array"
-reveal_type(plait.grad(loss, argnums=(1, 0)))  # N: Revealed type is "def (w: plait.frontend.array_base.Array, x: float) -> tuple[plait.frontend.array_base.Array, plait.frontend.array_base.Array]"
-reveal_type(plait.grad(loss, -1))  # N: Revealed type is "def (w: plait.frontend.array_base.Array, x: float) -> plait.frontend.array_base.Array"
-reveal_type(plait.grad(floats, argnums=(0, 1)))  # N: Revealed type is "def (x: float, y: numpy.ndarray[tuple[Any, ...], numpy.dtype[Any]]) -> tuple[plait.frontend.array_base.Array, plait.frontend.array_base.Array]"
-reveal_type(plait.grad(loss_aux, has_aux=True))  # N: Revealed type is "def (params: dict[str, plait.frontend.array_base.Array], x: plait.frontend.array_base.Array) -> tuple[dict[str, plait.frontend.array_base.Array], list[int]]"
-reveal_type(plait.value_and_grad(loss))  # N: Revealed type is "def (w: plait.frontend.array_base.Array, x: float) -> tuple[plait.frontend.array_base.Array, plait.frontend.array_base.Array]"
-reveal_type(plait.value_and_grad(loss_aux, has_aux=True))  # N: Revealed type is "def (params: dict[str, plait.frontend.array_base.Array], x: plait.frontend.array_base.Array) -> tuple[tuple[plait.frontend.array_base.Array, list[int]], dict[str, plait.frontend.array_base.Array]]"
-reveal_type(plait.grad(plait.jit(loss)))  # N: Revealed type is "def (w: plait.frontend.array_base.Array, x: float) -> plait.frontend.array_base.Array"
-reveal_type(plait.grad(plait.grad(floats)))  # N: Revealed type is "def (x: float, y: numpy.ndarray[tuple[Any, ...], numpy.dtype[Any]]) -> plait.frontend.array_base.Array"
+reveal_type(plait.grad(loss))  # N: Revealed type is "def (w: plait.frontend.core.array_base.Array, x: float) -> plait.frontend.core.array_base.Array"
+reveal_type(plait.grad(loss, argnums=1)(pnp.ones(3), 2.0))  # N: Revealed type is "plait.frontend.core.array_base.Array"
+reveal_type(plait.grad(loss, argnums=(1, 0)))  # N: Revealed type is "def (w: plait.frontend.core.array_base.Array, x: float) -> tuple[plait.frontend.core.array_base.Array, plait.frontend.core.array_base.Array]"
+reveal_type(plait.grad(loss, -1))  # N: Revealed type is "def (w: plait.frontend.core.array_base.Array, x: float) -> plait.frontend.core.array_base.Array"
+reveal_type(plait.grad(floats, argnums=(0, 1)))  # N: Revealed type is "def (x: float, y: numpy.ndarray[tuple[Any, ...], numpy.dtype[Any]]) -> tuple[plait.frontend.core.array_base.Array, plait.frontend.core.array_base.Array]"
+reveal_type(plait.grad(loss_aux, has_aux=True))  # N: Revealed type is "def (params: dict[str, plait.frontend.core.array_base.Array], x: plait.frontend.core.array_base.Array) -> tuple[dict[str, plait.frontend.core.array_base.Array], list[int]]"
+reveal_type(plait.value_and_grad(loss))  # N: Revealed type is "def (w: plait.frontend.core.array_base.Array, x: float) -> tuple[plait.frontend.core.array_base.Array, plait.frontend.core.array_base.Array]"
+reveal_type(plait.value_and_grad(loss_aux, has_aux=True))  # N: Revealed type is "def (params: dict[str, plait.frontend.core.array_base.Array], x: plait.frontend.core.array_base.Array) -> tuple[tuple[plait.frontend.core.array_base.Array, list[int]], dict[str, plait.frontend.core.array_base.Array]]"
+reveal_type(plait.grad(plait.jit(loss)))  # N: Revealed type is "def (w: plait.frontend.core.array_base.Array, x: float) -> plait.frontend.core.array_base.Array"
+reveal_type(plait.grad(plait.grad(floats)))  # N: Revealed type is "def (x: float, y: numpy.ndarray[tuple[Any, ...], numpy.dtype[Any]]) -> plait.frontend.core.array_base.Array"
 
 plait.grad(to_str)(1.0)  # E: grad: expected a function returning a scalar array or float, but "to_str" returns "str"; grad differentiates scalar outputs only (use jacrev or vjp for others)  [plait-transform]
 plait.value_and_grad(loss_aux)  # E: value_and_grad: expected a function returning a scalar array or float, but "loss_aux" returns "tuple[Array, list[int]]"; value_and_grad differentiates scalar outputs only (use jacrev or vjp for others)  [plait-transform]

@@ -19,7 +19,7 @@ from plait.frontend.numpy.creation import (arange, array, asarray, astype, copy,
                                            empty_like, eye, full, full_like, identity, linspace,
                                            meshgrid, ones, ones_like, zeros, zeros_like)
 from plait.frontend.numpy.einsum import einsum
-from plait.frontend.numpy.indexing import getitem as _getitem
+from plait.frontend.numpy.array_methods import install_array_methods
 from plait.frontend.numpy.joining import (append, array_split, atleast_3d, column_stack, dsplit,
                                           dstack, hsplit, vsplit)
 from plait.frontend.numpy.linalg_ops import dot, inner, matmul, outer, tensordot, vdot
@@ -51,7 +51,7 @@ from plait.frontend.numpy.ufuncs import (abs, absolute, add, arccos, arccosh, ar
                                          rad2deg, real, reciprocal, remainder, rint, round,
                                          rsqrt, sign, signbit, sin, sinh, sqrt, square, subtract,
                                          tan, tanh, true_divide, trunc, where)
-from plait.frontend.promotion import promote_types, result_type
+from plait.frontend.core.promotion import promote_types, result_type
 
 bool_ = _scalar_type(_dt.bool_)
 int8, int16, int32, int64 = (_scalar_type(d) for d in (_dt.int8, _dt.int16, _dt.int32,
@@ -86,14 +86,7 @@ nan = _np.nan
 newaxis = None
 
 
-def _register_with_array_base() -> None:
-    import sys
-
-    from plait.frontend import array_base
-    setattr(array_base, "_pnp", sys.modules[__name__])
-
-
-_register_with_array_base()
+install_array_methods()
 
 
 # The array API standard's names (NumPy 2 has both spellings).

@@ -8,14 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from plait.errors import ArgumentError, IncompatibleShapesError
+from plait.ir.errors import ArgumentError, IncompatibleShapesError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.frontend import lax
-from plait.frontend.array_base import Array
-from plait.frontend.promotion import dtype_and_weak, result_type_info
-from plait.frontend.tracing import scalar_literal
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.core.tracing import scalar_literal
+from plait.frontend.core.array_impl import ArrayImpl
 
 __all__ = ["is_scalar", "aval_of", "promote", "promote_dtypes",
            "promote_to_inexact", "promote_dtypes_inexact", "promote_numeric", "broadcast_ranks",
@@ -59,7 +60,6 @@ def as_array(x: Any) -> Array:
     Literals, Python scalars (weakly typed) and NumPy values become concrete Arrays."""
     if isinstance(x, Array):
         return x
-    from plait.frontend.array_impl import ArrayImpl
     if type(x) is Literal:
         return ArrayImpl.from_numpy(np.asarray(x.value, x.aval.dtype), x.aval.weak_type)
     if is_scalar(x):
@@ -114,7 +114,6 @@ def convert(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
     if weak:
         # A NumPy value promoted only against weak operands (a bool array plus a
         # Python int) becomes weakly typed, as a traced value would.
-        from plait.frontend.array_impl import ArrayImpl
         return ArrayImpl.from_numpy(arr, True)
     return arr
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from plait.frontend.numpy.creation import asarray
+
 __all__ = ["ScalarType", "scalar_type"]
 
 
@@ -30,7 +32,6 @@ class ScalarType(type):
         return not cls == other
 
     def __call__(cls, x: Any) -> Any:
-        from plait.frontend.numpy.creation import asarray
         return asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance: object) -> bool:

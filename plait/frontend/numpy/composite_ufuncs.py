@@ -13,7 +13,7 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import (as_array, check_arraylike, dtype_of, promote_dtypes,
                                         promote_numeric, promote_to_inexact)
 from plait.frontend.numpy.creation import asarray
@@ -21,6 +21,8 @@ from plait.frontend.numpy.manipulation import broadcast_arrays
 from plait.frontend.numpy.ufuncs import (_arg, _const_like, _float_divmod, _full_bool,
                                          _lax_const, abs, ceil, floor, floor_divide, isinf,
                                          isnan, multiply, remainder, subtract, where)
+from plait.frontend.api.control_flow import while_loop
+from plait.frontend.api.custom_derivatives import custom_jvp
 
 __all__ = ["float_power", "divmod", "modf", "frexp", "ldexp", "nan_to_num", "sinc",
            "logaddexp2", "gcd", "lcm", "isposinf", "isneginf"]
@@ -179,7 +181,6 @@ def sinc(x: Any, /) -> Array:
 def _sinc_maclaurin() -> Any:
     """``k, x -> d^k/dx^k sin(x)/x`` at 0, shaped like ``x``, with a custom JVP that
     makes every derivative of :func:`sinc` at 0 right (as JAX's)."""
-    from plait.frontend.custom_derivatives import custom_jvp
 
     def maclaurin(k: int, x: Any) -> Array:
         zero = multiply(x, 0)
@@ -230,7 +231,6 @@ def _integer_pair(name: str, x1: Any, x2: Any) -> tuple[Array, Array]:
 def gcd(x1: Any, x2: Any) -> Array:
     """Greatest common divisor of ``|x1|`` and ``|x2|`` (Euclid's algorithm in a
     ``while_loop``)."""
-    from plait.frontend.control_flow import while_loop
     a, b = _integer_pair("gcd", x1, x2)
     a, b = broadcast_arrays(a, b)
 

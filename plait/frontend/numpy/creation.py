@@ -12,11 +12,13 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import (_host, aval_of, as_array, check_arraylike, convert,
                                         dtype_of, is_scalar, shape)
-from plait.frontend.promotion import dtype_and_weak, result_type_info
-from plait.frontend.tracing import Tracer
+from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.core.tracing import Tracer
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape, stack
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
            "empty_like", "arange", "linspace", "eye", "identity", "asarray", "array", "astype",
@@ -60,7 +62,6 @@ def full(shape_: Any, fill_value: Any, dtype: Any = None) -> Array:
     check_arraylike("full", fill_value)
     dims = _shape_arg(shape_)
     if np.ndim(fill_value) != 0 if aval_of(fill_value) is None else shape(fill_value) != ():
-        from plait.frontend.numpy.manipulation import broadcast_to
         return broadcast_to(asarray(fill_value, dtype), dims)
     if dtype is None:
         d, weak = _type_of(fill_value)
@@ -95,7 +96,6 @@ def _like(name: str, a: Any, fill: Any, dtype: Any, shape_: Any) -> Array:
     check_arraylike(name, a, fill)
     s = shape(a) if shape_ is None else _shape_arg(shape_)
     if np.ndim(fill) != 0 if aval_of(fill) is None else shape(fill) != ():
-        from plait.frontend.numpy.manipulation import broadcast_to
         d = _type_of(a)[0] if dtype is None else _user_dtype(dtype)
         return broadcast_to(asarray(fill, d), s)
     if dtype is None:
@@ -200,7 +200,6 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype:
     else:
         d = _user_dtype(dtype)
     fd = d if dt.is_inexact(d) else _default_float()
-    from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape
     start = lax.convert_element_type(start, fd)
     stop = lax.convert_element_type(stop, fd)
     bshape = list(broadcast_shapes(start.shape, stop.shape))
@@ -281,12 +280,10 @@ def asarray(a: Any, dtype: Any = None) -> Array:
         a = as_array(a)
         return astype(a, dtype) if dtype is not None else a
     if isinstance(a, list | tuple) and any(isinstance(x, Array) for x in _flat(a)):
-        from plait.frontend.numpy.manipulation import stack
         # The dtype is that of all the leaves together (Python scalars weakly typed).
         target = (result_type_info([_type_of(v) for v in _flat(a)])[0]
                   if dtype is None else _user_dtype(dtype))
         return stack([asarray(x, target) for x in a])
-    from plait.frontend.array_impl import ArrayImpl
     if is_scalar(a):
         sd, weak = dtype_and_weak(a)
         if dtype is not None:

@@ -9,9 +9,9 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import aval_of, ndim, promote, shape
-from plait.frontend.tracing import Tracer
+from plait.frontend.core.tracing import Tracer
 
 __all__ = ["getitem"]
 

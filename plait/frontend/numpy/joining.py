@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike
 from plait.frontend.numpy.manipulation import (_sequence, atleast_2d, concatenate, ravel,
                                                transpose)

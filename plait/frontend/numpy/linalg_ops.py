@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait.errors import ArgumentError
+from plait.ir.errors import ArgumentError
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import (aval_of, as_array, canonical_axis, check_arraylike,
                                         convert, ndim, shape)
-from plait.frontend.promotion import dtype_and_weak, result_type_info
+from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.numpy.manipulation import ravel, reshape
 from plait.frontend.numpy.ufuncs import multiply
+from plait.frontend.numpy.ufuncs import conj
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot"]
 
@@ -118,7 +119,6 @@ def _squeezed(x: Array, dims: Sequence[int]) -> tuple[Array, list[int]]:
 
 def vdot(a: Any, b: Any) -> Array:
     """Dot product of the flattened arrays (``a`` conjugated)."""
-    from plait.frontend.numpy.ufuncs import conj
     return dot(conj(ravel(a)), ravel(b))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from plait.ir import dtypes as dt
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import (as_array, check_arraylike, promote, promote_dtypes,
                                         promote_to_inexact)
 from plait.frontend.numpy.creation import asarray

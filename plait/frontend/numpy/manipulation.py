@@ -10,8 +10,8 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.frontend import lax
-from plait.frontend.array_base import Array
-from plait.errors import IncompatibleShapesError
+from plait.frontend.core.array_base import Array
+from plait.ir.errors import IncompatibleShapesError
 from plait.frontend.numpy._core import (as_array, canonical_axes,
                                         canonical_axis, check_arraylike, promote_dtypes, shape)
 
@@ -175,8 +175,8 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
         return concatenate([ravel(x) for x in xs], 0, dtype)
     arrs: list[Array]
     if dtype is not None:
-        from plait.frontend.numpy.creation import asarray
-        arrs = [asarray(x, dtype) for x in xs]
+        d = dt.canonicalize(dtype)
+        arrs = [lax.convert_element_type(as_array(x), d) for x in xs]
     else:
         arrs = [as_array(x) for x in promote_dtypes("concatenate", *xs)]
     nd = arrs[0].ndim

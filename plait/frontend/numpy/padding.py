@@ -9,7 +9,7 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, check_arraylike
 from plait.frontend.numpy.creation import asarray, linspace, zeros_like
 from plait.frontend.numpy.manipulation import broadcast_to, flip, repeat, squeeze

@@ -17,11 +17,12 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import (as_array, canonical_axes, canonical_axis,
                                         check_arraylike, shape)
 from plait.frontend.numpy.ufuncs import (_const_like, _real_dtype, _to_bool, not_equal,
                                          subtract, where)
+from plait.frontend.numpy.manipulation import concatenate
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "any", "all",
            "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
@@ -347,7 +348,6 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     parts = ([] if prepend is None else [edge(prepend)]) + [arr] + (
         [] if append is None else [edge(append)])
     if len(parts) > 1:
-        from plait.frontend.numpy.manipulation import concatenate
         arr = concatenate(parts, ax)
     later = tuple(slice(1, None) if i == ax else slice(None) for i in range(arr.ndim))
     earlier = tuple(slice(None, -1) if i == ax else slice(None) for i in range(arr.ndim))

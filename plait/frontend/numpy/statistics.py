@@ -15,7 +15,7 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.frontend import lax
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import (as_array, canonical_axis, check_arraylike,
                                         promote_dtypes_inexact)
 from plait.frontend.numpy.creation import asarray, full

@@ -11,19 +11,20 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from plait.config import values as _config
+from plait.ir.config import values as _config
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.ir.primitive import Primitive
 from plait.frontend import lax
-from plait.frontend.array_base import Array
-from plait.frontend.array_impl import ArrayImpl
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.numpy._core import (as_array, broadcast_ranks, check_arraylike, dtype_of,
                                         promote, promote_dtypes, promote_numeric,
                                         promote_to_inexact, shape)
-from plait.frontend.tracing import Tracer, bind, bind1, scalar_literal
+from plait.frontend.core.tracing import Tracer, bind, bind1, scalar_literal
+from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod",
@@ -531,7 +532,6 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Array:
 
 
 def _broadcast_all(*args: Any) -> list[Any]:
-    from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to
     out_shape = broadcast_shapes(*[shape(a) for a in args])
     return [a if shape(a) == out_shape else broadcast_to(a, out_shape) for a in args]
 

@@ -12,10 +12,10 @@ from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.transforms.dce import dce_jaxpr
-from plait.frontend.api_util import (abstractify, arg_path, debug_info_for, flatten_outputs,
+from plait.frontend.core.arguments import (abstractify, arg_path, debug_info_for, flatten_outputs,
                                      mark_static, unmark_static)
-from plait.frontend.tracing import trace_flat
-from plait.frontend.tree_util import PyTreeDef, tree_flatten_with_path, tree_unflatten
+from plait.frontend.core.tracing import is_concretizable, trace_flat
+from plait.frontend.core.tree_util import PyTreeDef, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["FlatCall", "TracedFunction", "trace_function", "flatten_call", "prune_unused"]
 
@@ -63,8 +63,14 @@ class TracedFunction:
     """The static arguments it was traced with (positions and values)."""
 
 
-def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str) -> TracedFunction:
-    """Trace ``fun`` on abstract versions of the call's dynamic leaves."""
+def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
+                   concrete: bool = False) -> TracedFunction:
+    """Trace ``fun`` on abstract versions of the call's dynamic leaves.
+
+    With ``concrete`` (autodiff outside ``jit``), when every leaf is concrete or
+    a tracer whose value can be known, the tracers know their values on demand:
+    Python control flow on them works, and the jaxpr follows the branches taken.
+    """
     names = call.debug_info.arg_names
     in_avals = tuple(abstractify(x, arg_path(names, i), purpose) for i, x in enumerate(call.leaves))
     out_info: list[Any] = []
@@ -77,7 +83,8 @@ def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str) -> Tra
         out_info.extend([tree, paths])
         return leaves
 
-    closed, _ = trace_flat(flat_fun, in_avals, purpose, call.debug_info)
+    known = call.leaves if concrete and all(map(is_concretizable, call.leaves)) else None
+    closed, _ = trace_flat(flat_fun, in_avals, purpose, call.debug_info, known)
     out_tree, paths = out_info
     debug = call.debug_info.with_result_paths(paths)
     closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug))

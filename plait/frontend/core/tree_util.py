@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_che
 
 import jaxlib._jax as _jax
 
-from plait.errors import TreePrefixError
+from plait.ir.errors import TreePrefixError
 
 __all__ = [
     "PyTreeDef", "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",

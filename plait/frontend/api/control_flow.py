@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from plait.errors import ArgumentError
+from plait.ir.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
@@ -25,10 +25,12 @@ from plait.ir.primitives import cond_p, scan_p, while_p
 from plait.ir.primitives.control_flow import same_types
 from plait.transforms.dce import dce_jaxpr
 from plait.frontend import lax
-from plait.frontend.api_util import abstractify, flatten_outputs, fun_name
-from plait.frontend.array_impl import device_put
-from plait.frontend.tracing import Tracer, bind, scalar_literal, trace_flat
-from plait.frontend.tree_util import PyTreeDef, keystr, tree_flatten_with_path, tree_unflatten
+from plait.frontend.core.arguments import abstractify, flatten_outputs, fun_name
+from plait.frontend.api.device_put import device_put
+from plait.frontend.core.tracing import Tracer, bind, scalar_literal, trace_flat
+from plait.frontend.core.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
+                                           tree_map, tree_structure, tree_unflatten)
+from plait.frontend.api.vmap import vmap
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
 
@@ -414,7 +416,6 @@ def _pair_out(out: Any) -> tuple[Any, Any]:
 
 
 def _pair_tree(c_tree: PyTreeDef, x_tree: PyTreeDef, nc: int, nx: int) -> PyTreeDef:
-    from plait.frontend.tree_util import tree_structure
     carry = tree_unflatten(c_tree, [0] * nc)
     xs = tree_unflatten(x_tree, [0] * nx)
     return tree_structure((carry, xs))
@@ -433,8 +434,6 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
 
 
 def _batched_map(f: Callable[[Any], Any], xs: Any, batch_size: int) -> Any:
-    from plait.frontend.batching import vmap
-    from plait.frontend.tree_util import tree_flatten, tree_map
     leaves, tree = tree_flatten(xs)
     if not leaves:
         return map(f, xs)

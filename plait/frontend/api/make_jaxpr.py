@@ -6,44 +6,17 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, ParamSpec, overload
 
-from plait.errors import ArgumentError
 from plait.ir.avals import shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
-from plait.frontend.api_util import ShapeDtypeStruct
-from plait.frontend.trace_fun import flatten_call, trace_function
-from plait.frontend.traceback_util import api_boundary
-from plait.frontend.tree_util import tree_unflatten
+from plait.frontend.core.arguments import ShapeDtypeStruct, static_args
+from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tree_util import tree_unflatten
 
-__all__ = ["make_jaxpr", "static_args"]
+__all__ = ["make_jaxpr", "eval_shape"]
 
 
 P = ParamSpec("P")
-
-def static_args(static_argnums: int | Sequence[int] | None,
-                static_argnames: str | Sequence[str] | None) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """Normalize ``static_argnums``/``static_argnames`` to tuples.
-
-    Raises:
-      ArgumentError: an entry has the wrong type.
-    """
-    nums: tuple[int, ...]
-    if static_argnums is None:
-        nums = ()
-    elif isinstance(static_argnums, int):
-        nums = (static_argnums,)
-    else:
-        nums = tuple(static_argnums)
-    if not all(isinstance(i, int) for i in nums):
-        raise ArgumentError(f"static_argnums must be ints, but got {static_argnums!r}")
-    names: tuple[str, ...]
-    if static_argnames is None:
-        names = ()
-    elif isinstance(static_argnames, str):
-        names = (static_argnames,)
-    else:
-        names = tuple(static_argnames)
-    return nums, names
-
 
 @overload
 def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,

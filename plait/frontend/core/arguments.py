@@ -9,14 +9,14 @@ from typing import Any
 import attrs
 import numpy as np
 
-from plait.errors import ArgumentError, StaticArgumentError
+from plait.ir.errors import ArgumentError, StaticArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
-from plait.frontend.promotion import python_scalar_dtype
-from plait.frontend.tree_util import KeyPath, PyTreeDef, keystr, tree_flatten_with_path
+from plait.frontend.core.promotion import python_scalar_dtype
+from plait.frontend.core.tree_util import KeyPath, PyTreeDef, keystr, tree_flatten_with_path
 
-__all__ = ["ShapeDtypeStruct", "abstractify", "debug_info_for", "result_paths",
+__all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "debug_info_for", "result_paths",
            "mark_static", "unmark_static", "arg_path", "fun_name", "flatten_outputs"]
 
 
@@ -219,3 +219,29 @@ def unmark_static(args: Sequence[Any], kwargs: dict[str, Any], key: tuple[Any, .
     kw = dict(kwargs)
     kw.update(static_kw)
     return full, kw
+
+
+def static_args(static_argnums: int | Sequence[int] | None,
+                static_argnames: str | Sequence[str] | None) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Normalize ``static_argnums``/``static_argnames`` to tuples.
+
+    Raises:
+      ArgumentError: an entry has the wrong type.
+    """
+    nums: tuple[int, ...]
+    if static_argnums is None:
+        nums = ()
+    elif isinstance(static_argnums, int):
+        nums = (static_argnums,)
+    else:
+        nums = tuple(static_argnums)
+    if not all(isinstance(i, int) for i in nums):
+        raise ArgumentError(f"static_argnums must be ints, but got {static_argnums!r}")
+    names: tuple[str, ...]
+    if static_argnames is None:
+        names = ()
+    elif isinstance(static_argnames, str):
+        names = (static_argnames,)
+    else:
+        names = tuple(static_argnames)
+    return nums, names

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from plait.errors import UnexpectedTracerError
+from plait.ir.errors import UnexpectedTracerError
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.builder import Builder
@@ -22,10 +22,10 @@ from plait.ir.params import Params
 from plait.ir.primitive import Primitive
 from plait.lowering import runtime
 from plait.lowering.runtime import Executable
-from plait.frontend import cache_log
-from plait.frontend.array_impl import ArrayImpl, scalar_buffer
-from plait.frontend.compile_cache import executable_for
-from plait.frontend.tracing import Tracer, _as_numpy, _leak_message, scalar_literal, set_eager_impl
+from plait.frontend.core import cache_log
+from plait.frontend.core.array_impl import ArrayImpl, scalar_buffer
+from plait.frontend.core.compile_cache import executable_for
+from plait.frontend.core.tracing import Tracer, as_host_array, _leak_message, scalar_literal, set_eager_impl
 
 __all__ = ["eager_bind"]
 
@@ -55,7 +55,7 @@ def _operand(x: Any) -> tuple[Any, ShapedArray]:
     if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
         lit = scalar_literal(x)
         return scalar_buffer(lit), lit.aval
-    arr = _as_numpy(x)
+    arr = as_host_array(x)
     aval = ShapedArray(arr.shape, arr.dtype)
     return runtime.device_put(arr, aval), aval
 

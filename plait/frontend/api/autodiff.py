@@ -15,23 +15,24 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
-from plait.errors import ArgumentError
+from plait.ir.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray, shaped
-from plait.ir.jaxpr import Jaxpr
+from plait.ir.jaxpr import Jaxpr, consts_as_invars
 from plait.transforms.ad import linearize_jaxpr, vjp_jaxprs
 from plait.transforms.dce import dce_jaxpr
 from plait.transforms.emit import Emitter
 from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import jvp_jaxpr
 from plait.transforms.transpose import transpose_jaxpr
-from plait.frontend.api_util import abstractify
-from plait.frontend.apply import apply_jaxpr
-from plait.frontend.jit import consts_as_invars
-from plait.frontend.trace_fun import TracedFunction, flatten_call, trace_function
-from plait.frontend.traceback_util import api_boundary
-from plait.frontend.tree_util import (PyTreeDef, tree_flatten, tree_map, tree_structure,
+from plait.frontend import lax
+from plait.frontend.api.vmap import vmap
+from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tree_util import (PyTreeDef, tree_flatten, tree_map, tree_structure,
                                       tree_unflatten)
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian",
@@ -42,9 +43,13 @@ R = TypeVar("R")
 A = TypeVar("A")
 
 
-def _trace(fun: Callable[..., Any], args: Sequence[Any], purpose: str) -> tuple[TracedFunction, Jaxpr, tuple[Any, ...]]:
+def _trace(fun: Callable[..., Any], args: Sequence[Any], purpose: str, concrete: bool = True
+           ) -> tuple[TracedFunction, Jaxpr, tuple[Any, ...]]:
+    """Trace ``fun`` on ``args``; its constants become leading inputs.  Concrete arguments
+    make a trace whose values Python may branch on (as JAX's autodiff tracers carry their
+    primal values), unless ``concrete`` is false."""
     call = flatten_call(fun, tuple(args), {}, (), ())
-    traced = trace_function(fun, call, purpose)
+    traced = trace_function(fun, call, purpose, concrete)
     closed, consts = consts_as_invars(traced.closed)
     return traced, closed.jaxpr, consts
 
@@ -121,10 +126,9 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
 
 
 def _zeros_for(aval: Any) -> Any:
-    from plait.frontend.numpy.creation import zeros
     if not dt.is_inexact(aval.dtype):
         return _float0_zeros(aval)
-    return zeros(aval.shape, aval.dtype)
+    return lax.full(aval.shape, 0, aval.dtype)
 
 
 @api_boundary
@@ -315,7 +319,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
             return fun(*full, **kwargs)
         dyn_fun.__name__ = name
         call = flatten_call(dyn_fun, tuple(args[i] for i in selected), {}, (), ())
-        traced = trace_function(dyn_fun, call, "grad")
+        traced = trace_function(dyn_fun, call, "grad", concrete=True)
         closed, consts = consts_as_invars(traced.closed)
         jaxpr = closed.jaxpr
         if holomorphic or not allow_int:
@@ -382,16 +386,13 @@ def _basis_leaves(avals: Sequence[ShapedArray]) -> list[np.ndarray]:
 def _unravel(j: Any, axis: int, avals: Sequence[ShapedArray], tree: PyTreeDef) -> Any:
     """Split axis ``axis`` (of size ``sum(a.size)``) of ``j`` into one array per aval,
     that axis reshaped to the aval's shape, assembled into ``tree``."""
-    from plait.frontend.numpy.indexing import getitem
-    from plait.frontend.numpy.manipulation import reshape
     shape = tuple(j.shape)
     parts, start = [], 0
     for a in avals:
         piece = j
         if a.size != shape[axis]:
-            index = (slice(None),) * axis + (slice(start, start + a.size),)
-            piece = getitem(j, index)
-        parts.append(reshape(piece, shape[:axis] + a.shape + shape[axis + 1:]))
+            piece = lax.slice_in_dim(j, start, start + a.size, axis=axis)
+        parts.append(lax.reshape(piece, shape[:axis] + a.shape + shape[axis + 1:]))
         start += a.size
     return tree_unflatten(tree, parts)
 
@@ -434,7 +435,6 @@ def jacfwd(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
     structure of the differentiated argument(s) (a tuple of them when
     ``argnums`` is a sequence), with leaves of shape ``out.shape + in.shape``.
     """
-    from plait.frontend.batching import vmap
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
@@ -482,7 +482,6 @@ def jacrev(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
 
     Same result structure as :func:`jacfwd`.
     """
-    from plait.frontend.batching import vmap
     nums, single = _argnums_tuple(argnums)
 
     @functools.wraps(fun)
@@ -531,15 +530,13 @@ def _offsets(avals: Sequence[ShapedArray]) -> list[tuple[int, ShapedArray]]:
 
 def _unravel_rows(cols: Sequence[Any], start: int, out: ShapedArray) -> list[Any]:
     """The rows ``start:start + out.size`` of each column block, reshaped to ``out.shape + in.shape``."""
-    from plait.frontend.numpy.indexing import getitem
-    from plait.frontend.numpy.manipulation import reshape
     parts: list[Any] = []
     for c in cols:
         if _is_float0(c):
             parts.append(np.zeros(out.shape + c.shape[1:], dt.float0))
             continue
-        piece = c if out.size == c.shape[0] else getitem(c, slice(start, start + out.size))
-        parts.append(reshape(piece, out.shape + tuple(c.shape[1:])))
+        piece = c if out.size == c.shape[0] else lax.slice_in_dim(c, start, start + out.size)
+        parts.append(lax.reshape(piece, out.shape + tuple(c.shape[1:])))
     return parts
 
 
@@ -569,7 +566,7 @@ def hessian(fun: Callable[P, Any], argnums: int | Sequence[int] = 0,
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[..., Any]:
     """The transpose of a linear ``fun``; ``primals`` give its input types (values unused)."""
-    traced, jaxpr, consts = _trace(fun, primals, "linear_transpose")
+    traced, jaxpr, consts = _trace(fun, primals, "linear_transpose", concrete=False)
     n_c = len(consts)
     transposed = transpose_jaxpr(jaxpr, [False] * n_c + [True] * len(jaxpr.invars[n_c:]))
     in_tree = tree_structure(tuple(primals))

@@ -1,12 +1,12 @@
 """jit's fast path: jaxlib's C++ dispatcher (``PjitFunction``), driven by plait.
 
 A jitted function is a ``PjitFunction``.  On each call it flattens the arguments
-with :data:`~plait.frontend.tree_util.dispatch_registry` (which sees through
+with :data:`~plait.frontend.core.tree_util.dispatch_registry` (which sees through
 concrete Arrays to their device buffers) and computes a signature in C++: the
 pytree structure, each leaf's shape, dtype and weak type, the static argument
 values, and the values of the jaxlib ``Config`` objects into which plait mirrors
 its options (:mod:`plait.ir.config`) and whether a trace is active
-(:mod:`plait.frontend.tracing`).  On a hit it runs the cached executable and
+(:mod:`plait.frontend.core.tracing`).  On a hit it runs the cached executable and
 rebuilds the result, entering Python only to wrap each result buffer in an
 Array.  On a miss it calls plait's Python path, which traces, compiles and runs,
 and which returns a :class:`FastPath` describing the executable so that the
@@ -31,8 +31,8 @@ from plait.ir.config import on_update, values as _config
 from plait.ir.avals import ShapedArray
 from plait.lowering import runtime
 from plait.lowering.runtime import Executable
-from plait.frontend.array_impl import ArrayImpl
-from plait.frontend.tree_util import PyTreeDef, dispatch_registry
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.tree_util import PyTreeDef, dispatch_registry
 
 __all__ = ["FastPath", "make_dispatcher", "fast_path", "plain_args_ok"]
 

@@ -14,7 +14,7 @@ import types
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from plait import config
+from plait.ir import config
 
 __all__ = ["api_boundary", "filter_traceback", "hide_plait_frames"]
 

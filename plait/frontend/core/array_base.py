@@ -8,14 +8,14 @@ identically on concrete and traced values.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from plait.ir.avals import ShapedArray
 
-__all__ = ["Array"]
+__all__ = ["Array", "set_array_namespace"]
 
 
 class Array:
@@ -229,14 +229,19 @@ class Array:
         return _pnp.imag(self)
 
 
-# The NumPy namespace imports this module, so at run time it registers itself here
-# when it loads (see the end of plait/frontend/numpy/__init__.py); the checker sees
+# Operators and methods route through the NumPy namespace, which sits above this module:
+# plait.frontend.numpy.array_methods installs it here when it loads.  The checker sees
 # the module itself.
 if TYPE_CHECKING:
     from plait.frontend import numpy as _pnp
 else:
     _pnp = None
+_getitem: Callable[[Array, Any], Array]
 
 
-def _getitem(x: Array, index: Any) -> Array:
-    return _pnp.indexing.getitem(x, index)
+def set_array_namespace(namespace: Any, getitem: Callable[[Array, Any], Array]) -> None:
+    """Make ``namespace`` (``plait.frontend.numpy``) the implementation of Array's
+    operators and methods, and ``getitem`` that of indexing."""
+    global _pnp, _getitem
+    _pnp = namespace
+    _getitem = getitem

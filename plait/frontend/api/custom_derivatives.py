@@ -17,7 +17,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import numpy as np
 
-from plait.errors import ArgumentError
+from plait.ir.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray, shaped_avals
@@ -26,10 +26,11 @@ from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p
 from plait.transforms.dce import dce_jaxpr
 from plait.transforms.jvp import tangent_aval
-from plait.frontend.api_util import abstractify, flatten_outputs, fun_name
-from plait.frontend.traceback_util import api_boundary
-from plait.frontend.tracing import bind, trace_flat
-from plait.frontend.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
+from plait.frontend import lax
+from plait.frontend.core.arguments import abstractify, flatten_outputs, fun_name
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tracing import bind, current_trace, is_concretizable, trace_flat
+from plait.frontend.core.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
                                       tree_map, tree_structure, tree_unflatten)
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -45,16 +46,21 @@ inlined as is, and only derivatives of higher order than this use plain autodiff
 
 
 class _Traced:
-    """A traced function: its jaxpr (consts not yet moved), const values, output structure."""
+    """A traced function: its jaxpr (consts not yet moved), const values, output structure,
+    and the output tracers (which know their values when the trace knew its inputs)."""
 
-    def __init__(self, jaxpr: Jaxpr, consts: list[Any], out_tree: PyTreeDef) -> None:
+    def __init__(self, jaxpr: Jaxpr, consts: list[Any], out_tree: PyTreeDef,
+                 outs: list[Any]) -> None:
         self.jaxpr = jaxpr
         self.consts = consts
         self.out_tree = out_tree
+        self.outs = outs
 
 
 def _trace(fun: Callable[..., Any], avals: Sequence[ShapedArray], in_tree: PyTreeDef,
-           purpose: str, name: str) -> _Traced:
+           purpose: str, name: str, known: Sequence[Any] | None = None) -> _Traced:
+    """Trace a custom function or rule; with ``known`` values (``None`` where unknown),
+    the rule may branch on them, as JAX's rules see concrete primals."""
     box: list[PyTreeDef] = []
 
     def flat(*tracers: Any) -> list[Any]:
@@ -63,8 +69,8 @@ def _trace(fun: Callable[..., Any], avals: Sequence[ShapedArray], in_tree: PyTre
         box.append(tree)
         return leaves
 
-    closed, _ = trace_flat(flat, avals, purpose, DebugInfo(name, ("",) * len(avals), ()))
-    return _Traced(closed.jaxpr, list(closed.consts), box[0])
+    closed, outs = trace_flat(flat, avals, purpose, DebugInfo(name, ("",) * len(avals), ()), known)
+    return _Traced(closed.jaxpr, list(closed.consts), box[0], outs)
 
 
 def _with_consts(t: _Traced, all_consts: Sequence[Any], start: int) -> ClosedJaxpr:
@@ -132,7 +138,9 @@ class _CustomFunction(Generic[P, R]):
         missing = self._missing_rule()
         if missing is not None:
             raise AttributeError(missing)
-        if self._depth >= MAX_RULE_DEPTH:
+        # Outside any trace only the function's value is needed: JAX runs it, and
+        # no rule, too.  (Rules are traced only where a derivative may be taken.)
+        if self._depth >= MAX_RULE_DEPTH or current_trace() is None:
             return cast(R, self.fun(*args, **kwargs))
         self._depth += 1
         try:
@@ -168,8 +176,7 @@ class custom_jvp(_CustomFunction[P, R]):
             terms = [f(t, out, *primals) for f, t in zip(jvps, tangents)
                      if f is not None and getattr(t, "dtype", None) != dt.float0]
             if not terms:
-                from plait.frontend.numpy.creation import zeros_like
-                return out, tree_map(zeros_like, out)
+                return out, tree_map(lambda o: lax.full_like(o, 0), out)
             return out, functools.reduce(lambda a, b: tree_map(lambda x, y: x + y, a, b), terms)
         self.defjvp(jvp)
 
@@ -185,7 +192,8 @@ class custom_jvp(_CustomFunction[P, R]):
         leaves, in_tree = tree_flatten(tuple(dyn))
         avals = [abstractify(x, f"args[{i}]", "custom_jvp") for i, x in enumerate(leaves)]
         fun = lambda *d: self.fun(*_merge(self.nondiff_argnums, static, d))  # noqa: E731
-        f = _trace(fun, avals, in_tree, "custom_jvp", name)
+        known = leaves if all(map(is_concretizable, leaves)) else None
+        f = _trace(fun, avals, in_tree, "custom_jvp", name, known)
         t_avals = [tangent_aval(a) for a in avals if dt.is_inexact(a.dtype)]
         inexact = [dt.is_inexact(a.dtype) for a in avals]
         rule = self.jvp
@@ -200,7 +208,8 @@ class custom_jvp(_CustomFunction[P, R]):
             return rule(*static, p, t)
 
         rj = _trace(jvp_flat, avals + t_avals, tree_structure((0,) * (len(avals) + len(t_avals))),
-                    "custom_jvp rule", name)
+                    "custom_jvp rule", name,
+                    None if known is None else [*known, *[None] * len(t_avals)])
         kids = rj.out_tree.children() if rj.out_tree.num_nodes > 1 else []
         if len(kids) != 2:
             raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must produce a "
@@ -263,10 +272,12 @@ class custom_vjp(_CustomFunction[P, R]):
         leaves, in_tree = tree_flatten(tuple(dyn))
         avals = [abstractify(x, f"args[{i}]", "custom_vjp") for i, x in enumerate(leaves)]
         nd = self.nondiff_argnums
-        f = _trace(lambda *d: self.fun(*_merge(nd, static, d)), avals, in_tree, "custom_vjp", name)
+        known = leaves if all(map(is_concretizable, leaves)) else None
+        f = _trace(lambda *d: self.fun(*_merge(nd, static, d)), avals, in_tree, "custom_vjp", name,
+                   known)
         fwd_fun = self.fwd
         fw = _trace(lambda *d: fwd_fun(*_merge(nd, static, d)), avals, in_tree, "custom_vjp fwd",
-                    name)
+                    name, known)
         kids = fw.out_tree.children() if fw.out_tree.num_nodes > 1 else []
         if len(kids) != 2:
             raise TypeError(f"Custom VJP fwd rule {fun_name(fwd_fun)} for function {name} must "
@@ -291,8 +302,11 @@ class custom_vjp(_CustomFunction[P, R]):
             out = bwd_fun(*static, res, ct)
             return _bwd_leaves(out, in_tree, avals, in_inexact, name, bwd_fun)
 
+        # bwd may branch on the residuals' values (fwd's outputs know them), not the cotangents'.
+        res_known = fw.outs[n_out:] if known is not None else None
         bw = _trace(bwd_flat, res_avals + ct_avals,
-                    tree_structure((0,) * (len(res_avals) + len(ct_avals))), "custom_vjp bwd", name)
+                    tree_structure((0,) * (len(res_avals) + len(ct_avals))), "custom_vjp bwd", name,
+                    None if res_known is None else [*res_known, *[None] * len(ct_avals)])
         consts = f.consts + fw.consts + bw.consts
         call = _with_consts(f, consts, 0)
         fwd_j = _with_consts(fw, consts, len(f.consts))
@@ -308,7 +322,6 @@ class custom_vjp(_CustomFunction[P, R]):
 def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],
                 inexact: Sequence[bool], name: str, bwd: Callable[..., Any]) -> list[Any]:
     """The bwd rule's cotangents, one per inexact input leaf (``None`` means zeros)."""
-    from plait.frontend.numpy.creation import zeros
     n_args = len(in_tree.children())
     if not isinstance(out, tuple | list) or len(out) != n_args:
         raise TypeError(f"Custom VJP bwd rule {fun_name(bwd)} for function {name} must produce a "
@@ -335,7 +348,7 @@ def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],
         if not ok:
             continue
         if ct is None or getattr(ct, "dtype", None) == dt.float0:
-            result.append(zeros(a.shape, a.dtype))
+            result.append(lax.full(a.shape, 0, a.dtype))
             continue
         ca = abstractify(ct, "cotangent", "custom_vjp bwd")
         if ca.shape != a.shape or ca.dtype != a.dtype:

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from plait.errors import ArgumentError
+from plait.ir.errors import ArgumentError
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.lower import ModuleText
 from plait.lowering.runtime import Executable
-from plait.frontend.api_util import abstractify, arg_path
-from plait.frontend.jit import compile_traced, execute, lowerable
-from plait.frontend.trace_fun import TracedFunction
-from plait.frontend.traceback_util import api_boundary
-from plait.frontend.tracing import Tracer
-from plait.frontend.tree_util import tree_flatten
+from plait.frontend.core.arguments import abstractify, arg_path
+from plait.frontend.api.compile import compile_traced, execute, lowerable
+from plait.frontend.core.trace_to_jaxpr import TracedFunction
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tracing import Tracer
+from plait.frontend.core.tree_util import tree_flatten
+from plait.frontend.core.arguments import ShapeDtypeStruct
 
 __all__ = ["Traced", "Lowered", "Compiled"]
 
@@ -45,7 +46,6 @@ class Traced:
     @property
     def out_info(self) -> Any:
         """The output structure as ``ShapeDtypeStruct``\\ s."""
-        from plait.frontend.api_util import ShapeDtypeStruct
         return self.traced.out_tree.unflatten(
             ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
             for a in shaped_avals(self.jaxpr.out_avals))

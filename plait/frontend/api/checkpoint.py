@@ -13,12 +13,13 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
+from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import POLICIES, RematPolicy, remat_p
-from plait.frontend.api import static_args
-from plait.frontend.jit import consts_as_invars
-from plait.frontend.trace_fun import flatten_call, trace_function
-from plait.frontend.traceback_util import api_boundary
-from plait.frontend.tree_util import tree_unflatten
+from plait.frontend.core.arguments import static_args
+from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tree_util import tree_unflatten
+from plait.frontend.core.tracing import bind
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies"]
 
@@ -51,7 +52,6 @@ def checkpoint(fun: Callable[P, R], *, prevent_cse: bool = True,
 def bind_remat(closed: Any, consts: Sequence[Any], leaves: Sequence[Any], prevent_cse: bool,
                policy: RematPolicy | None) -> Any:
     """Bind ``remat2`` over a traced function."""
-    from plait.frontend.tracing import bind
     return bind(remat_p, *consts, *leaves, jaxpr=closed, prevent_cse=prevent_cse,
                 differentiated=False, policy=policy)
 

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from plait.config import values as _config
+from plait.ir.config import values as _config
 from plait.ir.avals import ShapedArray
 
 __all__ = ["explain", "enabled", "describe_signature_change", "logger"]

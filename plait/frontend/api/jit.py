@@ -1,6 +1,6 @@
 """``plait.jit``: trace once per input signature, compile once per program.
 
-A jitted function is jaxlib's C++ dispatcher (:mod:`plait.frontend.dispatch`):
+A jitted function is jaxlib's C++ dispatcher (:mod:`plait.frontend.api.dispatch`):
 a call whose signature (pytree structure, avals including weak types, static
 values, plait's options) it has seen runs the executable without entering
 Python.  Other calls come to :meth:`JitFunction.cache_miss`: outside any trace
@@ -13,49 +13,35 @@ carrying the sub-jaxpr, which transformations later rewrite.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 import attrs
 
-from plait.errors import ArgumentError
+from plait.ir.errors import ArgumentError
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped_avals
-from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
-from plait.lowering.lower import usable_donations
 from plait.lowering.runtime import Executable
-from plait.frontend import cache_log, dispatch
-from plait.frontend.api import static_args
-from plait.config import values as _config
-from plait.frontend.api_util import abstractify, arg_path, fun_name, mark_static
-from plait.frontend.array_impl import ArrayImpl, device_buffer, wrap_output
-from plait.frontend.compile_cache import executable_for
-from plait.frontend.dispatch import FastPath
-from plait.frontend.trace_fun import (FlatCall, TracedFunction, flatten_call, prune_unused,
-                                      trace_function)
-from plait.frontend.traceback_util import hide_plait_frames
-from plait.frontend.tracing import Tracer, _state, bind
-from plait.frontend.tree_util import tree_flatten, tree_unflatten
+from plait.frontend.core import cache_log
+from plait.frontend.api import dispatch
+from plait.ir.config import values as _config
+from plait.frontend.core.arguments import abstractify, arg_path, fun_name, mark_static, static_args
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.api.compile import compile_traced, execute
+from plait.frontend.api.dispatch import FastPath
+from plait.frontend.api.stages import Lowered, Traced
+from plait.frontend.core.trace_to_jaxpr import (FlatCall, TracedFunction, flatten_call, trace_function)
+from plait.frontend.core.traceback_util import hide_plait_frames
+from plait.frontend.core.tracing import Tracer, _state, bind
+from plait.frontend.core.tree_util import tree_flatten, tree_unflatten
 
-if TYPE_CHECKING:
-    from plait.frontend.stages import Lowered, Traced
 
-__all__ = ["jit", "Jitted", "JitFunction", "consts_as_invars", "compile_traced", "lowerable",
-           "execute"]
+__all__ = ["jit", "Jitted", "JitFunction"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-def consts_as_invars(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple[Any, ...]]:
-    """``closed`` with its constvars turned into leading invars, and the const values."""
-    j = closed.jaxpr
-    if not j.constvars:
-        return closed, ()
-    moved = j.replace(constvars=(), invars=j.constvars + j.invars)
-    return ClosedJaxpr(moved, ()), closed.consts
 
 
 @attrs.define
@@ -85,7 +71,7 @@ def _has_tracers(consts: Sequence[Any]) -> bool:
 class Jitted(Protocol[P, R]):
     """The type of a jit-compiled function: call it like the original, or use the AOT
     stages.  (At run time it is jaxlib's ``PjitFunction``, see
-    :mod:`plait.frontend.dispatch`.)"""
+    :mod:`plait.frontend.api.dispatch`.)"""
 
     __wrapped__: Callable[P, R]
 
@@ -250,7 +236,6 @@ class JitFunction:
     # -- ahead of time ---------------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """Stage out the function for these arguments (``ShapeDtypeStruct``\\ s allowed)."""
-        from plait.frontend.stages import Traced
         call = self._flat(args, kwargs)
         entry = self._entry(call)
         return Traced(entry.traced, entry.donated, self.keep_unused)
@@ -262,62 +247,6 @@ class JitFunction:
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """The output shapes and dtypes, as a pytree of ``ShapeDtypeStruct``\\ s."""
         return self.trace(*args, **kwargs).out_info
-
-
-def lowerable(traced: TracedFunction, keep_unused: bool) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
-    """The program jit lowers for ``traced``, and which flat arguments it takes."""
-    if keep_unused:
-        return traced.closed, (True,) * len(traced.in_avals)
-    return prune_unused(traced.closed)
-
-
-def compile_traced(traced: TracedFunction, donated: tuple[bool, ...], keep_unused: bool,
-                   stacklevel: int) -> tuple[Executable, tuple[bool, ...], tuple[bool, ...]]:
-    """Compile ``traced`` as jit does: the executable, which flat arguments it takes, and
-    which of them it really reuses of ``donated``."""
-    closed, kept = lowerable(traced, keep_unused)
-    info = traced.debug_info
-    kept_donated = tuple(d for d, k in zip(donated, kept) if k)
-    exe = executable_for(closed, info.func_name, info.result_paths, kept_donated)
-    if any(kept_donated):
-        usable = iter(effective_donations(shaped_avals(closed.in_avals), closed.out_avals,
-                                          kept_donated, stacklevel + 1))
-        # (A donated argument the program does not use is not donated, as in JAX.)
-        donated = tuple(next(usable) if k else False for k in kept)
-    else:
-        donated = (False,) * len(kept)
-    return exe, kept, donated
-
-
-def effective_donations(in_avals: Sequence[ShapedArray], out_avals: Sequence[Any],
-                        donated: tuple[bool, ...], stacklevel: int) -> tuple[bool, ...]:
-    """The donated arguments the executable really reuses; the others stay valid, with
-    a warning, as in JAX (a buffer is reusable only by a result of its size)."""
-    usable = usable_donations(in_avals, out_avals, donated)
-    unused = [a.str_short() for a, d, u in zip(in_avals, donated, usable) if d and not u]
-    if unused:
-        warnings.warn(f"Some donated buffers were not usable: {', '.join(unused)}. "
-                      "Donation only helps when a result has the same shape and dtype.",
-                      stacklevel=stacklevel + 1)
-    return usable
-
-
-def _delete_donated(leaves: Sequence[Any], donated: Sequence[bool]) -> None:
-    for x, d in zip(leaves, donated):
-        if d and type(x) is ArrayImpl:
-            x.delete()
-
-
-def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
-            donated: Sequence[bool], kept: Sequence[bool]) -> Any:
-    """Run a compiled traced function on flat argument leaves (passing the ``kept``
-    ones); returns the result tree."""
-    bufs = [device_buffer(x, a, not d)
-            for x, a, d, k in zip(leaves, traced.in_avals, donated, kept) if k]
-    outs = exe.execute(bufs)
-    _delete_donated(leaves, donated)
-    out_avals = shaped_avals(traced.closed.out_avals)
-    return tree_unflatten(traced.out_tree, [wrap_output(a, b) for a, b in zip(out_avals, outs)])
 
 
 def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = None,

@@ -8,14 +8,14 @@ from typing import Any, ParamSpec, TypeVar
 
 import attrs
 
+from plait.ir.jaxpr import consts_as_invars
 from plait.ir.avals import ShapedArray
 from plait.transforms.vmap import vmap_jaxpr
-from plait.frontend.api_util import ShapeDtypeStruct, abstractify, arg_path
-from plait.frontend.apply import apply_jaxpr
-from plait.frontend.jit import consts_as_invars
-from plait.frontend.trace_fun import flatten_call, trace_function
-from plait.frontend.traceback_util import api_boundary
-from plait.frontend.tree_util import (TreePrefixError, broadcast_prefix, tree_leaves,
+from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
+from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tree_util import (TreePrefixError, broadcast_prefix, tree_leaves,
                                       tree_structure, tree_unflatten)
 
 __all__ = ["vmap"]

@@ -11,6 +11,7 @@ trace ended raises :class:`~plait.errors.UnexpectedTracerError`.
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
@@ -21,21 +22,22 @@ from typing import Any, Protocol, cast
 import jaxlib._jax as _jax
 import numpy as np
 
-from plait import config
-from plait.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                          TracerBoolConversionError, TracerIntegerConversionError,
-                          UnexpectedTracerError)
+from plait.ir import config
+from plait.ir.errors import (ConcretizationTypeError, TracerArrayConversionError,
+                             TracerBoolConversionError, TracerError,
+                             TracerIntegerConversionError, UnexpectedTracerError)
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.ir.builder import Builder
 from plait.ir.debug_info import DebugInfo, SourceInfo
-from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
+from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive, set_bind_hook
-from plait.frontend.array_base import Array
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.promotion import python_scalar_dtype
 
 __all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_trace",
-           "trace_flat", "scalar_literal", "is_traced", "inline_into_trace"]
+           "trace_flat", "scalar_literal", "is_traced", "inline_into_trace", "is_concretizable"]
 
 
 class _TraceState(threading.local):
@@ -61,10 +63,14 @@ class Trace:
     """A staging trace: the builder it records into and what it captured."""
 
     __slots__ = ("builder", "level", "active", "invars", "debug_info", "purpose",
-                 "_const_index", "consts")
+                 "_const_index", "consts", "known", "_producers")
 
     def __init__(self, purpose: str, debug_info: DebugInfo | None) -> None:
         self.builder = Builder()
+        self.known: dict[Var, Any] | None = None
+        """For a trace of concrete arguments (autodiff outside ``jit``): the values known
+        so far, by variable (a concrete array, or an outer tracer to ask); else ``None``."""
+        self._producers: dict[Var, Eqn] = {}
         self.level = len(_state.stack)
         self.active = True
         self.invars: list[Var] = []
@@ -99,12 +105,14 @@ class Trace:
         if v is None:
             v = self._const_index[id(t)] = Var(t.aval)
             self.consts.append((v, t))
+            if self.known is not None:
+                self.known[v] = t
         return v
 
     def _hoist(self, x: Any) -> Atom:
         aval = getattr(x, "aval", None)
         if aval is None:
-            arr = _as_numpy(x)
+            arr = as_host_array(x)
             aval = ShapedArray(arr.shape, arr.dtype)
         else:
             arr = x
@@ -115,14 +123,84 @@ class Trace:
         if v is None:
             v = self._const_index[id(x)] = Var(aval)
             self.consts.append((v, arr))
+            if self.known is not None:
+                self.known[v] = arr
         return v
 
     def close(self) -> None:
         """Mark the trace ended: its tracers may no longer be used."""
         self.active = False
 
+    def value_of(self, var: Var) -> Any | None:
+        """The concrete value of ``var``, computed on demand from the known arguments
+        (each equation it depends on run eagerly, once); ``None`` when not knowable.
 
-def _as_numpy(x: Any) -> np.ndarray:
+        This is how autodiff outside ``jit`` lets Python branch on values, as JAX's
+        tracers that carry their primal value do: nothing is computed until a value
+        is asked for.
+        """
+        known = self.known
+        if known is None:
+            return None
+        producers = self._producers
+        eqns = self.builder.eqns
+        for eqn in eqns[len(producers):] if len(producers) < len(eqns) else ():
+            for o in eqn.outvars:
+                producers[o] = eqn
+        stack = [var]
+        while stack:
+            v = stack[-1]
+            if v in known:
+                stack.pop()
+                continue
+            eqn = producers.get(v)
+            if eqn is None:
+                return None
+            missing = [a for a in eqn.inputs if type(a) is Var and a not in known]
+            if missing:
+                stack.extend(missing)
+                continue
+            args = []
+            for a in eqn.inputs:
+                x = a if type(a) is Literal else _resolved(known, a)
+                if x is None:
+                    return None
+                args.append(x)
+            assert _eager_impl is not None
+            outs = _eager_impl(eqn.primitive, args, eqn.params)
+            for o, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
+                known[o] = x
+            stack.pop()
+        return _resolved(known, var)
+
+    def depends_on_inputs(self, var: Var) -> bool:
+        """Whether ``var`` depends on an input with a tangent space (a value being
+        differentiated) or on a captured outer traced value."""
+        live = {v for v in self.invars if dt.is_inexact(shaped(v.aval).dtype)}
+        live.update(v for v, c in self.consts if type(c) is Tracer)
+        deps = {var}
+        for eqn in reversed(self.builder.eqns):
+            if any(v in deps for v in eqn.outvars):
+                deps.update(a for a in eqn.inputs if type(a) is Var)
+        return not live.isdisjoint(deps)
+
+
+def _resolved(known: dict[Var, Any], v: Var) -> Any | None:
+    """``known[v]``, asking an outer tracer for its value (and remembering it)."""
+    x = known[v]
+    if type(x) is Tracer:
+        x = x._trace.value_of(x._var)
+        if x is not None:
+            known[v] = x
+    return x
+
+
+def as_host_array(x: Any) -> np.ndarray:
+    """``x`` (NumPy data or anything np.asarray takes) as a NumPy array of a canonical dtype.
+
+    Raises:
+      TypeError: data that is not numeric, or of an unsupported dtype.
+    """
     if isinstance(x, np.ndarray | np.generic):
         arr = np.asarray(x)
     else:
@@ -160,7 +238,6 @@ def scalar_literal(x: bool | int | float | complex, dtype: np.dtype[Any] | None 
         key = (t, config.values.enable_x64)
         aval = _WEAK_AVALS.get(key)
         if aval is None:
-            from plait.frontend.promotion import python_scalar_dtype
             aval = _WEAK_AVALS[key] = ShapedArray((), python_scalar_dtype(x), True)
         dtype = aval.dtype
         if type(x) is int:
@@ -306,34 +383,53 @@ class Tracer(Array):
     def __repr__(self) -> str:
         return f"Traced<{self.aval!r}>with<{self._trace.purpose} trace>"
 
+    def _known(self, what: str, cls: type[TracerError], keeps_derivative: bool = True) -> Any:
+        """The concrete value, where one is known (autodiff outside ``jit`` on concrete
+        arguments, as in JAX); else the error ``cls`` naming the line.
+
+        Conversions that would silently drop a derivative (``float``, ``complex``,
+        ``tolist``, NumPy) are refused for values being differentiated, as JAX refuses
+        them; ``bool``, ``int``, indexing and ``item`` are allowed.
+        """
+        trace = self._trace
+        if trace.known is not None:
+            if not keeps_derivative and trace.depends_on_inputs(self._var):
+                raise cls(_differentiated_message(self, what))
+            value = trace.value_of(self._var)
+            if value is not None:
+                return value
+        raise cls(_concrete_message(self, what))
+
     def __bool__(self) -> bool:
-        raise TracerBoolConversionError(_concrete_message(self, "boolean conversion (if, while, "
-                                                          "and, or, not, assert)"))
+        return bool(self._known("boolean conversion (if, while, and, or, not, assert)",
+                                TracerBoolConversionError))
 
     def __index__(self) -> int:
-        raise TracerIntegerConversionError(_concrete_message(self, "conversion to a Python int "
-                                                             "(an index, range or shape)"))
+        return operator.index(self._known("conversion to a Python int (an index, range or "
+                                          "shape)", TracerIntegerConversionError))
 
     def __int__(self) -> int:
-        raise ConcretizationTypeError(_concrete_message(self, "conversion with int()"))
+        return int(self._known("conversion with int()", ConcretizationTypeError))
 
     def __float__(self) -> float:
-        raise ConcretizationTypeError(_concrete_message(self, "conversion with float()"))
+        return float(self._known("conversion with float()", ConcretizationTypeError, False))
 
     def __complex__(self) -> complex:
-        raise ConcretizationTypeError(_concrete_message(self, "conversion with complex()"))
+        return complex(self._known("conversion with complex()", ConcretizationTypeError, False))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        raise TracerArrayConversionError(_concrete_message(
-            self, "conversion to a NumPy array (np.asarray, a NumPy function)"))
+        value = self._known("conversion to a NumPy array (np.asarray, a NumPy function)",
+                            TracerArrayConversionError, False)
+        return np.asarray(value, dtype)
 
     def tolist(self) -> Any:
-        """Refused: a traced value has no concrete contents."""
-        raise ConcretizationTypeError(_concrete_message(self, "conversion with tolist()"))
+        """The contents as nested lists; only for a value known during tracing."""
+        return np.asarray(self._known("conversion with tolist()", ConcretizationTypeError,
+                                      False)).tolist()
 
     def item(self) -> Any:
-        """Refused: a traced value has no concrete contents."""
-        raise ConcretizationTypeError(_concrete_message(self, "conversion with item()"))
+        """The single element as a Python scalar; only for a value known during tracing."""
+        return np.asarray(self._known("conversion with item()", ConcretizationTypeError)).item()
 
 
 def _depends_on(t: Tracer) -> list[str]:
@@ -361,6 +457,16 @@ def _concrete_message(t: Tracer, what: str) -> str:
             f"tracing {fn} for {trace.purpose}. Its value is not known during tracing.{because}\n"
             "Use plait.lax.cond, plait.lax.while_loop or plait.numpy.where for value-dependent "
             "control flow, or mark the argument static with static_argnums/static_argnames.")
+
+
+def _differentiated_message(t: Tracer, what: str) -> str:
+    trace = t._trace
+    where = user_frame_info()
+    line = f" at {where.file}:{where.line}" if where else ""
+    return (f"Attempted {what} of a value being differentiated, of type "
+            f"{t.aval.str_short()}{line}, while tracing for {trace.purpose}: the result would "
+            "not carry its derivative. Use x.astype(...) to change a dtype, or compute the "
+            "Python value from arguments that are not differentiated.")
 
 
 def _leak_message(t: Tracer) -> str:
@@ -428,8 +534,13 @@ def pop_trace(trace: Trace) -> None:
 
 
 def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
-               purpose: str, debug_info: DebugInfo | None) -> tuple[ClosedJaxpr, list[Any]]:
+               purpose: str, debug_info: DebugInfo | None,
+               known_args: Sequence[Any] | None = None) -> tuple[ClosedJaxpr, list[Any]]:
     """Trace ``fun`` (flat list of inputs to flat list of outputs) to a closed jaxpr.
+
+    With ``known_args`` (one value per input, ``None`` where unknown), the trace
+    knows concrete values and ``bool(x)``, ``int(x)`` ... work on the tracers (see
+    :meth:`Trace.value_of`); the jaxpr is then specialized to the branches taken.
 
     Returns the closed jaxpr, whose consts may include tracers of enclosing
     traces (captured values), and the raw outputs ``fun`` returned.
@@ -437,6 +548,9 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
     trace = new_trace(purpose, debug_info)
     try:
         args = [trace.new_arg(a) for a in in_avals]
+        if known_args is not None:
+            trace.known = {t._var: x for t, x in zip(args, known_args, strict=True)
+                           if x is not None}
         outs = list(fun(*args))
         out_atoms = [trace.to_atom(o) for o in outs]
     finally:
@@ -444,3 +558,9 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
     constvars = [v for v, _ in trace.consts]
     jaxpr: Jaxpr = trace.builder.build(trace.invars, out_atoms, constvars, debug_info)
     return ClosedJaxpr(jaxpr, tuple(c for _, c in trace.consts)), outs
+
+
+def is_concretizable(x: Any) -> bool:
+    """Whether ``x`` has (or may have, on demand) a concrete value: a concrete array or
+    scalar, or a tracer of a trace of concrete arguments."""
+    return type(x) is not Tracer or x._trace.known is not None

@@ -15,10 +15,10 @@ from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.lowering import runtime
-from plait.frontend.array_base import Array
-from plait.frontend.tree_util import dispatch_registry
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.tree_util import dispatch_registry
 
-__all__ = ["ArrayImpl", "device_put", "device_buffer", "scalar_buffer", "wrap_output"]
+__all__ = ["ArrayImpl", "device_buffer", "scalar_buffer", "wrap_output"]
 
 
 class ArrayImpl(Array):
@@ -196,21 +196,6 @@ def scalar_buffer(lit: Literal) -> Any:
 
 # jit's C++ dispatcher sees through Arrays to their buffers, reading the slot itself
 # (a Python flatten function would cost a call per Array per jitted call).  Results
-# come back as Arrays through plait.frontend.dispatch's result nodes.
+# come back as Arrays through plait.frontend.api.dispatch's result nodes.
 dispatch_registry.register_dataclass_node(ArrayImpl, ["_buf"], ["_aval"])
 
-
-def device_put(x: Any, device: Any = None) -> Any:
-    """Put every array leaf of pytree ``x`` on ``device`` (the default device if ``None``)."""
-    from plait.frontend.numpy.creation import asarray
-    from plait.frontend.tree_util import tree_map
-
-    def put(leaf: Any) -> Any:
-        if isinstance(leaf, ArrayImpl) and device is None:
-            return leaf
-        arr = asarray(leaf)
-        if device is None:
-            return arr
-        return ArrayImpl.from_numpy(np.asarray(arr), arr.weak_type, device)
-
-    return tree_map(put, x)

@@ -1,0 +1,78 @@
+"""Compiling and running a traced function as ``jit`` does: pruning unused inputs,
+donation, and executing with the results wrapped into the output tree.
+
+Shared by :mod:`plait.frontend.api.jit` and its ahead-of-time stages.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.lowering.lower import usable_donations
+from plait.lowering.runtime import Executable
+from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
+from plait.frontend.core.compile_cache import executable_for
+from plait.frontend.core.trace_to_jaxpr import TracedFunction, prune_unused
+from plait.frontend.core.tree_util import tree_unflatten
+
+__all__ = ["lowerable", "compile_traced", "effective_donations", "execute"]
+
+
+def lowerable(traced: TracedFunction, keep_unused: bool) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
+    """The program jit lowers for ``traced``, and which flat arguments it takes."""
+    if keep_unused:
+        return traced.closed, (True,) * len(traced.in_avals)
+    return prune_unused(traced.closed)
+
+
+def compile_traced(traced: TracedFunction, donated: tuple[bool, ...], keep_unused: bool,
+                   stacklevel: int) -> tuple[Executable, tuple[bool, ...], tuple[bool, ...]]:
+    """Compile ``traced`` as jit does: the executable, which flat arguments it takes, and
+    which of them it really reuses of ``donated``."""
+    closed, kept = lowerable(traced, keep_unused)
+    info = traced.debug_info
+    kept_donated = tuple(d for d, k in zip(donated, kept) if k)
+    exe = executable_for(closed, info.func_name, info.result_paths, kept_donated)
+    if any(kept_donated):
+        usable = iter(effective_donations(shaped_avals(closed.in_avals), closed.out_avals,
+                                          kept_donated, stacklevel + 1))
+        # (A donated argument the program does not use is not donated, as in JAX.)
+        donated = tuple(next(usable) if k else False for k in kept)
+    else:
+        donated = (False,) * len(kept)
+    return exe, kept, donated
+
+
+def effective_donations(in_avals: Sequence[ShapedArray], out_avals: Sequence[Any],
+                        donated: tuple[bool, ...], stacklevel: int) -> tuple[bool, ...]:
+    """The donated arguments the executable really reuses; the others stay valid, with
+    a warning, as in JAX (a buffer is reusable only by a result of its size)."""
+    usable = usable_donations(in_avals, out_avals, donated)
+    unused = [a.str_short() for a, d, u in zip(in_avals, donated, usable) if d and not u]
+    if unused:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unused)}. "
+                      "Donation only helps when a result has the same shape and dtype.",
+                      stacklevel=stacklevel + 1)
+    return usable
+
+
+def _delete_donated(leaves: Sequence[Any], donated: Sequence[bool]) -> None:
+    for x, d in zip(leaves, donated):
+        if d and type(x) is ArrayImpl:
+            x.delete()
+
+
+def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
+            donated: Sequence[bool], kept: Sequence[bool]) -> Any:
+    """Run a compiled traced function on flat argument leaves (passing the ``kept``
+    ones); returns the result tree."""
+    bufs = [device_buffer(x, a, not d)
+            for x, a, d, k in zip(leaves, traced.in_avals, donated, kept) if k]
+    outs = exe.execute(bufs)
+    _delete_donated(leaves, donated)
+    out_avals = shaped_avals(traced.closed.out_avals)
+    return tree_unflatten(traced.out_tree, [wrap_output(a, b) for a, b in zip(out_avals, outs)])

@@ -1,0 +1,1 @@
+"""The frontend core: values, tracing, eager execution, caches, pytrees, promotion."""

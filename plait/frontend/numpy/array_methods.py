@@ -1,0 +1,22 @@
+"""The one place where ``plait.Array`` learns of the NumPy namespace.
+
+``Array`` (in the frontend core) defines its operators and methods (``x + y``,
+``x.sum()``, ``x[i]``, ``x.T``) as calls into :mod:`plait.frontend.numpy`, which
+sits above the core and so cannot be imported by it.  Loading the namespace
+installs it here.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from plait.frontend.core.array_base import set_array_namespace
+from plait.frontend.numpy.indexing import getitem
+
+__all__ = ["install_array_methods"]
+
+
+def install_array_methods() -> None:
+    """Route ``Array``'s operators and methods to :mod:`plait.frontend.numpy`
+    (called once, at the end of that package's import)."""
+    set_array_namespace(sys.modules["plait.frontend.numpy"], getitem)
