@@ -3,8 +3,9 @@
 
 Each traces the function once, rewrites the jaxpr (:mod:`plait.transforms`),
 and applies the result: inlined into an enclosing trace, or compiled and run.
-Python control flow on traced values is therefore an error here, as under
-``jit``; use ``plait.lax`` control flow.
+On concrete arguments the tracers know their values on demand, so Python control
+flow on values works, as with JAX's autodiff tracers; under ``jit`` it is an
+error, as in JAX.
 """
 
 from __future__ import annotations
