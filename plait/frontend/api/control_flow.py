@@ -25,9 +25,10 @@ from plait.ir.primitives import cond_p, scan_p, while_p
 from plait.ir.primitives.control_flow import same_types
 from plait.transforms.dce import dce_jaxpr
 from plait.frontend import lax
-from plait.frontend.core.arguments import abstractify, flatten_outputs, fun_name
+from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.api.device_put import device_put
-from plait.frontend.core.tracing import Tracer, bind, scalar_literal, trace_flat
+from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
+from plait.frontend.core.tracing import Tracer, bind, scalar_literal
 from plait.frontend.core.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
                                            tree_map, tree_structure, tree_unflatten)
 from plait.frontend.api.vmap import vmap
@@ -35,36 +36,10 @@ from plait.frontend.api.vmap import vmap
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
 
 
-class _Body:
-    """A traced body: its jaxpr (consts as leading invars), const values, output structure."""
-
-    def __init__(self, jaxpr: Jaxpr, consts: list[Any], out_tree: PyTreeDef) -> None:
-        self.jaxpr = jaxpr
-        self.consts = consts
-        self.out_tree = out_tree
-
-    @property
-    def out_avals(self) -> tuple[Any, ...]:
-        return self.jaxpr.out_avals
-
-
-def _trace_body(fun: Callable[..., Any], in_tree: PyTreeDef, avals: Sequence[ShapedArray],
-                purpose: str, unpack: bool = True) -> _Body:
-    """Trace ``fun`` on arguments of structure ``in_tree`` (a tuple spread into
-    positional arguments when ``unpack``, else passed whole)."""
-    box: list[PyTreeDef] = []
-
-    def flat(*tracers: Any) -> list[Any]:
-        args = tree_unflatten(in_tree, tracers)
-        leaves, tree, _ = flatten_outputs(fun(*args) if unpack else fun(args), purpose)
-        box.append(tree)
-        return leaves
-
-    debug = DebugInfo(fun_name(fun), ("",) * len(avals), ())
-    closed, _ = trace_flat(flat, avals, purpose, debug)
-    j = closed.jaxpr
-    moved = j.replace(constvars=(), invars=j.constvars + j.invars, debug_info=None)
-    return _Body(moved, list(closed.consts), box[0])
+def _lifted(body: TracedFunction) -> tuple[Jaxpr, tuple[Any, ...]]:
+    """A traced body's jaxpr with its consts as leading invars, and the const values."""
+    j, consts = body.consts_as_invars()
+    return j.replace(debug_info=None), consts
 
 
 def _leaves(tree: Any, what: str) -> tuple[list[Any], PyTreeDef, list[str]]:
@@ -85,23 +60,24 @@ def _const_key(c: Any) -> Any:
     return ("var", id(c._var)) if type(c) is Tracer else ("obj", id(c))
 
 
-def _with_common_consts(bodies: Sequence[_Body], order: Sequence[int]
+def _with_common_consts(bodies: Sequence[TracedFunction], order: Sequence[int]
                         ) -> tuple[list[ClosedJaxpr], list[Any]]:
     """Each body's jaxpr taking every body's consts, as JAX merges them: concatenated in
     tracing ``order``, a value closed over by several bodies passed once."""
     keys: dict[Any, int] = {}
     consts: list[Any] = []
     for k in order:
-        for c in bodies[k].consts:
+        for c in bodies[k].closed.consts:
             if keys.setdefault(_const_key(c), len(consts)) == len(consts):
                 consts.append(c)
     out = []
     for b in bodies:
-        n = len(b.consts)
+        j, b_consts = _lifted(b)
+        n = len(b_consts)
         slots = [Var(_aval_of(c)) for c in consts]  # unused by this body
-        for v, c in zip(b.jaxpr.invars[:n], b.consts):
+        for v, c in zip(j.invars[:n], b_consts):
             slots[keys[_const_key(c)]] = v
-        out.append(ClosedJaxpr(b.jaxpr.replace(invars=tuple(slots) + b.jaxpr.invars[n:])))
+        out.append(ClosedJaxpr(j.replace(invars=tuple(slots) + j.invars[n:])))
     return out, consts
 
 
@@ -150,7 +126,7 @@ def _switch(what: str, index: Any, branches: Sequence[Callable[..., Any]],
             operands: tuple[Any, ...], names: Sequence[str], order: Sequence[int]) -> Any:
     leaves, in_tree, paths = _leaves(operands, "operands")
     avals = _avals(leaves, paths, "cond")
-    by_k = {k: _trace_body(branches[k], in_tree, avals, "cond") for k in order}
+    by_k = {k: trace_to_jaxpr(branches[k], in_tree, avals, "cond") for k in order}
     traced = [by_k[k] for k in range(len(branches))]
     ref = order[0]
     for k in order[1:]:
@@ -160,7 +136,8 @@ def _switch(what: str, index: Any, branches: Sequence[Callable[..., Any]],
     return tree_unflatten(traced[ref].out_tree, outs)
 
 
-def _check_branch(what: str, name_a: str, a: _Body, name_b: str, b: _Body) -> None:
+def _check_branch(what: str, name_a: str, a: TracedFunction, name_b: str, b: TracedFunction
+                  ) -> None:
     """Fail unless branch ``b`` returns the structure and types of branch ``a``."""
     if a.out_tree != b.out_tree:
         raise TypeError(f"{what} branch outputs must have the same pytree structure, but "
@@ -178,7 +155,8 @@ def _check_branch(what: str, name_a: str, a: _Body, name_b: str, b: _Body) -> No
                             f"{where}: the {differ} differ")
 
 
-def _check_carry(what: str, in_avals: Sequence[ShapedArray], body: _Body, in_tree: PyTreeDef,
+def _check_carry(what: str, in_avals: Sequence[ShapedArray], body: TracedFunction,
+                 in_tree: PyTreeDef,
                  paths: Sequence[str], out_avals: Sequence[Any]) -> list[int]:
     """Fail unless the body returns the carry's structure and types; returns the
     positions whose weak type the body made strong."""
@@ -218,27 +196,28 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     """
     leaves, in_tree, paths = _leaves(init_val, "init_val")
     avals = _avals(leaves, paths, "while_loop")
-    body = _trace_body(body_fun, in_tree, avals, "while_loop", unpack=False)
+    body = trace_to_jaxpr(body_fun, in_tree, avals, "while_loop", unpack=False)
     _strong(leaves, avals, _check_carry("while_loop", avals, body, in_tree, paths, body.out_avals))
-    cond_b = _trace_body(cond_fun, in_tree, avals, "while_loop", unpack=False)
+    cond_b = trace_to_jaxpr(cond_fun, in_tree, avals, "while_loop", unpack=False)
     p = cond_b.out_avals
     if len(p) != 1 or p[0].shape != () or p[0].dtype != dt.bool_:
         raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
                         f"[{_types(p)}].")
     # As JAX does: a carry the body passes through unchanged and the predicate does
     # not read is a body const, not loop state.
-    nb = len(body.consts)
-    cond_used = dce_jaxpr(cond_b.jaxpr, prune_invars=False)[1][len(cond_b.consts):]
+    cond_j, cond_consts = _lifted(cond_b)
+    body_j, body_consts = _lifted(body)
+    nb = len(body_consts)
+    cond_used = dce_jaxpr(cond_j, prune_invars=False)[1][len(cond_consts):]
     move = [f == nb + i and not u
-            for i, (f, u) in enumerate(zip(_forwarding(body.jaxpr), cond_used))]
-    cond_j, body_j = cond_b.jaxpr, body.jaxpr
+            for i, (f, u) in enumerate(zip(_forwarding(body_j), cond_used))]
     if any(move):
-        cond_j = _drop_invars(dce_jaxpr(cond_j)[0], [False] * len(cond_b.consts) + move)
+        cond_j = _drop_invars(dce_jaxpr(cond_j)[0], [False] * len(cond_consts) + move)
         body_j = _move_to_front(_drop_outvars(body_j, move), [False] * nb + move)
     moved, kept = _partition(leaves, move)
-    outs = bind(while_p, *cond_b.consts, *moved, *body.consts, *kept,
+    outs = bind(while_p, *cond_consts, *moved, *body_consts, *kept,
                 cond_jaxpr=ClosedJaxpr(cond_j), body_jaxpr=ClosedJaxpr(body_j),
-                cond_nconsts=len(cond_b.consts), body_nconsts=len(moved) + nb)
+                cond_nconsts=len(cond_consts), body_nconsts=len(moved) + nb)
     return tree_unflatten(in_tree, _merge(move, moved, outs))
 
 
@@ -357,8 +336,10 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
     slice_avals = [a.update(shape=a.shape[1:]) for a in x_avals]
     in_tree = _pair_tree(c_tree, x_tree, len(c_leaves), len(x_leaves))
 
-    def traced() -> tuple[_Body, list[Any]]:
-        body = _trace_body(lambda c, x: _pair_out(f(c, x)), in_tree, c_avals + slice_avals, "scan")
+    def traced() -> tuple[TracedFunction, list[Any]]:
+        in_avals = c_avals + slice_avals
+        body = trace_to_jaxpr(lambda c, x: _pair_out(f(c, x)), in_tree, in_avals, "scan",
+                              DebugInfo(fun_name(f), ("",) * len(in_avals), ()))
         kids = body.out_tree.children()
         if kids[0] != c_tree:
             raise TypeError(f"scan body function carry input and carry output must have the same "
@@ -367,10 +348,11 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
 
     body, outs_c = traced()
     _strong(c_leaves, c_avals, _check_carry("scan", c_avals, body, c_tree, c_paths, outs_c))
-    nk, nc = len(body.consts), len(c_leaves)
-    j, move, x_fwd = _scan_forwarding(body.jaxpr, nk, nc)
+    body_j, body_consts = _lifted(body)
+    nk, nc = len(body_consts), len(c_leaves)
+    j, move, x_fwd = _scan_forwarding(body_j, nk, nc)
     moved, kept = _partition(c_leaves, move)
-    outs = bind(scan_p, *moved, *body.consts, *kept, *x_leaves, jaxpr=ClosedJaxpr(j), length=n,
+    outs = bind(scan_p, *moved, *body_consts, *kept, *x_leaves, jaxpr=ClosedJaxpr(j), length=n,
                 reverse=bool(reverse), num_consts=len(moved) + nk, num_carry=len(kept),
                 unroll=_unroll(unroll, n))
     carry_out, ys = outs[:len(kept)], iter(outs[len(kept):])

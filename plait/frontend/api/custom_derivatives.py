@@ -15,6 +15,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
+import attrs
 import numpy as np
 
 from plait.ir.errors import ArgumentError
@@ -22,14 +23,15 @@ from plait.ir import dtypes as dt
 from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.debug_info import DebugInfo
-from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
+from plait.ir.jaxpr import ClosedJaxpr, convert_constvars
 from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p
 from plait.transforms.dce import dce_jaxpr
 from plait.transforms.jvp import tangent_aval
 from plait.frontend import lax
-from plait.frontend.core.arguments import abstractify, flatten_outputs, fun_name
+from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import bind, current_trace, is_concretizable, trace_flat
+from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
+from plait.frontend.core.tracing import bind, current_trace, is_concretizable
 from plait.frontend.core.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
                                       tree_map, tree_structure, tree_unflatten)
 
@@ -45,38 +47,18 @@ carries them in the IR, so the recursion is cut: past this depth the function is
 inlined as is, and only derivatives of higher order than this use plain autodiff."""
 
 
-class _Traced:
-    """A traced function: its jaxpr (consts not yet moved), const values, output structure,
-    and the output tracers (which know their values when the trace knew its inputs)."""
-
-    def __init__(self, jaxpr: Jaxpr, consts: list[Any], out_tree: PyTreeDef,
-                 outs: list[Any]) -> None:
-        self.jaxpr = jaxpr
-        self.consts = consts
-        self.out_tree = out_tree
-        self.outs = outs
-
-
 def _trace(fun: Callable[..., Any], avals: Sequence[ShapedArray], in_tree: PyTreeDef,
-           purpose: str, name: str, known: Sequence[Any] | None = None) -> _Traced:
+           purpose: str, name: str, known: Sequence[Any] | None = None) -> TracedFunction:
     """Trace a custom function or rule; with ``known`` values (``None`` where unknown),
     the rule may branch on them, as JAX's rules see concrete primals."""
-    box: list[PyTreeDef] = []
-
-    def flat(*tracers: Any) -> list[Any]:
-        args = tree_unflatten(in_tree, tracers)
-        leaves, tree, _ = flatten_outputs(fun(*args), purpose)
-        box.append(tree)
-        return leaves
-
-    closed, outs = trace_flat(flat, avals, purpose, DebugInfo(name, ("",) * len(avals), ()), known)
-    return _Traced(closed.jaxpr, list(closed.consts), box[0], outs)
+    return trace_to_jaxpr(fun, in_tree, avals, purpose, DebugInfo(name, ("",) * len(avals), ()),
+                          known=known)
 
 
-def _with_consts(t: _Traced, all_consts: Sequence[Any], start: int) -> ClosedJaxpr:
+def _with_consts(t: TracedFunction, all_consts: Sequence[Any], start: int) -> ClosedJaxpr:
     """``t``'s jaxpr taking every const (its own at ``start``), then its inputs."""
-    j = t.jaxpr
-    n = len(t.consts)
+    j = t.closed.jaxpr
+    n = len(t.closed.consts)
     fillers = [Var(_aval(c)) for c in all_consts]
     invars = fillers[:start] + list(j.constvars) + fillers[start + n:] + list(j.invars)
     return ClosedJaxpr(j.replace(constvars=(), invars=tuple(invars), debug_info=None))
@@ -216,14 +198,14 @@ class custom_jvp(_CustomFunction[P, R]):
                             "pair (list or tuple of length two) representing primal and tangent "
                             f"outputs, but got {rj.out_tree}.")
         n_out = kids[0].num_leaves
-        outs = shaped_avals(rj.jaxpr.out_avals)
+        outs = shaped_avals(rj.closed.jaxpr.out_avals)
         _check_same(f"Custom JVP rule {fun_name(rule)} primal outputs vs {name}",
-                    f.jaxpr.out_avals, outs[:n_out], f.out_tree, kids[0])
+                    f.closed.jaxpr.out_avals, outs[:n_out], f.out_tree, kids[0])
         if kids[1] != kids[0]:
             raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must produce "
                             f"primal and tangent outputs with equal container (pytree) structures, "
                             f"but got {kids[0]} and {kids[1]}.")
-        out_inexact = [dt.is_inexact(a.dtype) for a in shaped_avals(f.jaxpr.out_avals)]
+        out_inexact = [dt.is_inexact(a.dtype) for a in shaped_avals(f.closed.jaxpr.out_avals)]
         for i, (p_a, t_a, ok) in enumerate(zip(outs[:n_out], outs[n_out:], out_inexact)):
             if ok and (t_a.shape != p_a.shape or t_a.dtype != p_a.dtype):
                 raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must "
@@ -231,10 +213,10 @@ class custom_jvp(_CustomFunction[P, R]):
                                 f"{p_a.str_short()} but its tangent is {t_a.str_short()}")
         # Keep the tangents of inexact outputs only; drop what then goes unused.
         keep = [True] * n_out + out_inexact
-        rj.jaxpr, _ = dce_jaxpr(rj.jaxpr, keep)
-        consts = f.consts + rj.consts
+        rj = attrs.evolve(rj, closed=rj.closed.replace(jaxpr=dce_jaxpr(rj.closed.jaxpr, keep)[0]))
+        consts = f.closed.consts + rj.closed.consts
         call = _with_consts(f, consts, 0)
-        jvp_j = _with_consts(rj, consts, len(f.consts))
+        jvp_j = _with_consts(rj, consts, len(f.closed.consts))
         outs_ = bind(custom_jvp_call_p, *consts, *leaves, name=name, call_jaxpr=call,
                      jvp_jaxpr=jvp_j, num_consts=len(consts), symbolic_zeros=self.symbolic_zeros)
         return tree_unflatten(f.out_tree, outs_)
@@ -284,10 +266,10 @@ class custom_vjp(_CustomFunction[P, R]):
                             f"produce a pair (out, residuals), but got {fw.out_tree}.")
         n_out = kids[0].num_leaves
         _check_same(f"Custom VJP fwd rule {fun_name(fwd_fun)} primal outputs vs {name}",
-                    f.jaxpr.out_avals, fw.jaxpr.out_avals[:n_out], f.out_tree, kids[0])
+                    f.closed.jaxpr.out_avals, fw.closed.jaxpr.out_avals[:n_out], f.out_tree, kids[0])
         res_tree = kids[1]
-        res_avals = list(shaped_avals(fw.jaxpr.out_avals[n_out:]))
-        out_avals = list(shaped_avals(f.jaxpr.out_avals))
+        res_avals = list(shaped_avals(fw.closed.jaxpr.out_avals[n_out:]))
+        out_avals = list(shaped_avals(f.closed.jaxpr.out_avals))
         out_inexact = [dt.is_inexact(a.dtype) for a in out_avals]
         in_inexact = [dt.is_inexact(a.dtype) for a in avals]
         ct_avals = [a for a, ok in zip(out_avals, out_inexact) if ok]
@@ -307,12 +289,11 @@ class custom_vjp(_CustomFunction[P, R]):
         bw = _trace(bwd_flat, res_avals + ct_avals,
                     tree_structure((0,) * (len(res_avals) + len(ct_avals))), "custom_vjp bwd", name,
                     None if res_known is None else [*res_known, *[None] * len(ct_avals)])
-        consts = f.consts + fw.consts + bw.consts
+        consts = f.closed.consts + fw.closed.consts + bw.closed.consts
         call = _with_consts(f, consts, 0)
-        fwd_j = _with_consts(fw, consts, len(f.consts))
+        fwd_j = _with_consts(fw, consts, len(f.closed.consts))
         # bwd's own consts lead its inputs: they travel with the residuals.
-        bwd_j = ClosedJaxpr(bw.jaxpr.replace(constvars=(), invars=bw.jaxpr.constvars
-                                             + bw.jaxpr.invars, debug_info=None))
+        bwd_j = ClosedJaxpr(convert_constvars(bw.closed.jaxpr).replace(debug_info=None))
         outs = bind(custom_vjp_call_p, *consts, *leaves, name=name, call_jaxpr=call,
                     fwd_jaxpr=fwd_j, bwd_jaxpr=bwd_j, num_consts=len(consts),
                     symbolic_zeros=self.symbolic_zeros)

@@ -15,7 +15,7 @@ import numpy as np
 
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import shaped_avals
-from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.tracing import Tracer, bind, current_trace, inline_into_trace
@@ -51,7 +51,7 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
                 for x in inline_into_trace(trace, jaxpr, consts, args)]
     if any(type(x) is Tracer for x in (*consts, *args)):
         return eval_jaxpr_bind(jaxpr, consts, args)  # raises the leaked-tracer error
-    flat = jaxpr.replace(constvars=(), invars=jaxpr.constvars + jaxpr.invars)
+    flat = convert_constvars(jaxpr)
     exe = executable_for(ClosedJaxpr(flat), name)
     values = [*consts, *args]
     bufs = [device_buffer(x, a) for x, a in zip(values, shaped_avals(flat.in_avals), strict=True)]

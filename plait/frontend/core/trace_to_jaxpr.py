@@ -1,23 +1,24 @@
-"""Tracing a user function on pytree arguments to a closed jaxpr."""
+"""Tracing a Python function on pytree arguments to a closed jaxpr: :func:`trace_to_jaxpr`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from plait.ir.atoms import Var
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.debug_info import DebugInfo
-from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.transforms.dce import dce_jaxpr
 from plait.frontend.core.arguments import (abstractify, arg_path, debug_info_for, flatten_outputs,
-                                     mark_static, unmark_static)
+                                           fun_name, mark_static, unmark_static)
 from plait.frontend.core.tracing import is_concretizable, trace_flat
 from plait.frontend.core.tree_util import PyTreeDef, tree_flatten_with_path, tree_unflatten
 
-__all__ = ["FlatCall", "TracedFunction", "trace_function", "flatten_call", "prune_unused"]
+__all__ = ["FlatCall", "TracedFunction", "trace_to_jaxpr", "trace_function", "flatten_call",
+           "prune_unused"]
 
 
 @attrs.frozen
@@ -52,7 +53,7 @@ class TracedFunction:
     closed: ClosedJaxpr
     """The program; its consts may include captured outer tracers."""
     in_tree: PyTreeDef
-    """Structure of the dynamic arguments."""
+    """Structure of the inputs (for a user call: of ``(args, kwargs)`` without statics)."""
     out_tree: PyTreeDef
     """Structure of the result."""
     in_avals: tuple[ShapedArray, ...]
@@ -61,11 +62,60 @@ class TracedFunction:
     """Names of the function, arguments and results."""
     static_key: tuple[Any, ...] = ((), ())
     """The static arguments it was traced with (positions and values)."""
+    outs: tuple[Any, ...] = attrs.field(default=(), eq=False, repr=False)
+    """The output tracers (they know their values when the trace knew its inputs); empty
+    once the trace is stored in a cache."""
+
+    @property
+    def out_avals(self) -> tuple[ShapedArray, ...]:
+        """Types of the flat outputs."""
+        return shaped_avals(self.closed.out_avals)
+
+    def consts_as_invars(self) -> tuple[Jaxpr, tuple[Any, ...]]:
+        """The jaxpr with its constvars as leading invars, and the const values."""
+        return convert_constvars(self.closed.jaxpr), self.closed.consts
+
+
+def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequence[ShapedArray],
+                   purpose: str, debug_info: DebugInfo | None = None, *, unpack: bool = True,
+                   known: Sequence[Any] | None = None) -> TracedFunction:
+    """Trace ``fun`` on tracers of types ``in_avals`` arranged as ``in_tree``: the one way
+    plait turns a Python function into a jaxpr (jit, make_jaxpr, autodiff, vmap, control
+    flow and custom derivatives all come here).
+
+    Args:
+      fun: called as ``fun(*tree_unflatten(in_tree, tracers))`` (``in_tree`` is a tuple
+        of positional arguments), or with that value whole when ``unpack`` is false.
+      purpose: what the trace is for, in error messages (``"jit"``, ``"scan"``).
+      debug_info: names of the function and of the flat inputs; by default the
+        function's name and empty argument names.  Result paths are filled in.
+      known: concrete values of the inputs (``None`` where unknown): the tracers then
+        know their values on demand (see :meth:`Trace.value_of`), and the jaxpr
+        follows the Python branches taken.
+
+    Raises:
+      ArgumentError: ``fun`` returned something that is not a pytree of arrays.
+    """
+    debug = debug_info or DebugInfo(fun_name(fun), ("",) * len(in_avals), ())
+    out_info: list[Any] = []
+
+    def flat_fun(*tracers: Any) -> list[Any]:
+        args = tree_unflatten(in_tree, tracers)
+        leaves, tree, paths = flatten_outputs(fun(*args) if unpack else fun(args), purpose)
+        out_info[:] = [tree, paths]
+        return leaves
+
+    closed, outs = trace_flat(flat_fun, in_avals, purpose, debug, known)
+    out_tree, paths = out_info
+    debug = debug.with_result_paths(paths)
+    closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug))
+    return TracedFunction(closed, in_tree, out_tree, tuple(in_avals), debug, outs=tuple(outs))
 
 
 def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
                    concrete: bool = False) -> TracedFunction:
-    """Trace ``fun`` on abstract versions of the call's dynamic leaves.
+    """Trace a user call: ``fun`` on abstract versions of the call's dynamic leaves, its
+    static arguments passed as they are.
 
     With ``concrete`` (autodiff outside ``jit``), when every leaf is concrete or
     a tracer whose value can be known, the tracers know their values on demand:
@@ -73,22 +123,15 @@ def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
     """
     names = call.debug_info.arg_names
     in_avals = tuple(abstractify(x, arg_path(names, i), purpose) for i, x in enumerate(call.leaves))
-    out_info: list[Any] = []
 
-    def flat_fun(*tracers: Any) -> list[Any]:
-        a, k = tree_unflatten(call.in_tree, tracers)
-        full_args, full_kwargs = unmark_static(a, k, call.static_key)
-        out = fun(*full_args, **full_kwargs)
-        leaves, tree, paths = flatten_outputs(out, purpose)
-        out_info.extend([tree, paths])
-        return leaves
+    def call_fun(args: Any, kwargs: Any) -> Any:
+        full_args, full_kwargs = unmark_static(args, kwargs, call.static_key)
+        return fun(*full_args, **full_kwargs)
 
     known = call.leaves if concrete and all(map(is_concretizable, call.leaves)) else None
-    closed, _ = trace_flat(flat_fun, in_avals, purpose, call.debug_info, known)
-    out_tree, paths = out_info
-    debug = call.debug_info.with_result_paths(paths)
-    closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug))
-    return TracedFunction(closed, call.in_tree, out_tree, in_avals, debug, call.static_key)
+    traced = trace_to_jaxpr(call_fun, call.in_tree, in_avals, purpose, call.debug_info,
+                            known=known)
+    return attrs.evolve(traced, static_key=call.static_key, outs=())
 
 
 def prune_unused(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
