@@ -59,10 +59,23 @@ def vector_branch(L: Lib) -> Callable[..., Any]:
     return f
 
 
-FUNS = {"branchy": branchy, "newton_sqrt": newton_sqrt, "vector_branch": vector_branch}
+def scan_then_branch(L: Lib) -> Callable[..., Any]:
+    """Equations with several results (scan) before the value asked for."""
+    def f(x: Any) -> Any:
+        c, ys = L.lax.scan(lambda c, v: (c + v, c * v), 0.0, x)
+        if c > 1.0:
+            return (ys ** 2).sum() + c
+        return ys.sum()
+    return f
+
+
+FUNS = {"branchy": branchy, "newton_sqrt": newton_sqrt, "vector_branch": vector_branch,
+        "scan_then_branch": scan_then_branch}
 CASES = [("branchy", np.float32(1.3)), ("branchy", np.float32(-0.7)),
          ("newton_sqrt", np.float32(2.0)), ("newton_sqrt", np.float32(0.3)),
-         ("vector_branch", np.array([0.2, 0.9, 1.4], np.float32))]
+         ("vector_branch", np.array([0.2, 0.9, 1.4], np.float32)),
+         ("scan_then_branch", np.array([0.2, 0.9, 1.4], np.float32)),
+         ("scan_then_branch", np.array([0.1, 0.2, 0.3], np.float32))]
 
 
 def _scalar_apis(L: Lib, f: Callable[..., Any], x: Any) -> dict[str, Any]:

@@ -63,7 +63,7 @@ class Trace:
     """A staging trace: the builder it records into and what it captured."""
 
     __slots__ = ("builder", "level", "active", "invars", "debug_info", "purpose",
-                 "_const_index", "consts", "known", "_producers")
+                 "_const_index", "consts", "known", "_producers", "_scanned")
 
     def __init__(self, purpose: str, debug_info: DebugInfo | None) -> None:
         self.builder = Builder()
@@ -71,6 +71,7 @@ class Trace:
         """For a trace of concrete arguments (autodiff outside ``jit``): the values known
         so far, by variable (a concrete array, or an outer tracer to ask); else ``None``."""
         self._producers: dict[Var, Eqn] = {}
+        self._scanned = 0  # how many of the builder's equations _producers covers
         self.level = len(_state.stack)
         self.active = True
         self.invars: list[Var] = []
@@ -144,9 +145,10 @@ class Trace:
             return None
         producers = self._producers
         eqns = self.builder.eqns
-        for eqn in eqns[len(producers):] if len(producers) < len(eqns) else ():
-            for o in eqn.outvars:
-                producers[o] = eqn
+        for e in eqns[self._scanned:]:
+            for o in e.outvars:
+                producers[o] = e
+        self._scanned = len(eqns)
         stack = [var]
         while stack:
             v = stack[-1]
