@@ -376,7 +376,7 @@ def _wrap_negative(i: Any, size: int) -> Array:
         i = np.asarray(i)
         av = ShapedArray(i.shape, i.dtype)
     if not dt.is_integer(av.dtype) or av.shape:
-        raise TypeError(f"expected a scalar integer start index, but got {av.str_short()}")
+        raise TypeError(f"expected a scalar integer start index, but got {av.str_short(short_dtypes=False)}")
     negative = lt(i, 0)
     wrapped = add(convert_element_type(i, av.dtype), size)
     return select_n(negative, i, wrapped)

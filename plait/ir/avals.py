@@ -25,8 +25,9 @@ class AbstractValue:
 
     __slots__ = ()
 
-    def str_short(self) -> str:
-        """The compact form used in printed jaxprs, such as ``f32[3,4]``."""
+    def str_short(self, short_dtypes: bool = True) -> str:
+        """The compact form used in printed jaxprs, such as ``f32[3,4]``; with
+        ``short_dtypes=False`` the form of user-facing messages, ``float32[3,4]`` (JAX's)."""
         raise NotImplementedError
 
 
@@ -115,9 +116,13 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
         """The same type with a committed (strong) dtype."""
         return ShapedArray(self.shape, self.dtype, False) if self.weak_type else self
 
-    def str_short(self) -> str:
-        """``f32[3,4]``: short dtype name and dimensions, as printed in jaxprs."""
-        return f"{dtypes.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+    def str_short(self, short_dtypes: bool = True) -> str:
+        """``f32[3,4]``: short dtype name and dimensions, as printed in jaxprs; with
+        ``short_dtypes=False``, ``float32[3,4]`` as user-facing messages spell it (JAX's)."""
+        name = dtypes.short_name(self.dtype)
+        if not short_dtypes and self.dtype != dtypes.float0:  # (float0's numpy name is "void")
+            name = self.dtype.name
+        return f"{name}[{','.join(map(str, self.shape))}]"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""

@@ -135,7 +135,7 @@ def test_float_of_a_differentiated_value_is_refused_as_in_jax() -> None:
         return x * float(x)
 
     with pytest.raises(ConcretizationTypeError, match=r"float\(\) of a value being "
-                       r"differentiated, of type f32\[\]"):
+                       r"differentiated, of type float32\[\]"):
         plait.grad(uses_float_of_x)(2.0)
     with pytest.raises(jax.errors.ConcretizationTypeError):
         jax.grad(uses_float_of_x)(2.0)

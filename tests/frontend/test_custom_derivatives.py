@@ -453,8 +453,8 @@ MISUSES: dict[str, tuple[Callable[[Lib], Any], type[Exception], list[str]]] = {
                         ["closed-over", "custom_jvp", "(f)", "argument"]),
     "closed_over_vjp": (lambda L: _closure_diff(L, "vjp"), TransformError,
                         ["closed-over", "custom_vjp", "(f)", "argument"]),
-    "jvp_rule_tangent_shape": (_bad_jvp_output, TypeError, ["f32[3]", "f32[2]", "tangent"]),
-    "bwd_cotangent_shape": (_bad_bwd_shape, ValueError, ["output[1]", "f32[]", "f32[3]"]),
+    "jvp_rule_tangent_shape": (_bad_jvp_output, TypeError, ["float32[3]", "float32[2]", "tangent"]),
+    "bwd_cotangent_shape": (_bad_bwd_shape, ValueError, ["output[1]", "float32[]", "float32[3]"]),
     "bwd_arity": (_bad_bwd_arity, TypeError, ["tuple", "(2)", "length 1"]),
     "no_rule": (_no_rule, AttributeError, ["defjvp"]),
 }

@@ -121,7 +121,7 @@ def test_explain_cache_misses(caplog: pytest.LogCaptureFixture) -> None:
         plait.config.update("explain_cache_misses", False)
     text = caplog.text
     assert "trace cache miss for jit(h): first call" in text
-    assert "x: shape changed from f32[3] to f32[4]" in text
+    assert "x: shape changed from float32[3] to float32[4]" in text
     assert "x: dtype changed from float32 to int32" in text
     assert "static argument 'scale' changed from 2.0 to 3.0" in text
     assert "executable cache miss: compiling h" in text

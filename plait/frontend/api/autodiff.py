@@ -103,15 +103,15 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         if dt.is_inexact(aval.dtype):
             if ta.shape != aval.shape or ta.dtype != aval.dtype:
                 raise ArgumentError(
-                    f"jvp: expected a tangent of type {aval.str_short()} for primal {i}, but got "
-                    f"{ta.str_short()}")
+                    f"jvp: expected a tangent of type {aval.str_short(short_dtypes=False)} for primal {i}, but got "
+                    f"{ta.str_short(short_dtypes=False)}")
             nonzeros.append(True)
             tangent_args.append(t)
         else:
             if ta.dtype != dt.float0 or ta.shape != aval.shape:
                 raise ArgumentError(
                     f"jvp: expected a float0 tangent of shape {aval.shape} for the "
-                    f"{aval.dtype.name} primal {i}, but got {ta.str_short()}")
+                    f"{aval.dtype.name} primal {i}, but got {ta.str_short(short_dtypes=False)}")
             nonzeros.append(False)
     jj, out_nz = jvp_jaxpr(jaxpr, [False] * n_c + nonzeros)
     outs = apply_jaxpr(jj, (), [*consts, *p_leaves, *tangent_args], f"jvp_{traced.debug_info.func_name}")
@@ -202,7 +202,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             shape = shaped(a.aval).shape
             if ca.shape != shape:
                 raise ArgumentError(f"vjp function: expected a cotangent of shape "
-                                    f"{shape} for output {i}, but got {ca.str_short()}")
+                                    f"{shape} for output {i}, but got {ca.str_short(short_dtypes=False)}")
         cts_used = [c for c, has in zip(ct_leaves, pieces.out_tangent[:n_main]) if has]
         cts_used += [_zeros_for(a.aval) for a, has in zip(jaxpr.outvars[n_main:],
                                                            pieces.out_tangent[n_main:]) if has]

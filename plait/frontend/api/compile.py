@@ -52,7 +52,7 @@ def effective_donations(in_avals: Sequence[ShapedArray], out_avals: Sequence[Any
     """The donated arguments the executable really reuses; the others stay valid, with
     a warning, as in JAX (a buffer is reusable only by a result of its size)."""
     usable = usable_donations(in_avals, out_avals, donated)
-    unused = [a.str_short() for a, d, u in zip(in_avals, donated, usable) if d and not u]
+    unused = [a.str_short(short_dtypes=False) for a, d, u in zip(in_avals, donated, usable) if d and not u]
     if unused:
         warnings.warn(f"Some donated buffers were not usable: {', '.join(unused)}. "
                       "Donation only helps when a result has the same shape and dtype.",

@@ -52,7 +52,7 @@ def _avals(leaves: Sequence[Any], paths: Sequence[str], purpose: str) -> list[Sh
 
 
 def _types(avals: Sequence[Any]) -> str:
-    return ", ".join(a.str_short() for a in avals)
+    return ", ".join(a.str_short(short_dtypes=False) for a in avals)
 
 
 def _const_key(c: Any) -> Any:
@@ -112,7 +112,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise ArgumentError("switch: expected at least one branch, but got none")
     i_aval = abstractify(index, "index", "switch")
     if i_aval.shape != () or not dt.is_integer(i_aval.dtype):
-        raise TypeError(f"switch: expected an integer scalar index, but got {i_aval.str_short()}")
+        raise TypeError(f"switch: expected an integer scalar index, but got {i_aval.str_short(short_dtypes=False)}")
     if len(branches) == 1:
         return branches[0](*operands)
     index = lax.convert_element_type(index, np.int32)
@@ -151,7 +151,7 @@ def _check_branch(what: str, name_a: str, a: TracedFunction, name_b: str, b: Tra
             differ = "shapes" if x.shape != y.shape else "dtypes"
             where = f"output{path}" if path else "the output"
             raise TypeError(f"{what} branch outputs must have identical types, but {name_a} "
-                            f"returns {x.str_short()} and {name_b} returns {y.str_short()} at "
+                            f"returns {x.str_short(short_dtypes=False)} and {name_b} returns {y.str_short(short_dtypes=False)} at "
                             f"{where}: the {differ} differ")
 
 
@@ -168,8 +168,8 @@ def _check_carry(what: str, in_avals: Sequence[ShapedArray], body: TracedFunctio
         if a.shape != b.shape or a.dtype != b.dtype:
             differ = "shapes" if a.shape != b.shape else "dtypes"
             raise TypeError(f"{what} body_fun output and input must have identical types, but "
-                            f"the carry {paths[k]} enters as {a.str_short()} and leaves as "
-                            f"{b.str_short()}: the {differ} differ")
+                            f"the carry {paths[k]} enters as {a.str_short(short_dtypes=False)} and leaves as "
+                            f"{b.str_short(short_dtypes=False)}: the {differ} differ")
         if a.weak_type and not b.weak_type:
             promote.append(k)
     return promote
@@ -320,7 +320,7 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
     lengths = {a.shape[0] if a.ndim else None for a in x_avals}
     if None in lengths:
         raise ValueError("scan got value with no leading axis to scan over: "
-                         + ", ".join(f"{p} of type {a.str_short()}" for p, a in zip(x_paths, x_avals)
+                         + ", ".join(f"{p} of type {a.str_short(short_dtypes=False)}" for p, a in zip(x_paths, x_avals)
                                      if not a.ndim))
     if length is not None:
         lengths.add(int(length))

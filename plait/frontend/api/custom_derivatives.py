@@ -98,8 +98,8 @@ def _check_same(what: str, a: Sequence[Any], b: Sequence[Any], ta: Any, tb: Any)
         raise TypeError(f"{what}: expected equal pytree structures, but got {ta} and {tb}")
     for i, (x, y) in enumerate(zip(a, b)):
         if x.shape != y.shape or x.dtype != y.dtype:
-            raise TypeError(f"{what}: expected output {i} of type {x.str_short()}, but got "
-                            f"{y.str_short()}")
+            raise TypeError(f"{what}: expected output {i} of type {x.str_short(short_dtypes=False)}, but got "
+                            f"{y.str_short(short_dtypes=False)}")
 
 
 class _CustomFunction(Generic[P, R]):
@@ -210,7 +210,7 @@ class custom_jvp(_CustomFunction[P, R]):
             if ok and (t_a.shape != p_a.shape or t_a.dtype != p_a.dtype):
                 raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must "
                                 f"produce tangents of the primal outputs' types: output {i} is "
-                                f"{p_a.str_short()} but its tangent is {t_a.str_short()}")
+                                f"{p_a.str_short(short_dtypes=False)} but its tangent is {t_a.str_short(short_dtypes=False)}")
         # Keep the tangents of inexact outputs only; drop what then goes unused.
         keep = [True] * n_out + out_inexact
         rj = attrs.evolve(rj, closed=rj.closed.replace(jaxpr=dce_jaxpr(rj.closed.jaxpr, keep)[0]))
@@ -336,7 +336,7 @@ def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],
             # ValueError, as JAX raises here.
             raise ValueError(f"Custom VJP bwd rule {fun_name(bwd)} for function {name} must "
                              f"produce cotangents of the arguments' types, but at {w} it "
-                             f"produced {ca.str_short()} for an argument of type "
-                             f"{a.str_short()}")
+                             f"produced {ca.str_short(short_dtypes=False)} for an argument of type "
+                             f"{a.str_short(short_dtypes=False)}")
         result.append(ct)
     return result

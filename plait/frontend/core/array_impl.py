@@ -118,7 +118,7 @@ class ArrayImpl(Array):
     def __index__(self) -> int:
         if not (dt.is_integer(self.dtype) or dt.is_bool(self.dtype)) or self.shape != ():
             raise TypeError(f"only integer scalar arrays can be converted to an index, "
-                            f"but got {self.aval.str_short()}")
+                            f"but got {self.aval.str_short(short_dtypes=False)}")
         return int(self._value)
 
     def item(self) -> Any:

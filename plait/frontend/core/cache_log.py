@@ -33,7 +33,7 @@ def explain(message: str) -> None:
 def _aval_change(path: str, old: ShapedArray, new: ShapedArray) -> list[str]:
     out = []
     if old.shape != new.shape:
-        out.append(f"{path}: shape changed from {old.str_short()} to {new.str_short()}")
+        out.append(f"{path}: shape changed from {old.str_short(short_dtypes=False)} to {new.str_short(short_dtypes=False)}")
     if old.dtype != new.dtype:
         out.append(f"{path}: dtype changed from {old.dtype.name} to {new.dtype.name}")
     if old.weak_type != new.weak_type:

@@ -62,7 +62,7 @@ def _operand(x: Any) -> tuple[Any, ShapedArray]:
 
 def _compile(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...]) -> _Op:
     cache_log.explain(f"eager op cache miss: {prim.name} with params {dict(params)} for "
-                      f"({', '.join(a.str_short() for a in avals)})")
+                      f"({', '.join(a.str_short(short_dtypes=False) for a in avals)})")
     b = Builder()
     invars = [Var(a) for a in avals]
     outs = b.bind(prim, tuple(invars), params)

@@ -455,7 +455,7 @@ def _concrete_message(t: Tracer, what: str) -> str:
     fn = trace.debug_info.func_name if trace.debug_info else "the function"
     deps = _depends_on(t)
     because = (f" It depends on the value of {', '.join(deps)}." if deps else "")
-    return (f"Attempted {what} of a traced value of type {t.aval.str_short()}{line}, while "
+    return (f"Attempted {what} of a traced value of type {t.aval.str_short(short_dtypes=False)}{line}, while "
             f"tracing {fn} for {trace.purpose}. Its value is not known during tracing.{because}\n"
             "Use plait.lax.cond, plait.lax.while_loop or plait.numpy.where for value-dependent "
             "control flow, or mark the argument static with static_argnums/static_argnames.")
@@ -466,7 +466,7 @@ def _differentiated_message(t: Tracer, what: str) -> str:
     where = user_frame_info()
     line = f" at {where.file}:{where.line}" if where else ""
     return (f"Attempted {what} of a value being differentiated, of type "
-            f"{t.aval.str_short()}{line}, while tracing for {trace.purpose}: the result would "
+            f"{t.aval.str_short(short_dtypes=False)}{line}, while tracing for {trace.purpose}: the result would "
             "not carry its derivative. Use x.astype(...) to change a dtype, or compute the "
             "Python value from arguments that are not differentiated.")
 
@@ -474,10 +474,11 @@ def _differentiated_message(t: Tracer, what: str) -> str:
 def _leak_message(t: Tracer) -> str:
     trace = t._trace
     fn = trace.debug_info.func_name if trace.debug_info else "a function"
-    return (f"Encountered an unexpected tracer of type {t.aval.str_short()}: it was created "
-            f"while tracing {fn} for {trace.purpose}, and that trace has ended. A traced value "
-            "escaped its function (through a global, an attribute, or a closure called "
-            "later). Return it from the function instead.")
+    return (f"Encountered an unexpected tracer: a traced value of type "
+            f"{t.aval.str_short(short_dtypes=False)} leaked out of the trace of {fn} for "
+            f"{trace.purpose}, which has ended. A traced value escaped its function (through a "
+            "global, an attribute, or a closure called later). Return it from the function "
+            "instead.")
 
 
 def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],

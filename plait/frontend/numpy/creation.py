@@ -133,7 +133,7 @@ def _concrete_scalar(name: str, what: str, v: Any) -> Any:
     if aval_of(v) is not None:
         if isinstance(v, Tracer):
             raise TypeError(f"{name}: expected a concrete {what}, but got a traced value "
-                            f"{v.aval.str_short()}; the length of the result must be known "
+                            f"{v.aval.str_short(short_dtypes=False)}; the length of the result must be known "
                             "when tracing")
         v = v.item() if v.aval.shape == () else v
     if np.ndim(v) != 0:

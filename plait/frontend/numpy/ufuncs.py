@@ -278,7 +278,7 @@ def invert(x: Any) -> Array:
     """Bitwise not (logical not for booleans)."""
     x = _arg("invert", x)
     if not (dt.is_integer(x.dtype) or dt.is_bool(x.dtype)):
-        raise TypeError(f"invert: expected an integer or bool array, but got {x.aval.str_short()}")
+        raise TypeError(f"invert: expected an integer or bool array, but got {x.aval.str_short(short_dtypes=False)}")
     return lax.bitwise_not(x)
 
 
@@ -324,7 +324,7 @@ def cbrt(x: Any) -> Array:
     """Cube root (real inputs only)."""
     x = _arg("cbrt", x, "inexact")
     if dt.is_complex(x.dtype):
-        raise TypeError(f"cbrt: expected a real array, but got {x.aval.str_short()}")
+        raise TypeError(f"cbrt: expected a real array, but got {x.aval.str_short(short_dtypes=False)}")
     return lax.cbrt(x)
 
 
@@ -369,7 +369,7 @@ def sign(x: Any) -> Array:
     """-1, 0 or 1 by sign (``x / |x|`` for complex)."""
     x = _arg("sign", x)
     if dt.is_bool(x.dtype):
-        raise TypeError(f"sign: expected a numeric array, but got {x.aval.str_short()}")
+        raise TypeError(f"sign: expected a numeric array, but got {x.aval.str_short(short_dtypes=False)}")
     if dt.is_unsigned(x.dtype):
         # StableHLO's sign takes no unsigned integers: 0 or 1.
         return lax.convert_element_type(lax.ne(x, _py(x, 0)), x.dtype, x.weak_type)
@@ -382,7 +382,7 @@ def _int_identity(name: str, op: Callable[[Any], Array]) -> Callable[[Any], Arra
         if not dt.is_inexact(a.dtype):
             return a
         if dt.is_complex(a.dtype):
-            raise TypeError(f"{name}: expected a real array, but got {a.aval.str_short()}")
+            raise TypeError(f"{name}: expected a real array, but got {a.aval.str_short(short_dtypes=False)}")
         return op(a)
     ufunc.__name__ = name
     ufunc.__qualname__ = name
@@ -405,7 +405,7 @@ def round(x: Any, decimals: int = 0) -> Array:
             raise NotImplementedError("round: integers to negative decimals are not supported")
         return a
     if not dt.is_inexact(a.dtype):
-        raise ValueError(f"round: expected a numeric array, but got {a.aval.str_short()}")
+        raise ValueError(f"round: expected a numeric array, but got {a.aval.str_short(short_dtypes=False)}")
     if decimals > np.log10(float(_finfo(_real_dtype(a.dtype)).max)):
         return a
 
