@@ -80,7 +80,7 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
     """The type of an array: its shape, dtype, and whether the dtype is weak.
 
     A weak type comes from a Python scalar: it takes the dtype of whatever it
-    is combined with (seed 003, "Weakly-typed values in JAX").
+    is combined with (JAX docs, "Type promotion semantics": "Weakly-typed values in JAX").
     """
 
     _table: ClassVar[dict[Any, Any]] = {}

@@ -11,7 +11,7 @@ __all__ = ["DebugInfo", "SourceInfo"]
 class DebugInfo:
     """Names of a traced function, its flattened arguments and results.
 
-    Conventions follow JAX (seed 004): a missing argument name is ``""``; a
+    Conventions follow JAX's debug info: a missing argument name is ``""``; a
     single result is ``("result",)``, a pair ``("result[0]", "result[1]")``,
     a dict ``("result['k']",)``.
     """

@@ -3,7 +3,7 @@
 ``partial_eval_jaxpr(jaxpr, unknowns)`` gives a *known* jaxpr computing the
 known outputs plus residuals from the known inputs, and an *unknown* jaxpr
 computing the unknown outputs from the residuals and the unknown inputs
-(seed 002's ``(a1, a2) -> (b1, b2)`` becomes ``a1 -> (b1, r)`` and
+(a program ``(a1, a2) -> (b1, b2)`` becomes ``a1 -> (b1, r)`` and
 ``(r, a2) -> b2``).  Linearization is partial evaluation of a JVP with the
 tangents unknown.
 """
@@ -124,7 +124,7 @@ def _effects(eqns: Sequence[Eqn]) -> frozenset[Any]:
 
 
 def _typecheck(jaxpr: Jaxpr, unknowns: tuple[bool, ...], result: PartialEvalResult) -> None:
-    # Seed 002's check: (a1, a2) -> (b1, b2) splits into a1 -> (b1, r) and (r, a2) -> b2.
+    # Partial evaluation's defining split: (a1, a2) -> (b1, b2) splits into a1 -> (b1, r) and (r, a2) -> b2.
     known, unknown, out_unknowns, num_res = result
     check_jaxpr(known)
     check_jaxpr(unknown)

@@ -2,7 +2,7 @@
 
 Bodies are traced to closed sub-jaxprs; values they close over become
 leading operands (for ``cond``, every branch takes every branch's consts, as
-seed 000's ``func8`` shows).  Branch outputs and loop carries must agree in
+the ``func8`` example of JAX's "Understanding Jaxprs" shows).  Branch outputs and loop carries must agree in
 structure and type; a weakly typed carry that the body makes strong is
 promoted and the body traced again.
 """

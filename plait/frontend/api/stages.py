@@ -1,4 +1,4 @@
-"""Ahead-of-time stages (seed 004): ``jit(f).trace(...)`` -> :class:`Traced`,
+"""Ahead-of-time stages (JAX docs: "Ahead-of-time lowering and compilation"): ``jit(f).trace(...)`` -> :class:`Traced`,
 ``.lower()`` -> :class:`Lowered`, ``.compile()`` -> :class:`Compiled`."""
 
 from __future__ import annotations

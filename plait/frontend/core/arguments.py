@@ -26,7 +26,7 @@ def _to_shape(shape: Any) -> tuple[int, ...]:
 
 @attrs.frozen(repr=False)
 class ShapeDtypeStruct:
-    """A stand-in for an array argument: only its shape and dtype (seed 004)."""
+    """A stand-in for an array argument: only its shape and dtype (as ``jax.ShapeDtypeStruct``)."""
 
     shape: tuple[int, ...] = attrs.field(converter=_to_shape)
     """The dimensions."""
@@ -154,7 +154,7 @@ def debug_info_for(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[st
 
 
 def result_paths(out_tree_paths: Sequence[KeyPath]) -> tuple[str, ...]:
-    """``("result",)`` for a single leaf, else ``"result" + path`` per leaf (seed 004)."""
+    """``("result",)`` for a single leaf, else ``"result" + path`` per leaf, as JAX names result paths."""
     return tuple("result" + keystr(p) for p in out_tree_paths)
 
 

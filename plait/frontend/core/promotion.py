@@ -1,4 +1,4 @@
-"""Type promotion: the lattice of seed 003 ("Type promotion semantics").
+"""Type promotion: the lattice of JAX's "Type promotion semantics".
 
 A value's type for promotion is its dtype plus whether it is weak (a Python
 scalar, or derived only from Python scalars).  Weak types are the nodes

@@ -4,7 +4,7 @@ Built on the C++ pytree registry that ships in ``jaxlib``.  Lists, tuples,
 dicts (keys sorted), namedtuples, ``None``, ``OrderedDict`` and
 ``defaultdict`` are containers; everything else is a leaf unless registered
 with :func:`register_pytree_node` or :func:`register_pytree_node_class`.
-A :class:`PyTreeDef` prints as in seed 003: ``PyTreeDef((*, [*, *]))``.
+A :class:`PyTreeDef` prints as in JAX's "Pytrees" documentation: ``PyTreeDef((*, [*, *]))``.
 """
 
 from __future__ import annotations

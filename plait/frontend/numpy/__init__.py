@@ -1,7 +1,7 @@
 """``plait.numpy``: a NumPy-compatible namespace over plait's primitives.
 
 Binary functions broadcast like NumPy and promote dtypes by the lattice of
-seed 003 (Python scalars are weakly typed).  Every function works the same
+JAX's "Type promotion semantics" (Python scalars are weakly typed).  Every function works the same
 on concrete arrays and inside traces.
 """
 

@@ -143,7 +143,7 @@ def _type(x: Any) -> tuple[np.dtype[Any], bool]:
 
 
 def promote(name: str, *args: Any) -> list[Any]:
-    """Convert ``args`` to their common dtype (seed 003's lattice) and rank."""
+    """Convert ``args`` to their common dtype (JAX's type promotion lattice) and rank."""
     return broadcast_ranks(promote_dtypes(name, *args), name)
 
 

@@ -1,5 +1,5 @@
 """Elementwise functions of the NumPy namespace, with NumPy broadcasting and
-JAX's dtype promotion (seed 003)."""
+JAX's dtype promotion (JAX docs: "Type promotion semantics")."""
 
 from __future__ import annotations
 
