@@ -28,7 +28,7 @@ from plait.frontend import lax
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.api.device_put import device_put
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
-from plait.frontend.core.tracing import Tracer, bind, scalar_literal
+from plait.frontend.core.tracing import Tracer, bind, scalar_literal, value_aval
 from plait.frontend.core.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
                                            tree_map, tree_structure, tree_unflatten)
 from plait.frontend.api.vmap import vmap
@@ -74,19 +74,11 @@ def _with_common_consts(bodies: Sequence[TracedFunction], order: Sequence[int]
     for b in bodies:
         j, b_consts = _lifted(b)
         n = len(b_consts)
-        slots = [Var(_aval_of(c)) for c in consts]  # unused by this body
+        slots = [Var(value_aval(c)) for c in consts]  # unused by this body
         for v, c in zip(j.invars[:n], b_consts):
             slots[keys[_const_key(c)]] = v
         out.append(ClosedJaxpr(j.replace(invars=tuple(slots) + j.invars[n:])))
     return out, consts
-
-
-def _aval_of(x: Any) -> ShapedArray:
-    a = getattr(x, "aval", None)
-    if isinstance(a, ShapedArray):
-        return a
-    arr = np.asarray(x)
-    return ShapedArray(arr.shape, arr.dtype)
 
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],

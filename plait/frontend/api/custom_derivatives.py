@@ -31,7 +31,7 @@ from plait.frontend import lax
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
-from plait.frontend.core.tracing import bind, current_trace, is_concretizable
+from plait.frontend.core.tracing import bind, current_trace, is_concretizable, value_aval
 from plait.frontend.core.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
                                       tree_map, tree_structure, tree_unflatten)
 
@@ -59,17 +59,9 @@ def _with_consts(t: TracedFunction, all_consts: Sequence[Any], start: int) -> Cl
     """``t``'s jaxpr taking every const (its own at ``start``), then its inputs."""
     j = t.closed.jaxpr
     n = len(t.closed.consts)
-    fillers = [Var(_aval(c)) for c in all_consts]
+    fillers = [Var(value_aval(c)) for c in all_consts]
     invars = fillers[:start] + list(j.constvars) + fillers[start + n:] + list(j.invars)
     return ClosedJaxpr(j.replace(constvars=(), invars=tuple(invars), debug_info=None))
-
-
-def _aval(x: Any) -> ShapedArray:
-    a = getattr(x, "aval", None)
-    if isinstance(a, ShapedArray):
-        return a
-    arr = np.asarray(x)
-    return ShapedArray(arr.shape, arr.dtype)
 
 
 def _resolve(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:

@@ -37,7 +37,8 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import python_scalar_dtype
 
 __all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_trace",
-           "trace_flat", "scalar_literal", "is_traced", "inline_into_trace", "is_concretizable"]
+           "trace_flat", "scalar_literal", "is_traced", "inline_into_trace", "is_concretizable",
+           "value_aval"]
 
 
 class _TraceState(threading.local):
@@ -195,6 +196,16 @@ def _resolved(known: dict[Var, Any], v: Var) -> Any | None:
         if x is not None:
             known[v] = x
     return x
+
+
+def value_aval(x: Any) -> ShapedArray:
+    """The type of a value: an Array's or a tracer's own, else that of the host data
+    (with its canonical dtype, as a trace hoists it)."""
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    arr = as_host_array(x)
+    return ShapedArray(arr.shape, arr.dtype)
 
 
 def as_host_array(x: Any) -> np.ndarray:
