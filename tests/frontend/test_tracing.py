@@ -198,6 +198,28 @@ def test_tracebacks_hide_plait_internals_unless_asked() -> None:
         plait.config.update("traceback_filtering", "on")
 
 
+def test_frames_of_every_layer_are_internal() -> None:
+    # A typing rule (plait/ir) raises: its frames are plait's too, not only the frontend's.
+    def f(x, n):
+        return plait.lax.add(x, n)
+
+    with pytest.raises(errors.JaxprTypeError) as info:
+        plait.make_jaxpr(f)(np.ones(3, np.float32), np.ones(3, np.int32))
+    assert [p for p in _frames(info.value) if "/plait/" in p] == []
+
+
+def test_source_info_is_the_user_line_for_every_layer() -> None:
+    def f(x):
+        y = pnp.sin(x)  # through plait.numpy
+        return plait.lax.cos(y)  # through plait.lax
+
+    closed = plait.make_jaxpr(f)(1.0)
+    lines = [e.source_info.line for e in closed.jaxpr.eqns]
+    first = f.__code__.co_firstlineno
+    assert [e.source_info.file for e in closed.jaxpr.eqns] == [__file__] * 2
+    assert lines == [first + 1, first + 2]
+
+
 def test_pytree_containers() -> None:
     Point = collections.namedtuple("Point", "x y")
     arg = (Point(1.0, 2.0), collections.OrderedDict(b=3.0, a=4.0), None, [5.0])

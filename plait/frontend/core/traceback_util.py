@@ -16,15 +16,23 @@ from typing import ParamSpec, TypeVar
 
 from plait.ir import config
 
-__all__ = ["api_boundary", "filter_traceback", "hide_plait_frames"]
+__all__ = ["api_boundary", "filter_traceback", "hide_plait_frames", "PLAIT_DIR", "is_plait_code"]
 
-_PLAIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# This module is plait/frontend/core/traceback_util.py: the package is two levels up.
+PLAIT_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                          "..")) + os.sep
+"""The directory of the plait package (with a trailing separator): code there is internal."""
+
+
+def is_plait_code(filename: str) -> bool:
+    """Whether code from ``filename`` is plait's own (not the user's)."""
+    return filename.startswith(PLAIT_DIR)
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 def _internal(tb: types.TracebackType) -> bool:
-    return tb.tb_frame.f_code.co_filename.startswith(_PLAIT_DIR)
+    return is_plait_code(tb.tb_frame.f_code.co_filename)
 
 
 def filter_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:

@@ -12,7 +12,6 @@ trace ended raises :class:`~plait.errors.UnexpectedTracerError`.
 from __future__ import annotations
 
 import operator
-import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -35,6 +34,7 @@ from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive, set_bind_hook
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import python_scalar_dtype
+from plait.frontend.core.traceback_util import is_plait_code
 
 __all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_trace",
            "trace_flat", "scalar_literal", "is_traced", "inline_into_trace", "is_concretizable",
@@ -282,7 +282,6 @@ def _cast_scalar(x: Any, dtype: np.dtype[Any]) -> Any:
         return float(np.asarray(x.real if isinstance(x, complex) else x).astype(dtype).item())
 
 
-_PLAIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _internal_code: dict[CodeType, bool] = {}
 _source_cache: dict[tuple[CodeType, int], SourceInfo] = {}
 
@@ -295,7 +294,7 @@ def user_frame_info() -> SourceInfo | None:
         code = f.f_code
         is_internal = internal.get(code)
         if is_internal is None:
-            is_internal = internal[code] = code.co_filename.startswith(_PLAIT_DIR)
+            is_internal = internal[code] = is_plait_code(code.co_filename)
         if not is_internal:
             key = (code, f.f_lineno)
             info = _source_cache.get(key)
