@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from plait.ir import pretty as pp
-from plait.ir.atoms import Atom, Literal, Var, literal_text
+from plait.ir.atoms import Atom, Var, literal_text
 from plait.ir.avals import AbstractValue
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.params import ParamDef
@@ -250,8 +250,3 @@ def pp_eqn_in(jaxpr: Jaxpr, eqn: Eqn, *, width: int = 80) -> str:
 def pp_eqn_text(eqn: Eqn, *, width: int = 80) -> str:
     """The text of a lone equation (variables named in order of appearance)."""
     return pp.format_doc(_eqn(eqn, _Context()), width)
-
-
-def literal_repr(lit: Literal) -> str:
-    """The printed form of a literal (re-exported for error messages)."""
-    return literal_text(lit)

@@ -63,7 +63,7 @@ def current_trace() -> Trace | None:
 class Trace:
     """A staging trace: the builder it records into and what it captured."""
 
-    __slots__ = ("builder", "level", "active", "invars", "debug_info", "purpose",
+    __slots__ = ("builder", "active", "invars", "debug_info", "purpose",
                  "_const_index", "consts", "known", "_producers", "_scanned")
 
     def __init__(self, purpose: str, debug_info: DebugInfo | None) -> None:
@@ -73,7 +73,6 @@ class Trace:
         so far, by variable (a concrete array, or an outer tracer to ask); else ``None``."""
         self._producers: dict[Var, Eqn] = {}
         self._scanned = 0  # how many of the builder's equations _producers covers
-        self.level = len(_state.stack)
         self.active = True
         self.invars: list[Var] = []
         self.debug_info = debug_info

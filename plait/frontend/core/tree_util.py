@@ -422,18 +422,3 @@ def broadcast_prefix(prefix: Any, full: Any, what: str, is_leaf: LeafPredicate =
 
 def _is_none(x: Any) -> bool:
     return x is None
-
-
-@functools.cache
-def _tuple_def(n: int) -> PyTreeDef:
-    return tree_structure((0,) * n)
-
-
-def tuple_treedef(n: int) -> PyTreeDef:
-    """The structure of an ``n``-tuple of leaves."""
-    return _tuple_def(n)
-
-
-def flatten_args(args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[list[Any], PyTreeDef]:
-    """Flatten a call's ``(args, kwargs)`` together."""
-    return tree_flatten((tuple(args), kwargs))
