@@ -56,7 +56,7 @@ class _PlainEqn:
 
     def __init__(self, primitive, inputs, params, outvars, effects, source_info) -> None:
         self.primitive = primitive
-        self.inputs = inputs
+        self.invars = inputs
         self.params = params
         self.outvars = outvars
         self.effects = effects
@@ -68,7 +68,7 @@ def frozen_cost(e, us_per_eqn: float) -> None:
     import timeit
 
     from plait.ir import Eqn
-    fields = (e.primitive, e.inputs, e.params, e.outvars, e.effects, e.source_info)
+    fields = (e.primitive, e.invars, e.params, e.outvars, e.effects, e.source_info)
     n = 200_000
     t_frozen = min(timeit.repeat(lambda: Eqn(*fields), number=n, repeat=5)) / n * 1e6
     t_plain = min(timeit.repeat(lambda: _PlainEqn(*fields), number=n, repeat=5)) / n * 1e6

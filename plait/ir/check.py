@@ -58,7 +58,7 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     effects: set[object] = set()
     for eqn in jaxpr.eqns:
         prim = eqn.primitive
-        for i, a in enumerate(eqn.inputs):
+        for i, a in enumerate(eqn.invars):
             if type(a) is Var:
                 if a not in bound:
                     _fail(jaxpr, eqn, f"expected operands bound before use, but operand {i} "
@@ -70,7 +70,7 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
             if params != eqn.params:
                 raise JaxprTypeError(f"{prim.name}: expected all declared params, but got "
                                      f"{sorted(eqn.params)}")
-            out_avals = prim.abstract_eval([a.aval for a in eqn.inputs], eqn.params)
+            out_avals = prim.abstract_eval([a.aval for a in eqn.invars], eqn.params)
         except JaxprTypeError as e:
             _fail(jaxpr, eqn, str(e))
         if len(out_avals) != len(eqn.outvars):

@@ -57,7 +57,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[np.ndarr
         rule = impl_rules.get(eqn.primitive)
         if rule is None:
             raise RuleNotImplementedError("Reference", eqn.primitive.name)
-        outs = rule(*[read(a) for a in eqn.inputs], **eqn.params)
+        outs = rule(*[read(a) for a in eqn.invars], **eqn.params)
         for v, out in zip(eqn.outvars, outs, strict=True):
             write(v, out)
     return [read(a) for a in jaxpr.outvars]

@@ -32,12 +32,12 @@ def _unchanged(obj: object, changes: dict[str, Any]) -> bool:
 
 @attrs.frozen(eq=False, repr=False, slots=True)
 class Eqn:
-    """One equation: ``outvars = primitive[params] inputs``."""
+    """One equation: ``outvars = primitive[params] invars``."""
 
     primitive: Primitive
     """The operation applied."""
-    inputs: tuple[Atom, ...]
-    """The operands: variables bound earlier, or literals."""
+    invars: tuple[Atom, ...]
+    """The operands: variables bound earlier, or literals (JAX's name)."""
     params: Params
     """The primitive's parameters."""
     outvars: tuple[Var, ...]
@@ -48,9 +48,9 @@ class Eqn:
     """The user line that emitted the equation (not part of structural identity)."""
 
     @property
-    def invars(self) -> tuple[Atom, ...]:
-        """Alias of :attr:`inputs` (JAX's spelling)."""
-        return self.inputs
+    def inputs(self) -> tuple[Atom, ...]:
+        """Alias of :attr:`invars`, kept for code written before plait took JAX's name."""
+        return self.invars
 
     def replace(self, **changes: Any) -> Eqn:
         """A copy with fields replaced; ``self`` when nothing changes."""
@@ -174,7 +174,7 @@ def _canonical_key(jaxpr: Jaxpr, weak: bool) -> tuple[Any, ...]:
         # themselves, so an int index never equals a literal.
         # A free (unbound) variable stands for itself: such a jaxpr is ill-formed, but
         # it can still be hashed and printed, so that check_jaxpr can show it.
-        ins = tuple(index.get(a, a) if type(a) is Var else lit(a) for a in eqn.inputs)
+        ins = tuple(index.get(a, a) if type(a) is Var else lit(a) for a in eqn.invars)
         outs = eqn.outvars
         append((eqn.primitive, ins, eqn.params, tuple(ty(v.aval) for v in outs), eqn.effects))
         for v in outs:

@@ -87,7 +87,7 @@ def _dropvars(jaxpr: Jaxpr) -> dict[Var, str]:
         for v in eqn.outvars:
             if v not in used:
                 names[v] = "_"
-        used.update(a for a in eqn.inputs if type(a) is Var)
+        used.update(a for a in eqn.invars if type(a) is Var)
     return names
 
 
@@ -129,7 +129,7 @@ def _shown_params(eqn: Eqn) -> list[str]:
             if d.show == "never":
                 continue
             if avals is None:
-                avals = [a.aval for a in eqn.inputs], [v.aval for v in eqn.outvars]
+                avals = [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars]
             if value == d.default_for(*avals):
                 continue
         shown.append(name)
@@ -142,7 +142,7 @@ def _eqn(eqn: Eqn, ctx: _Context) -> pp.Doc:
     if prim.call_like:
         callee = eqn.params.get("jaxpr")
         if isinstance(callee, ClosedJaxpr) and callee.jaxpr not in ctx.shared:
-            ctx.suggest(callee.jaxpr, callee.jaxpr.invars, eqn.inputs)
+            ctx.suggest(callee.jaxpr, callee.jaxpr.invars, eqn.invars)
             ctx.suggest(callee.jaxpr, callee.jaxpr.outvars, eqn.outvars)
     lhs = _vars(eqn.outvars, ctx, types=True)
     defs = prim.params_by_name
@@ -152,7 +152,7 @@ def _eqn(eqn: Eqn, ctx: _Context) -> pp.Doc:
         rhs.append(pp.group(pp.concat([
             pp.nest(2, pp.concat([pp.text("["), pp.brk(""), pp.join(pp.brk(), kvs)])),
             pp.brk(""), pp.text("]")])))
-    rhs.append(pp.text(" ") + _vars(eqn.inputs, ctx))
+    rhs.append(pp.text(" ") + _vars(eqn.invars, ctx))
     if ctx.source_info and eqn.source_info is not None:
         rhs.append(pp.text(f"  # {eqn.source_info}"))
     if eqn.outvars:

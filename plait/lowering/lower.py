@@ -94,7 +94,7 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
         rule = rules.get(eqn.primitive)
         if rule is None:
             raise RuleNotImplementedError("Lowering", eqn.primitive.name)
-        inputs = eqn.inputs
+        inputs = eqn.invars
         ctx.avals_in = [a.aval for a in inputs]
         ctx.avals_out = [v.aval for v in eqn.outvars]
         # (The read of autodidax's env/read/write loop, inlined: this is the hot loop.)

@@ -16,18 +16,18 @@ def _jit_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     callee: ClosedJaxpr = eqn.params["jaxpr"]
     known, unknown, out_unk, nres = partial_eval_jaxpr(callee.jaxpr, unknowns)
     name = eqn.params["name"]
-    k_in = [a for a, u in zip(eqn.inputs, unknowns) if not u]
-    u_in = [a for a, u in zip(eqn.inputs, unknowns) if u]
+    k_in = [a for a, u in zip(eqn.invars, unknowns) if not u]
+    u_in = [a for a, u in zip(eqn.invars, unknowns) if u]
     k_out = [v for v, u in zip(eqn.outvars, out_unk) if not u]
     u_out = [v for v, u in zip(eqn.outvars, out_unk) if u]
     residuals = [Var(a.aval) for a in known.outvars[len(known.outvars) - nres:]]
     params = eqn.params
     known_eqn = eqn.replace(
-        inputs=tuple(k_in), outvars=tuple(k_out + residuals), effects=known.effects,
+        invars=tuple(k_in), outvars=tuple(k_out + residuals), effects=known.effects,
         params=params.replace(name=name, jaxpr=ClosedJaxpr(known),
                               donated_invars=(False,) * len(k_in)))
     unknown_eqn = eqn.replace(
-        inputs=tuple(residuals + u_in), outvars=tuple(u_out), effects=unknown.effects,
+        invars=tuple(residuals + u_in), outvars=tuple(u_out), effects=unknown.effects,
         params=params.replace(name=name, jaxpr=ClosedJaxpr(unknown),
                               donated_invars=(False,) * (len(residuals) + len(u_in))))
     return known_eqn, unknown_eqn, list(out_unk), residuals
@@ -36,15 +36,15 @@ def _jit_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
 def _jit_dce(eqn: Eqn, used_outputs: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
     callee: ClosedJaxpr = eqn.params["jaxpr"]
     if not any(used_outputs) and not eqn.effects:
-        return None, [False] * len(eqn.inputs)
+        return None, [False] * len(eqn.invars)
     pruned, used_in = dce_jaxpr(callee.jaxpr, used_outputs, prune_invars=True)
     params = eqn.params.replace(
         jaxpr=ClosedJaxpr(pruned),
         donated_invars=tuple(d for d, u in zip(eqn.params["donated_invars"], used_in) if u))
-    new = eqn.replace(inputs=tuple(a for a, u in zip(eqn.inputs, used_in) if u),
+    new = eqn.replace(invars=tuple(a for a, u in zip(eqn.invars, used_in) if u),
                       outvars=tuple(v for v, u in zip(eqn.outvars, used_outputs) if u),
                       params=params)
-    return new, [True] * len(new.inputs)
+    return new, [True] * len(new.invars)
 
 
 pe_rules[P.jit_p] = _jit_partial_eval

@@ -49,7 +49,7 @@ def _batched_outputs(jaxpr: Jaxpr, batched: Sequence[bool]) -> list[bool]:
     """Which outputs depend on a batched input (what vmap would map)."""
     live = {v for v, b in zip(jaxpr.invars, batched) if b}
     for eqn in jaxpr.eqns:
-        if any(type(a) is Var and a in live for a in eqn.inputs):
+        if any(type(a) is Var and a in live for a in eqn.invars):
             live.update(eqn.outvars)
     return [type(a) is Var and a in live for a in jaxpr.outvars]
 
@@ -110,7 +110,7 @@ def _cond_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     branches: tuple[ClosedJaxpr, ...] = eqn.params["branches"]
     n_out = len(eqn.outvars)
     if unknowns[0]:
-        return None, eqn, [True] * n_out, [a for a in eqn.inputs if type(a) is Var]
+        return None, eqn, [True] * n_out, [a for a in eqn.invars if type(a) is Var]
     ops_unk = list(unknowns[1:])
     out_unk = [False] * n_out
     for b in branches:
@@ -135,15 +135,15 @@ def _cond_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
         outs = inline_jaxpr(e, unknown, (), [*res_in[start:start + nres], *u_in])
         unknown_bs.append(_closed(e.builder.build([*res_in, *u_in], outs)))
         start += nres
-    index = eqn.inputs[0]
-    ops = eqn.inputs[1:]
+    index = eqn.invars[0]
+    ops = eqn.invars[1:]
     res_vars = [Var(a) for a in all_res]
     k_outs = [v for v, u in zip(eqn.outvars, out_unk) if not u]
     u_outs = [v for v, u in zip(eqn.outvars, out_unk) if u]
-    known_eqn = eqn.replace(inputs=(index, *_pick(ops, [not u for u in ops_unk])),
+    known_eqn = eqn.replace(invars=(index, *_pick(ops, [not u for u in ops_unk])),
                             outvars=tuple(k_outs + res_vars),
                             params=eqn.params.replace(branches=tuple(known_bs)))
-    unknown_eqn = eqn.replace(inputs=(index, *res_vars, *_pick(ops, ops_unk)),
+    unknown_eqn = eqn.replace(invars=(index, *res_vars, *_pick(ops, ops_unk)),
                               outvars=tuple(u_outs),
                               params=eqn.params.replace(branches=tuple(unknown_bs)))
     residuals = ([index] if type(index) is Var else []) + res_vars
@@ -170,23 +170,23 @@ transpose_rules[P.cond_p] = _cond_transpose
 
 def _cond_dce(eqn: Eqn, used: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
     if not any(used) and not eqn.effects:
-        return None, [False] * len(eqn.inputs)
+        return None, [False] * len(eqn.invars)
     branches: tuple[ClosedJaxpr, ...] = eqn.params["branches"]
     pruned = [dce_jaxpr(b.jaxpr, used)[0] for b in branches]
-    used_ops = [False] * (len(eqn.inputs) - 1)
+    used_ops = [False] * (len(eqn.invars) - 1)
     for p in pruned:
         used_ops = _or(used_ops, _used_invars(p))
     new_bs = tuple(_closed(p.replace(invars=tuple(_pick(p.invars, used_ops)))) for p in pruned)
-    new = eqn.replace(inputs=(eqn.inputs[0], *_pick(eqn.inputs[1:], used_ops)),
+    new = eqn.replace(invars=(eqn.invars[0], *_pick(eqn.invars[1:], used_ops)),
                       outvars=tuple(_pick(eqn.outvars, used)),
                       params=eqn.params.replace(branches=new_bs))
-    return new, [True] * len(new.inputs)
+    return new, [True] * len(new.invars)
 
 
 def _used_invars(j: Jaxpr) -> list[bool]:
     live = {a for a in j.outvars if type(a) is Var}
     for eqn in j.eqns:
-        live.update(a for a in eqn.inputs if type(a) is Var)
+        live.update(a for a in eqn.invars if type(a) is Var)
     return [v in live for v in j.invars]
 
 
@@ -265,24 +265,24 @@ def _while_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
         uc = new
     cond_uses = _used_invars(p["cond_jaxpr"].jaxpr)[cn:]
     if any(uk_c) or any(u and used for u, used in zip(uc, cond_uses)) or all(uc):
-        res = [a for a, u in zip(eqn.inputs, unknowns) if not u and type(a) is Var]
+        res = [a for a, u in zip(eqn.invars, unknowns) if not u and type(a) is Var]
         return None, eqn, [True] * len(uc), res
     known_c = [not u for u in uc]
     kbody, used = dce_jaxpr(body, known_c)
     kbody = kbody.replace(invars=tuple(_pick(kbody.invars, [True] * bn + known_c)))
     kcond = p["cond_jaxpr"].jaxpr
     kcond = kcond.replace(invars=kcond.invars[:cn] + tuple(_pick(kcond.invars[cn:], known_c)))
-    ins_cc, ins_bc, ins_c = _split(eqn.inputs, cn, bn)
+    ins_cc, ins_bc, ins_c = _split(eqn.invars, cn, bn)
     if any(u and x for u, x in zip(uk_b, used[:bn])):
-        res = [a for a, u in zip(eqn.inputs, unknowns) if not u and type(a) is Var]
+        res = [a for a, u in zip(eqn.invars, unknowns) if not u and type(a) is Var]
         return None, eqn, [True] * len(uc), res
-    known_eqn = eqn.replace(inputs=tuple(ins_cc + ins_bc + _pick(ins_c, known_c)),
+    known_eqn = eqn.replace(invars=tuple(ins_cc + ins_bc + _pick(ins_c, known_c)),
                             outvars=tuple(_pick(eqn.outvars, known_c)),
                             params=p.replace(cond_jaxpr=_closed(kcond), body_jaxpr=_closed(kbody)))
     # The unknown loop binds fresh variables for the carries the known loop produces.
     unknown_eqn = eqn.replace(outvars=tuple(v if u else Var(v.aval)
                                             for v, u in zip(eqn.outvars, uc)))
-    res = [a for a, u in zip(eqn.inputs, unknowns) if not u and type(a) is Var]
+    res = [a for a, u in zip(eqn.invars, unknowns) if not u and type(a) is Var]
     return known_eqn, unknown_eqn, list(uc), res
 
 
@@ -441,11 +441,11 @@ def _scan_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     length = p["length"]
     res_avals = [aval_of(a) for a in known.outvars[len(known.outvars) - nres:]]
     res_vars = [Var(a.update(shape=(length,) + a.shape)) for a in res_avals]
-    ins_k, ins_c, ins_x = _split(eqn.inputs, nk, nc)
+    ins_k, ins_c, ins_x = _split(eqn.invars, nk, nc)
     outs_c, outs_y = eqn.outvars[:nc], eqn.outvars[nc:]
     y_unk = out_unk[nc:]
     known_eqn = eqn.replace(
-        inputs=tuple(_pick(ins_k, [not u for u in uk]) + _pick(ins_c, [not u for u in uc])
+        invars=tuple(_pick(ins_k, [not u for u in uk]) + _pick(ins_c, [not u for u in uc])
                      + _pick(ins_x, [not u for u in ux])),
         outvars=tuple(_pick(outs_c, [not u for u in uc]) + _pick(outs_y, [not u for u in y_unk])
                       + res_vars),
@@ -458,7 +458,7 @@ def _scan_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
         ui[nres + nuk + nuc:]
     unknown_j = unknown.replace(invars=u_k + u_c + u_res + u_x)
     unknown_eqn = eqn.replace(
-        inputs=tuple(_pick(ins_k, uk) + _pick(ins_c, uc) + res_vars + _pick(ins_x, ux)),
+        invars=tuple(_pick(ins_k, uk) + _pick(ins_c, uc) + res_vars + _pick(ins_x, ux)),
         outvars=tuple(_pick(outs_c, uc) + _pick(outs_y, y_unk)),
         params=p.replace(jaxpr=_closed(unknown_j), num_consts=nuk, num_carry=nuc))
     # A known initial carry that the loop makes unknown is an input of the unknown
@@ -511,7 +511,7 @@ transpose_rules[P.scan_p] = _scan_transpose
 
 def _scan_dce(eqn: Eqn, used: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
     if not any(used) and not eqn.effects:
-        return None, [False] * len(eqn.inputs)
+        return None, [False] * len(eqn.invars)
     p = eqn.params
     nc = p["num_carry"]
     # Carries stay (the loop needs them); unused stacked outputs go.
@@ -519,7 +519,7 @@ def _scan_dce(eqn: Eqn, used: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
     body, _ = dce_jaxpr(p["jaxpr"].jaxpr, keep, prune_invars=False)
     new = eqn.replace(outvars=tuple(_pick(eqn.outvars, keep)),
                       params=p.replace(jaxpr=_closed(body)))
-    return new, [True] * len(new.inputs)
+    return new, [True] * len(new.invars)
 
 
 dce_rules[P.scan_p] = _scan_dce

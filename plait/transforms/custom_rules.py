@@ -226,7 +226,7 @@ def _recompute_plan(known: Jaxpr, res: Sequence[Atom], policy: RematPolicy | Non
             cut.update(outs)
             continue
         todo.append(eqn)
-        live.update(a for a in eqn.inputs if type(a) is Var)
+        live.update(a for a in eqn.invars if type(a) is Var)
     saved = [v for eqn in known.eqns for v in eqn.outvars if v in cut]
     return todo[::-1], saved
 
@@ -240,7 +240,7 @@ def _remat_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     res = known.outvars[n_known_out:]
     todo, saved = _recompute_plan(known, res, params["policy"])
     # The known inputs the unknown side reads: by recomputing, or as residuals.
-    read = {a for e in todo for a in e.inputs if type(a) is Var} | set(res)
+    read = {a for e in todo for a in e.invars if type(a) is Var} | set(res)
     need = [v in read for v in known.invars]
     # The unknown side: recompute what was not saved, then the linear part.
     recompute = known.replace(invars=tuple(_pick(known.invars, need)) + tuple(saved),
@@ -253,16 +253,16 @@ def _remat_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     new_unknown = b.build([*u_in, *u_unk], inline_jaxpr(e, unknown, (), [*res_vals, *u_unk]))
     # The known side returns the saved values.
     known_saved, _ = dce_jaxpr(known.replace(outvars=known.outvars[:n_known_out] + tuple(saved)))
-    ins_known = [a for a, u in zip(eqn.inputs, unknowns) if not u]
-    ins_unknown = [a for a, u in zip(eqn.inputs, unknowns) if u]
+    ins_known = [a for a, u in zip(eqn.invars, unknowns) if not u]
+    ins_unknown = [a for a, u in zip(eqn.invars, unknowns) if u]
     k_out = [v for v, u in zip(eqn.outvars, out_unk) if not u]
     u_out = [v for v, u in zip(eqn.outvars, out_unk) if u]
     saved_vars = [Var(v.aval) for v in saved]
     needed_ins = _pick(ins_known, need)
-    known_eqn = eqn.replace(inputs=tuple(ins_known), outvars=tuple(k_out + saved_vars),
+    known_eqn = eqn.replace(invars=tuple(ins_known), outvars=tuple(k_out + saved_vars),
                             params=params.replace(jaxpr=ClosedJaxpr(known_saved)))
     unknown_eqn = eqn.replace(
-        inputs=tuple(needed_ins + saved_vars + ins_unknown), outvars=tuple(u_out),
+        invars=tuple(needed_ins + saved_vars + ins_unknown), outvars=tuple(u_out),
         params=params.replace(jaxpr=ClosedJaxpr(new_unknown), differentiated=True))
     residuals = [a for a in needed_ins if type(a) is Var] + saved_vars
     return known_eqn, unknown_eqn, list(out_unk), residuals
@@ -305,12 +305,12 @@ batching_rules[P.remat_p] = _remat_vmap
 def _remat_dce(eqn: Eqn, used_outputs: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
     inner: ClosedJaxpr = eqn.params["jaxpr"]
     if not any(used_outputs):
-        return None, [False] * len(eqn.inputs)
+        return None, [False] * len(eqn.invars)
     pruned, used_in = dce_jaxpr(inner.jaxpr, used_outputs, prune_invars=True)
-    new = eqn.replace(inputs=tuple(a for a, u in zip(eqn.inputs, used_in) if u),
+    new = eqn.replace(invars=tuple(a for a, u in zip(eqn.invars, used_in) if u),
                       outvars=tuple(v for v, u in zip(eqn.outvars, used_outputs) if u),
                       params=eqn.params.replace(jaxpr=ClosedJaxpr(pruned)))
-    return new, [True] * len(new.inputs)
+    return new, [True] * len(new.invars)
 
 
 dce_rules[P.remat_p] = _remat_dce

@@ -61,10 +61,10 @@ def _dce(jaxpr: Jaxpr, used: tuple[bool, ...], prune: bool) -> tuple[Jaxpr, tupl
             new, rule_used = rule(eqn, used_out)
             if new is None:
                 continue
-            live.update(a for a, u in zip(new.inputs, rule_used) if u and type(a) is Var)
+            live.update(a for a, u in zip(new.invars, rule_used) if u and type(a) is Var)
             kept.append(new)
         else:
-            live.update(a for a in eqn.inputs if type(a) is Var)
+            live.update(a for a in eqn.invars if type(a) is Var)
             kept.append(eqn)
     kept.reverse()
     used_in = tuple(v in live for v in jaxpr.invars)

@@ -21,7 +21,7 @@ def inline_jaxpr(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], args: Sequenc
         return a if type(a) is Literal else env[a]
 
     for eqn in jaxpr.eqns:
-        outs = e.builder.bind(eqn.primitive, tuple(read(a) for a in eqn.inputs), eqn.params,
+        outs = e.builder.bind(eqn.primitive, tuple(read(a) for a in eqn.invars), eqn.params,
                               eqn.source_info)
         for v, x in zip(eqn.outvars, outs):  # (dict.update of pairs is slower)
             env[v] = x
@@ -40,7 +40,7 @@ def inline_calls(jaxpr: Jaxpr) -> Jaxpr:
         return a if type(a) is Literal else env[a]
 
     for eqn in jaxpr.eqns:
-        ins = [read(a) for a in eqn.inputs]
+        ins = [read(a) for a in eqn.invars]
         if eqn.primitive is P.jit_p:
             callee: ClosedJaxpr = eqn.params["jaxpr"]
             outs: Sequence[Atom] = inline_jaxpr(e, inline_calls(callee.jaxpr), (), ins)

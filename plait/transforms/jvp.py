@@ -162,8 +162,8 @@ def jvp_eqns(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], primals: Sequence
         if type(t) is not Zero:
             tenv[v] = t
     for eqn in jaxpr.eqns:
-        ps = [read(a) for a in eqn.inputs]
-        ts = [read_t(a) for a in eqn.inputs]
+        ps = [read(a) for a in eqn.invars]
+        ts = [read_t(a) for a in eqn.invars]
         if all(type(t) is Zero for t in ts):
             outs: Sequence[Atom] = e.builder.bind(eqn.primitive, tuple(ps), eqn.params,
                                                   eqn.source_info)

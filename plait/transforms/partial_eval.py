@@ -74,7 +74,7 @@ def _partial_eval(jaxpr: Jaxpr, unknowns: tuple[bool, ...],
             residuals[a] = None
 
     for eqn in jaxpr.eqns:
-        unks = [is_unknown(a) for a in eqn.inputs]
+        unks = [is_unknown(a) for a in eqn.invars]
         rule = pe_rules.get(eqn.primitive)
         if rule is not None and any(unks):
             k_eqn, u_eqn, unks_out, res = rule(eqn, unks)
@@ -86,7 +86,7 @@ def _partial_eval(jaxpr: Jaxpr, unknowns: tuple[bool, ...],
                 residuals[r] = None
             unknown.update(v for v, u in zip(eqn.outvars, unks_out) if u)
         elif any(unks):
-            for a in eqn.inputs:
+            for a in eqn.invars:
                 residual(a)
             unknown_eqns.append(eqn)
             unknown.update(eqn.outvars)

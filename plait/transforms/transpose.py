@@ -77,12 +77,12 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
             primal[v] = x
     linear_eqns = []
     for eqn in jaxpr.eqns:
-        if any(type(a) is Var and a in linear for a in eqn.inputs):
+        if any(type(a) is Var and a in linear for a in eqn.invars):
             linear.update(eqn.outvars)
             linear_eqns.append(eqn)
         else:
             # No input is linear here: each is a literal or a known primal.
-            known = tuple(a if type(a) is Literal else primal[a] for a in eqn.inputs)
+            known = tuple(a if type(a) is Literal else primal[a] for a in eqn.invars)
             outs = e.builder.bind(eqn.primitive, known, eqn.params, eqn.source_info)
             for v, x in zip(eqn.outvars, outs):
                 primal[v] = x
@@ -105,9 +105,9 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
             raise RuleNotImplementedError("Transpose", eqn.primitive.name)
         cts_z: list[Atom | Zero] = [c if c is not None else Zero(o.aval)
                                     for c, o in zip(cts, eqn.outvars)]
-        ins = [read(a) for a in eqn.inputs]
+        ins = [read(a) for a in eqn.invars]
         cts_in = rule(e, cts_z, *ins, **eqn.params)
-        for a, ct_in in zip(eqn.inputs, cts_in, strict=True):
+        for a, ct_in in zip(eqn.invars, cts_in, strict=True):
             add_ct(a, ct_in)
     return [ct.get(v, Zero(v.aval)) for v, x in zip(jaxpr.invars, args)
             if type(x) is UndefPrimal]

@@ -77,7 +77,7 @@ def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
         if d is not None:
             denv[v] = d
     for eqn in jaxpr.eqns:
-        vals, ds = zip(*[read(a) for a in eqn.inputs]) if eqn.inputs else ((), ())
+        vals, ds = zip(*[read(a) for a in eqn.invars]) if eqn.invars else ((), ())
         if all(d is None for d in ds):
             outs: Sequence[Atom] = e.builder.bind(eqn.primitive, tuple(vals), eqn.params,
                                                   eqn.source_info)

@@ -87,7 +87,7 @@ def test_scalar_constants_are_inlined_as_literals() -> None:
     s = np.float32(2.5)
     closed = plait.make_jaxpr(lambda x: x * s)(np.ones(3, np.float32))
     assert not closed.jaxpr.constvars
-    lit = closed.jaxpr.eqns[0].inputs[1]
+    lit = closed.jaxpr.eqns[0].invars[1]
     assert isinstance(lit, Literal) and lit.value == 2.5
 
 

@@ -88,7 +88,7 @@ def test_replace_returns_the_same_object_when_nothing_changes() -> None:
     j = _chain()
     e = j.eqns[0]
     assert j.replace(eqns=j.eqns) is j
-    assert e.replace(params=e.params, inputs=e.inputs) is e
+    assert e.replace(params=e.params, invars=e.invars) is e
     assert ClosedJaxpr(j).replace(jaxpr=j).jaxpr is j
     assert e.params.replace() is e.params
     changed = j.replace(outvars=(j.eqns[0].outvars[0],))

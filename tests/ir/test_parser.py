@@ -762,7 +762,7 @@ def _rebuild(j: Jaxpr) -> Jaxpr:
     constvars = [env.setdefault(v, Var(v.aval)) for v in j.constvars]
     invars = [env.setdefault(v, Var(v.aval)) for v in j.invars]
     for eqn in j.eqns:
-        outs = b.bind(eqn.primitive, tuple(map(read, eqn.inputs)), dict(eqn.params))
+        outs = b.bind(eqn.primitive, tuple(map(read, eqn.invars)), dict(eqn.params))
         env.update(zip(eqn.outvars, outs))
     return b.build(invars, [read(a) for a in j.outvars], constvars)
 
@@ -775,7 +775,7 @@ def test_rebuilt_programs_are_equal_and_duplicates_merge(j: Jaxpr) -> None:
     b = Builder()
     env = {v: v for v in j.constvars + j.invars}
     for eqn in j.eqns:
-        ins = tuple(env.get(a, a) if type(a) is Var else a for a in eqn.inputs)
+        ins = tuple(env.get(a, a) if type(a) is Var else a for a in eqn.invars)
         first = b.bind(eqn.primitive, ins, eqn.params)
         n = len(b.eqns)
         assert b.bind(eqn.primitive, ins, dict(eqn.params)) == first

@@ -32,7 +32,7 @@ def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) ->
         return a if type(a) is Literal else env[a]
 
     for eqn in jaxpr.eqns:
-        outs = bind(eqn.primitive, *[read(a) for a in eqn.inputs], **eqn.params)
+        outs = bind(eqn.primitive, *[read(a) for a in eqn.invars], **eqn.params)
         for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
             env[v] = x
     return [read(a) for a in jaxpr.outvars]

@@ -138,7 +138,7 @@ def prune_unused(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
     """The program ``jit`` compiles: ``closed`` without dead equations, unused constants
     and unused inputs (JAX's ``keep_unused=False``); and which inputs it keeps."""
     jaxpr, kept = dce_jaxpr(closed.jaxpr, prune_invars=True)
-    used = {a for e in jaxpr.eqns for a in e.inputs if type(a) is Var}
+    used = {a for e in jaxpr.eqns for a in e.invars if type(a) is Var}
     used.update(a for a in jaxpr.outvars if type(a) is Var)
     consts = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if v in used]
     if len(consts) < len(jaxpr.constvars):

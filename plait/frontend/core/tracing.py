@@ -158,12 +158,12 @@ class Trace:
             eqn = producers.get(v)
             if eqn is None:
                 return None
-            missing = [a for a in eqn.inputs if type(a) is Var and a not in known]
+            missing = [a for a in eqn.invars if type(a) is Var and a not in known]
             if missing:
                 stack.extend(missing)
                 continue
             args = []
-            for a in eqn.inputs:
+            for a in eqn.invars:
                 x = a if type(a) is Literal else _resolved(known, a)
                 if x is None:
                     return None
@@ -183,7 +183,7 @@ class Trace:
         deps = {var}
         for eqn in reversed(self.builder.eqns):
             if any(v in deps for v in eqn.outvars):
-                deps.update(a for a in eqn.inputs if type(a) is Var)
+                deps.update(a for a in eqn.invars if type(a) is Var)
         return not live.isdisjoint(deps)
 
 
@@ -449,7 +449,7 @@ def _depends_on(t: Tracer) -> list[str]:
     deps: set[Var] = {t._var}
     for eqn in reversed(trace.builder.eqns):
         if any(v in deps for v in eqn.outvars):
-            deps.update(a for a in eqn.inputs if type(a) is Var)
+            deps.update(a for a in eqn.invars if type(a) is Var)
     out = []
     for i, v in enumerate(trace.invars):
         if v in deps:
@@ -509,16 +509,16 @@ def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
     builder = trace.builder
     cse = builder._cse
     for eqn in jaxpr.eqns:
-        ins = tuple([read(a) for a in eqn.inputs])
+        ins = tuple([read(a) for a in eqn.invars])
         if eqn.effects or cse is None or any(
-                n.aval is not o.aval for n, o in zip(ins, eqn.inputs)):
+                n.aval is not o.aval for n, o in zip(ins, eqn.invars)):
             outs: Sequence[Var] = builder.bind(eqn.primitive, ins, eqn.params, eqn.source_info)
         else:
             key = (eqn.primitive, ins, eqn.params)
             hit = cse.get(key)
             if hit is None:
                 outs = tuple([Var(v.aval) for v in eqn.outvars])
-                builder.eqns.append(eqn.replace(inputs=ins, outvars=outs))
+                builder.eqns.append(eqn.replace(invars=ins, outvars=outs))
                 cse[key] = outs
             else:
                 outs = hit
