@@ -27,6 +27,7 @@ from plait.frontend.core.arguments import ShapeDtypeStruct  # noqa: E402
 from plait.frontend.core.array_base import Array  # noqa: E402
 from plait.frontend.core.promotion import numpy_dtype_promotion  # noqa: E402
 from plait.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, Var  # noqa: E402
+from plait.ir.caches import cache_info, clear_caches  # noqa: E402
 
 __all__ = [
     "config", "errors", "ir", "lax", "numpy", "transforms", "tree_util", "typing", "make_jaxpr", "eval_shape", "jit", "device_put", "devices",
@@ -34,6 +35,6 @@ __all__ = [
     "value_and_grad", "vjp", "vmap", "checkpoint", "checkpoint_policies", "remat", "custom_jvp",
     "custom_vjp",
     "Traced", "Lowered", "Compiled", "ShapeDtypeStruct", "Array", "numpy_dtype_promotion",
-    "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "Primitive", "ShapedArray", "Var",
+    "clear_caches", "cache_info", "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "Primitive", "ShapedArray", "Var",
 ]
 __version__ = "0.1.0"

@@ -15,6 +15,7 @@ and imports nothing from the other layers.  Its pieces:
 from plait.ir import dtypes, primitives
 from plait.ir import reference as _reference  # noqa: F401  (registers the NumPy rules)
 from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.caches import cache_info, clear_caches
 from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
 from plait.ir.builder import Builder, new_vars
 from plait.ir.check import check_jaxpr
@@ -28,7 +29,7 @@ from plait.ir.primitive import PRIMITIVES, Primitive, lookup_primitive
 from plait.ir.printer import pp_eqn_in, pp_jaxpr
 
 __all__ = [
-    "dtypes", "primitives", "Atom", "Literal", "Var", "AbstractValue", "ShapedArray",
+    "dtypes", "primitives", "cache_info", "clear_caches", "Atom", "Literal", "Var", "AbstractValue", "ShapedArray",
     "shaped", "shaped_avals",
     "Builder", "new_vars", "check_jaxpr", "DebugInfo", "SourceInfo", "NO_EFFECTS", "Effect",
     "eval_closed_jaxpr", "eval_jaxpr", "impl_rules", "ClosedJaxpr", "Eqn", "Jaxpr",

@@ -13,6 +13,7 @@ import numpy as np
 
 from plait.ir import dtypes
 from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.caches import WeakInternTable
 
 __all__ = ["Var", "Literal", "Atom", "literal_text"]
 
@@ -49,24 +50,23 @@ def _value_key(value: Scalar) -> Any:
 class _InternedLiteral(type):
     """Metaclass of :class:`Literal`: equal (value, type) pairs give one object."""
 
-    _table: dict[Any, Any]
+    _table: WeakInternTable
 
     def __call__(cls, value: Any, aval: ShapedArray) -> Any:
         table = cls._table
         tv = type(value)
         if tv is not float or (value != 0.0 and value == value):
-            try:
-                return table[(tv, value, aval)]
-            except KeyError:
-                pass
+            hit = table.get((tv, value, aval))
+            if hit is not None:
+                return hit
         scalar = _normalize(value, aval)
         key = (_value_key(scalar), aval)
         lit = table.get(key)
         if lit is None:
             lit = super().__call__(scalar, aval)
-            table[key] = lit
+            table.put(key, lit)
         if type(scalar) is tv and (tv is not float or (value != 0.0 and value == value)):
-            table[(tv, value, aval)] = lit
+            table.put((tv, value, aval), lit)
         return lit
 
 
@@ -112,7 +112,7 @@ class Literal(metaclass=_InternedLiteral):
     ``float`` or ``complex``); ``1``, ``1.0`` and ``True`` are distinct.
     """
 
-    _table: ClassVar[dict[Any, Any]] = {}
+    _table: ClassVar[WeakInternTable] = WeakInternTable()
 
     value: Scalar
     """The constant, as a Python scalar."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from plait.ir.errors import JaxprTypeError
 from plait.ir import dtypes
+from plait.ir.caches import WeakInternTable
 
 __all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals"]
 
@@ -38,14 +39,16 @@ class _InternedAval(type):
     access and never re-runs the attrs initializer.
     """
 
-    _table: dict[Any, Any]
+    _table: WeakInternTable
 
     def __call__(cls, shape: Any, dtype: Any, weak_type: bool = False) -> Any:
         table = cls._table
         try:
-            return table[(shape, dtype, weak_type)]
-        except (KeyError, TypeError):
-            pass
+            hit = table.get((shape, dtype, weak_type))
+        except TypeError:
+            hit = None
+        if hit is not None:
+            return hit
         norm_shape = _normalize_shape(shape)
         norm_dtype = dtype if isinstance(dtype, np.dtype) else dtypes._to_dtype(dtype)
         if norm_dtype not in dtypes._SHORT:
@@ -55,9 +58,9 @@ class _InternedAval(type):
         aval = table.get(key)
         if aval is None:
             aval = super().__call__(norm_shape, norm_dtype, bool(weak_type))
-            table[key] = aval
+            table.put(key, aval)
         try:
-            table[(shape, dtype, weak_type)] = aval
+            table.put((shape, dtype, weak_type), aval)
         except TypeError:
             pass  # an unhashable spelling (a list shape) is only normalized
         return aval
@@ -83,7 +86,7 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
     is combined with (JAX docs, "Type promotion semantics": "Weakly-typed values in JAX").
     """
 
-    _table: ClassVar[dict[Any, Any]] = {}
+    _table: ClassVar[WeakInternTable] = WeakInternTable()
 
     shape: tuple[int, ...]
     """The dimensions, each a non-negative int."""

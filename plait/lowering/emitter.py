@@ -16,6 +16,7 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.caches import BoundedDict
 
 __all__ = ["Value", "FuncEmitter", "tensor_type", "element_type", "dense_attr", "i64_array",
            "Region"]
@@ -39,7 +40,7 @@ def element_type(dtype: np.dtype[Any]) -> str:
 
 
 _TypeKey = tuple[tuple[int, ...], np.dtype[Any]]
-_type_cache: dict[AbstractValue | _TypeKey, str] = {}
+_type_cache: BoundedDict[AbstractValue | _TypeKey, str] = BoundedDict("MLIR tensor types")
 
 
 def tensor_type(aval: AbstractValue | _TypeKey) -> str:

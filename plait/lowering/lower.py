@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from plait.ir.errors import RuleNotImplementedError
-from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.atoms import Atom, Literal
 from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive

@@ -15,6 +15,7 @@ import numpy as np
 from plait.ir.config import values as _config
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
+from plait.ir.caches import BoundedDict
 from plait.lowering.emitter import tensor_type
 
 from jaxlib import xla_client as _xc
@@ -136,7 +137,7 @@ def to_numpy(buffer: Any, aval: ShapedArray) -> np.ndarray:
     return np.asarray(bits).view(aval.dtype)
 
 
-_bitcasts: dict[ShapedArray, Executable] = {}
+_bitcasts: BoundedDict[ShapedArray, Executable] = BoundedDict("bfloat16 bitcast programs", 256)
 
 
 def _bitcast_executable(aval: ShapedArray) -> Executable:

@@ -7,13 +7,18 @@ from typing import Any
 
 import attrs
 
+from plait.ir.atoms import Var
+from plait.ir.avals import shaped
+from plait.ir.caches import LRUCache
 from plait.ir.jaxpr import Jaxpr
 from plait.transforms.dce import dce_jaxpr
+from plait.transforms.emit import Emitter
+from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import jvp_jaxpr
 from plait.transforms.partial_eval import partial_eval_jaxpr
 from plait.transforms.transpose import transpose_jaxpr
 
-__all__ = ["VjpJaxprs", "vjp_jaxprs", "linearize_jaxpr"]
+__all__ = ["VjpJaxprs", "vjp_jaxprs", "linearize_jaxpr", "value_and_grad_jaxpr"]
 
 
 @attrs.frozen
@@ -31,7 +36,7 @@ class VjpJaxprs:
     out_tangent: tuple[bool, ...]
 
 
-_cache: dict[tuple[Any, ...], VjpJaxprs] = {}
+_cache: LRUCache[tuple[Any, ...], VjpJaxprs] = LRUCache("vjp")
 
 
 def linearize_jaxpr(jaxpr: Jaxpr, diff: Sequence[bool]) -> tuple[Jaxpr, Jaxpr, int, tuple[bool, ...]]:
@@ -62,3 +67,34 @@ def vjp_jaxprs(jaxpr: Jaxpr, diff: Sequence[bool]) -> VjpJaxprs:
         bwd, _ = dce_jaxpr(bwd)
         hit = _cache[key] = VjpJaxprs(primal, bwd, nres, out_nz)
     return hit
+
+
+_vg_cache: LRUCache[tuple[Any, ...], Jaxpr] = LRUCache("value_and_grad")
+
+
+def value_and_grad_jaxpr(jaxpr: Jaxpr, n_consts: int, diff: Sequence[bool],
+                          keep_outputs: Sequence[bool]) -> Jaxpr:
+    """One jaxpr ``(consts, args) -> (kept outputs..., grads of the diff args)`` for a
+    scalar first output; what only the dropped outputs need is gone (cached)."""
+    key = (jaxpr.typed_key(), n_consts, tuple(diff), tuple(keep_outputs))
+    return _vg_cache.get_or_compute(
+        key, lambda: _build_value_and_grad(jaxpr, n_consts, diff, keep_outputs))
+
+
+def _build_value_and_grad(jaxpr: Jaxpr, n_consts: int, diff: Sequence[bool],
+                          keep_outputs: Sequence[bool]) -> Jaxpr:
+    pieces = vjp_jaxprs(jaxpr, [False] * n_consts + list(diff))
+    e = Emitter()
+    invars = [Var(v.aval) for v in jaxpr.invars]
+    outs = inline_jaxpr(e, pieces.fwd, (), invars)
+    n_out = len(jaxpr.outvars)
+    primal_outs, residuals = outs[:n_out], outs[n_out:]
+    out_aval = shaped(jaxpr.outvars[0].aval)
+    one = e.literal(1.0, out_aval.dtype, out_aval.weak_type)
+    cts = [one] + [e.zeros(a.aval) for a, has in
+                   zip(jaxpr.outvars[1:], pieces.out_tangent[1:]) if has]
+    grads = inline_jaxpr(e, pieces.bwd, (), [*residuals, *cts]) if pieces.out_tangent[0] else [
+        e.zeros(v.aval) for v, d in zip(jaxpr.invars[n_consts:], diff) if d]
+    full = e.builder.build(invars, [*primal_outs, *grads])
+    full, _ = dce_jaxpr(full, [*keep_outputs, *([True] * len(grads))])
+    return full

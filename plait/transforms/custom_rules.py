@@ -13,6 +13,7 @@ from plait.ir.builder import Builder
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitives import RematPolicy
 from plait.ir.primitives.custom import nonlinear_bwd_error
+from plait.ir.caches import LRUCache
 from plait.transforms.dce import dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero, aval_of
 from plait.transforms.inline import inline_jaxpr
@@ -51,20 +52,19 @@ def _custom_jvp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence
 
 jvp_rules[P.custom_jvp_call_p] = _custom_jvp_call_jvp
 
-_fwd_lin_cache: dict[Any, ClosedJaxpr | None] = {}
+_fwd_lin_cache: LRUCache[Any, tuple[ClosedJaxpr | None]] = LRUCache("custom_vjp forward")
+"""Keyed by (bwd, number of residuals); the value in a 1-tuple, as ``None`` is a result."""
 
 
 def _fwd_lin(bwd: ClosedJaxpr, num_res: int) -> ClosedJaxpr | None:
     """The transpose of ``bwd`` in its cotangents, or ``None`` if it is not linear in them."""
-    key = (bwd.jaxpr.typed_key(), num_res)
-    if key not in _fwd_lin_cache:
+    def compute() -> tuple[ClosedJaxpr | None]:
         n_ct = len(bwd.jaxpr.invars) - num_res
         try:
-            t = transpose_jaxpr(bwd.jaxpr, [False] * num_res + [True] * n_ct)
-            _fwd_lin_cache[key] = ClosedJaxpr(t)
+            return (ClosedJaxpr(transpose_jaxpr(bwd.jaxpr, [False] * num_res + [True] * n_ct)),)
         except (JaxprTypeError, NotImplementedError):
-            _fwd_lin_cache[key] = None
-    return _fwd_lin_cache[key]
+            return (None,)
+    return _fwd_lin_cache.get_or_compute((bwd.jaxpr.typed_key(), num_res), compute)[0]
 
 
 def _custom_vjp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,

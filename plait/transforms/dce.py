@@ -15,6 +15,7 @@ from plait.ir.check import check_jaxpr
 from plait.ir.effects import NO_EFFECTS
 from plait.ir.jaxpr import Eqn, Jaxpr
 from plait.ir.primitive import Primitive
+from plait.ir.caches import LRUCache
 
 __all__ = ["dce_jaxpr", "dce_rules", "DceRule"]
 
@@ -22,7 +23,7 @@ DceRule = Callable[[Eqn, Sequence[bool]], tuple[Eqn | None, list[bool]]]
 """``rule(eqn, used_outputs) -> (new eqn or None, used_inputs)``."""
 
 dce_rules: dict[Primitive, DceRule] = {}
-_cache: dict[tuple[Any, ...], tuple[Jaxpr, tuple[bool, ...]]] = {}
+_cache: LRUCache[tuple[Any, ...], tuple[Jaxpr, tuple[bool, ...]]] = LRUCache("dce")
 
 
 def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None,

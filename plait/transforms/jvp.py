@@ -22,6 +22,7 @@ from plait.ir.avals import AbstractValue, ShapedArray
 from plait.ir.check import check_jaxpr
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.primitive import Primitive
+from plait.ir.caches import LRUCache
 from plait.transforms.emit import Emitter, Zero
 
 __all__ = ["jvp_jaxpr", "jvp_rules", "JvpRule", "tangent_aval", "defjvp", "defjvp2",
@@ -107,7 +108,7 @@ def defjvp_zero(prim: Primitive) -> None:
     jvp_rules[prim] = rule
 
 
-_cache: dict[tuple[Any, ...], tuple[Jaxpr, tuple[bool, ...]]] = {}
+_cache: LRUCache[tuple[Any, ...], tuple[Jaxpr, tuple[bool, ...]]] = LRUCache("jvp")
 
 
 def jvp_jaxpr(jaxpr: Jaxpr, nonzeros: Sequence[bool],

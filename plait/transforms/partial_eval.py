@@ -20,6 +20,7 @@ from plait.ir.check import check_jaxpr
 from plait.ir.effects import NO_EFFECTS
 from plait.ir.jaxpr import Eqn, Jaxpr
 from plait.ir.primitive import Primitive
+from plait.ir.caches import LRUCache
 
 __all__ = ["partial_eval_jaxpr", "pe_rules", "PeRule", "PartialEvalResult"]
 
@@ -30,7 +31,7 @@ primitives that split themselves (calls, control flow) instead of going wholly o
 pe_rules: dict[Primitive, PeRule] = {}
 
 PartialEvalResult = tuple[Jaxpr, Jaxpr, tuple[bool, ...], int]
-_cache: dict[tuple[Any, ...], PartialEvalResult] = {}
+_cache: LRUCache[tuple[Any, ...], PartialEvalResult] = LRUCache("partial_eval")
 
 
 def partial_eval_jaxpr(jaxpr: Jaxpr, unknowns: Sequence[bool],

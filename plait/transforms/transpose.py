@@ -20,6 +20,7 @@ from plait.ir.avals import AbstractValue
 from plait.ir.check import check_jaxpr
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.primitive import Primitive
+from plait.ir.caches import LRUCache
 from plait.transforms.emit import Emitter, Zero
 
 __all__ = ["transpose_jaxpr", "transpose_rules", "TransposeRule", "UndefPrimal",
@@ -51,7 +52,7 @@ TransposeRule = Callable[..., Sequence[Cotangent]]
 or :class:`Zero` for the others)."""
 
 transpose_rules: dict[Primitive, TransposeRule] = {}
-_cache: dict[tuple[Any, ...], Jaxpr] = {}
+_cache: LRUCache[tuple[Any, ...], Jaxpr] = LRUCache("transpose")
 
 
 def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],

@@ -18,6 +18,7 @@ from plait.ir.avals import ShapedArray
 from plait.ir.check import check_jaxpr
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.primitive import Primitive
+from plait.ir.caches import LRUCache
 from plait.transforms.emit import Emitter, aval_of
 
 __all__ = ["vmap_jaxpr", "batching_rules", "BatchRule", "Dim", "move_axis", "bdim_to_front",
@@ -28,7 +29,7 @@ BatchRule = Callable[..., tuple[Sequence[Atom], Sequence[Dim]]]
 """``rule(e, axis_size, operands, dims, **params) -> (results, result dims)``."""
 
 batching_rules: dict[Primitive, BatchRule] = {}
-_cache: dict[tuple[Any, ...], Jaxpr] = {}
+_cache: LRUCache[tuple[Any, ...], Jaxpr] = LRUCache("vmap")
 
 
 def batched_aval(aval: Any, dim: Dim, size: int) -> ShapedArray:

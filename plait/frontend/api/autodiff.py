@@ -18,13 +18,9 @@ import numpy as np
 
 from plait.ir.errors import ArgumentError
 from plait.ir import dtypes as dt
-from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import Jaxpr, consts_as_invars
-from plait.transforms.ad import linearize_jaxpr, vjp_jaxprs
-from plait.transforms.dce import dce_jaxpr
-from plait.transforms.emit import Emitter
-from plait.transforms.inline import inline_jaxpr
+from plait.transforms.ad import linearize_jaxpr, value_and_grad_jaxpr, vjp_jaxprs
 from plait.transforms.jvp import jvp_jaxpr
 from plait.transforms.transpose import transpose_jaxpr
 from plait.frontend import lax
@@ -217,39 +213,6 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     return out, f_vjp
 
 
-_vg_cache: dict[tuple[Any, ...], Jaxpr] = {}
-
-
-def _value_and_grad_jaxpr(jaxpr: Jaxpr, n_consts: int, diff: Sequence[bool],
-                          keep_outputs: Sequence[bool]) -> Jaxpr:
-    """One jaxpr ``(consts, args) -> (kept outputs..., grads of the diff args)`` for a
-    scalar first output; what only the dropped outputs need is gone (cached)."""
-    key = (jaxpr.typed_key(), n_consts, tuple(diff), tuple(keep_outputs))
-    hit = _vg_cache.get(key)
-    if hit is None:
-        hit = _vg_cache[key] = _build_value_and_grad(jaxpr, n_consts, diff, keep_outputs)
-    return hit
-
-
-def _build_value_and_grad(jaxpr: Jaxpr, n_consts: int, diff: Sequence[bool],
-                          keep_outputs: Sequence[bool]) -> Jaxpr:
-    pieces = vjp_jaxprs(jaxpr, [False] * n_consts + list(diff))
-    e = Emitter()
-    invars = [Var(v.aval) for v in jaxpr.invars]
-    outs = inline_jaxpr(e, pieces.fwd, (), invars)
-    n_out = len(jaxpr.outvars)
-    primal_outs, residuals = outs[:n_out], outs[n_out:]
-    out_aval = shaped(jaxpr.outvars[0].aval)
-    one = e.literal(1.0, out_aval.dtype, out_aval.weak_type)
-    cts = [one] + [e.zeros(a.aval) for a, has in
-                   zip(jaxpr.outvars[1:], pieces.out_tangent[1:]) if has]
-    grads = inline_jaxpr(e, pieces.bwd, (), [*residuals, *cts]) if pieces.out_tangent[0] else [
-        e.zeros(v.aval) for v, d in zip(jaxpr.invars[n_consts:], diff) if d]
-    full = e.builder.build(invars, [*primal_outs, *grads])
-    full, _ = dce_jaxpr(full, [*keep_outputs, *([True] * len(grads))])
-    return full
-
-
 def _check_grad_inputs(avals: Sequence[ShapedArray], selected: Sequence[bool], allow_int: bool,
                        holomorphic: bool, names: Sequence[str], what: str) -> None:
     for a, s, name in zip(avals, selected, names):
@@ -343,7 +306,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
         n_out = len(jaxpr.outvars)
         # grad alone keeps only the aux outputs: the value's own computation is dropped.
         keep = [with_value or i > 0 for i in range(n_out)]
-        full = _value_and_grad_jaxpr(jaxpr, len(consts), diff, keep)
+        full = value_and_grad_jaxpr(jaxpr, len(consts), diff, keep)
         outs = apply_jaxpr(full, (), [*consts, *call.leaves], f"grad_{name}")
         n_kept = sum(keep)
         kept = iter(outs[:n_kept])

@@ -29,6 +29,7 @@ import numpy as np
 
 from plait.ir.config import on_update, values as _config
 from plait.ir.avals import ShapedArray
+from plait.ir.caches import register_cache
 from plait.lowering import runtime
 from plait.lowering.runtime import Executable
 from plait.frontend.core.array_impl import ArrayImpl
@@ -98,6 +99,20 @@ def _claim_jit_state() -> bool:
 
 _owns_jit_state = _claim_jit_state()
 _cache = _jax.PjitFunctionCache(capacity=4096)
+
+
+class _DispatchCache:
+    """The dispatcher's executables, as :func:`plait.clear_caches` sees them."""
+
+    name = "jit dispatch"
+
+    def clear(self) -> None:
+        """Forget every jitted function's cached signatures."""
+        _cache.clear()
+
+
+_dispatch_cache = _DispatchCache()
+register_cache(_dispatch_cache)
 
 
 def _shard_arg(x: Any, sharding: runtime.Sharding, layout: Any) -> Any:

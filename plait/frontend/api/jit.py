@@ -27,6 +27,7 @@ from plait.lowering.runtime import Executable
 from plait.frontend.core import cache_log
 from plait.frontend.api import dispatch
 from plait.ir.config import values as _config
+from plait.ir.caches import BoundedDict
 from plait.frontend.core.arguments import abstractify, arg_path, fun_name, mark_static, static_args
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.api.compile import compile_traced, execute
@@ -109,7 +110,8 @@ class JitFunction:
         self.static_argnames = static_argnames
         self.donate_argnums = donate_argnums
         self.keep_unused = keep_unused
-        self._cache: dict[tuple[Any, ...], _Entry] = {}
+        self._cache: BoundedDict[tuple[Any, ...], _Entry] = BoundedDict(
+            f"jit traces of {fun_name(fun)}")
         # jaxlib's dispatcher takes static argument positions as given; plait counts
         # a negative one from the end of each call's arguments, which it cannot do.
         self._dispatchable = all(i >= 0 for i in static_argnums)

@@ -14,6 +14,7 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
+from plait.ir.caches import BoundedDict
 from plait.lowering import runtime
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tree_util import dispatch_registry
@@ -179,7 +180,7 @@ def device_buffer(x: Any, aval: ShapedArray, reuse: bool = True) -> Any:
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
-_scalar_buffers: dict[Literal, Any] = {}
+_scalar_buffers: BoundedDict[Literal, Any] = BoundedDict("scalar device buffers")
 
 
 def scalar_buffer(lit: Literal) -> Any:
@@ -189,8 +190,7 @@ def scalar_buffer(lit: Literal) -> Any:
     buf = _scalar_buffers.get(lit)
     if buf is None:
         buf = runtime.device_put(np.asarray(lit.value, lit.aval.dtype), lit.aval)
-        if len(_scalar_buffers) < 4096:
-            _scalar_buffers[lit] = buf
+        _scalar_buffers[lit] = buf
     return buf
 
 

@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.caches import LRUCache
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.runtime import Executable
 from plait.frontend.core import cache_log
 
 __all__ = ["executable_for", "const_key"]
 
-_cache: dict[Any, Executable] = {}
+_cache: LRUCache[Any, Executable] = LRUCache("executables", 512)
+"""Compiled programs by (jaxpr structure, constants, donation, device)."""
 
 
 def const_key(consts: Sequence[Any]) -> tuple[Any, ...]:

@@ -20,6 +20,7 @@ from plait.ir.builder import Builder
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import Params
 from plait.ir.primitive import Primitive
+from plait.ir.caches import BoundedDict
 from plait.lowering import runtime
 from plait.lowering.runtime import Executable
 from plait.frontend.core import cache_log
@@ -40,7 +41,7 @@ class _Op:
         self.out_avals = out_avals
 
 
-_ops: dict[tuple[Any, ...], _Op] = {}
+_ops: BoundedDict[tuple[Any, ...], _Op] = BoundedDict("eager operations")
 """Keyed by ``(primitive, params, *operand avals)``."""
 
 

@@ -32,6 +32,7 @@ from plait.ir.builder import Builder
 from plait.ir.debug_info import DebugInfo, SourceInfo
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive, set_bind_hook
+from plait.ir.caches import BoundedDict
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.traceback_util import is_plait_code
@@ -281,8 +282,8 @@ def _cast_scalar(x: Any, dtype: np.dtype[Any]) -> Any:
         return float(np.asarray(x.real if isinstance(x, complex) else x).astype(dtype).item())
 
 
-_internal_code: dict[CodeType, bool] = {}
-_source_cache: dict[tuple[CodeType, int], SourceInfo] = {}
+_internal_code: BoundedDict[CodeType, bool] = BoundedDict("internal code objects")
+_source_cache: BoundedDict[tuple[CodeType, int], SourceInfo] = BoundedDict("source lines")
 
 
 def user_frame_info() -> SourceInfo | None:

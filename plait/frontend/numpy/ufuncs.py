@@ -17,6 +17,7 @@ from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.ir.primitive import Primitive
+from plait.ir.caches import BoundedDict
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
@@ -86,7 +87,8 @@ def _fits_default_int(x: int) -> bool:
     return -0x80000000 <= x <= 0x7FFFFFFF
 
 
-_strong_cache: dict[tuple[type, Any, np.dtype[Any]], Literal] = {}
+_strong_cache: BoundedDict[tuple[type, Any, np.dtype[Any]], Literal] = BoundedDict(
+    "strong scalar literals")
 
 
 def _strong_literal(x: Any, dtype: np.dtype[Any]) -> Literal:
@@ -99,7 +101,7 @@ def _strong_literal(x: Any, dtype: np.dtype[Any]) -> Literal:
     if lit is None:
         weak = scalar_literal(x, dtype)
         lit = Literal(weak.value, weak.aval.strip_weak_type())
-        if cached and len(_strong_cache) < 4096:
+        if cached:
             _strong_cache[key] = lit
     return lit
 
