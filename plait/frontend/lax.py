@@ -209,11 +209,11 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
 
 def _convert_constant(x: Any, d: np.dtype[Any], weak: bool) -> Array:
     if type(x) is Literal:
-        value = np.asarray(x.value, x.aval.dtype)
+        value = np.asarray(x.val, x.aval.dtype)
     elif isinstance(x, np.ndarray | np.generic):
         value = np.asarray(x)
     elif isinstance(x, bool | int | float | builtins.complex):
-        value = np.asarray(scalar_literal(x).value if type(x) is int else x)
+        value = np.asarray(scalar_literal(x).val if type(x) is int else x)
     else:
         raise TypeError(f"convert_element_type: expected an array or a scalar, but got "
                         f"{type(x).__name__}")

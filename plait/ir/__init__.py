@@ -23,6 +23,7 @@ from plait.ir.debug_info import DebugInfo, SourceInfo
 from plait.ir.effects import NO_EFFECTS, Effect
 from plait.ir.interpreter import eval_closed_jaxpr, eval_jaxpr, impl_rules
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, consts_as_invars, convert_constvars, subjaxprs
+from plait.ir.notes import note_equation
 from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params
 from plait.ir.parser import parse_jaxpr
 from plait.ir.primitive import PRIMITIVES, Primitive, lookup_primitive
@@ -35,4 +36,5 @@ __all__ = [
     "eval_closed_jaxpr", "eval_jaxpr", "impl_rules", "ClosedJaxpr", "Eqn", "Jaxpr",
     "subjaxprs", "convert_constvars", "consts_as_invars", "EMPTY_PARAMS", "REQUIRED", "Derived", "ParamDef", "Params", "parse_jaxpr",
     "PRIMITIVES", "Primitive", "lookup_primitive", "pp_eqn_in", "pp_jaxpr",
+    "note_equation",
 ]

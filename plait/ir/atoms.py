@@ -114,21 +114,21 @@ class Literal(metaclass=_InternedLiteral):
 
     _table: ClassVar[WeakInternTable] = WeakInternTable()
 
-    value: Scalar
-    """The constant, as a Python scalar."""
+    val: Scalar
+    """The constant, as a Python scalar (JAX's name)."""
     aval: ShapedArray
     """Its type: always of shape ``()``."""
 
     @property
-    def val(self) -> Scalar:
-        """Alias of :attr:`value` (JAX's spelling)."""
-        return self.value
+    def value(self) -> Scalar:
+        """Alias of :attr:`val`, kept for code written against plait's earlier name."""
+        return self.val
 
     def __repr__(self) -> str:
         return f"Literal({literal_text(self)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Literal, (self.value, self.aval))
+        return (Literal, (self.val, self.aval))
 
     def __copy__(self) -> Literal:
         return self
@@ -139,7 +139,7 @@ class Literal(metaclass=_InternedLiteral):
 
 def literal_text(lit: Literal) -> str:
     """The printed form ``value:type``, as JAX prints it: ``3.0:f32[]``, ``True:bool[]``."""
-    return f"{lit.value}:{lit.aval.str_short()}"
+    return f"{lit.val}:{lit.aval.str_short()}"
 
 
 Atom: TypeAlias = Var | Literal

@@ -27,11 +27,15 @@ __all__ = ["Builder", "new_vars"]
 class Builder:
     """Records typed equations and assembles them into a :class:`Jaxpr`."""
 
-    __slots__ = ("eqns", "_cse", "_effects")
+    __slots__ = ("eqns", "source_info", "_cse", "_effects")
 
     def __init__(self, *, cse: bool = True) -> None:
         self.eqns: list[Eqn] = []
         """The equations recorded so far, in order."""
+        self.source_info: SourceInfo | None = None
+        """Given to equations bound without one.  A transformation sets it to the source
+        of the equation whose rule is running, so that what the rule emits points at
+        the user's line too (and so do errors raised later, e.g. in transpose)."""
         self._cse: dict[Any, tuple[Var, ...]] | None = {} if cse else None
         self._effects: set[Effect] = set()
 
@@ -56,6 +60,8 @@ class Builder:
             out_avals = primitive.abstract_eval([a.aval for a in inputs], params)  # re-raises, named
         outvars = tuple([Var(a) for a in out_avals])
         effects = NO_EFFECTS if primitive.effects_rule is None else primitive.effects(params)
+        if source_info is None:
+            source_info = self.source_info
         self.eqns.append(Eqn(primitive, inputs, params, outvars, effects, source_info))
         if effects:
             self._effects.update(effects)

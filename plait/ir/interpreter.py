@@ -15,6 +15,7 @@ import numpy as np
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
+from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
 
 __all__ = ["eval_jaxpr", "eval_closed_jaxpr", "impl_rules", "ImplRule"]
@@ -43,7 +44,7 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[np.ndarr
 
     def read(a: Atom) -> np.ndarray:
         if type(a) is Literal:
-            return np.asarray(a.value, a.aval.dtype)
+            return np.asarray(a.val, a.aval.dtype)
         return env[a]
 
     def write(v: Var, value: Any) -> None:
@@ -54,12 +55,16 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[np.ndarr
     for v, x in zip(jaxpr.invars, args, strict=True):
         write(v, x)
     for eqn in jaxpr.eqns:
-        rule = impl_rules.get(eqn.primitive)
-        if rule is None:
-            raise RuleNotImplementedError("Reference", eqn.primitive.name)
-        outs = rule(*[read(a) for a in eqn.invars], **eqn.params)
-        for v, out in zip(eqn.outvars, outs, strict=True):
-            write(v, out)
+        try:
+            rule = impl_rules.get(eqn.primitive)
+            if rule is None:
+                raise RuleNotImplementedError("Reference", eqn.primitive.name)
+            outs = rule(*[read(a) for a in eqn.invars], **eqn.params)
+            for v, out in zip(eqn.outvars, outs, strict=True):
+                write(v, out)
+        except Exception as exc:
+            note_equation(exc, jaxpr, eqn, "evaluating (reference interpreter)")
+            raise
     return [read(a) for a in jaxpr.outvars]
 
 

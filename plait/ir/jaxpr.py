@@ -152,7 +152,7 @@ def _strong(aval: AbstractValue) -> AbstractValue:
 
 
 def _strong_atom(a: Literal) -> Literal:
-    return Literal(a.value, a.aval.strip_weak_type())
+    return Literal(a.val, a.aval.strip_weak_type())
 
 
 def _canonical_key(jaxpr: Jaxpr, weak: bool) -> tuple[Any, ...]:
@@ -208,7 +208,8 @@ class ClosedJaxpr:
 
     @property
     def literals(self) -> tuple[Any, ...]:
-        """Alias of :attr:`consts` (the name seed 001 uses)."""
+        """Alias of :attr:`consts` (the name used by JAX's tutorial "Writing custom Jaxpr
+        interpreters in JAX")."""
         return self.consts
 
     @property

@@ -216,7 +216,7 @@ class FuncEmitter:
         if v is None:
             attr = _literal_attrs.get(lit)
             if attr is None:
-                attr = dense_attr(lit.value, lit.aval)
+                attr = dense_attr(lit.val, lit.aval)
                 if len(_literal_attrs) < 65536:
                     _literal_attrs[lit] = attr
             v = memo[lit] = self.op1("stablehlo.constant", [], tensor_type(lit.aval),

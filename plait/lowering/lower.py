@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from plait.ir.errors import RuleNotImplementedError
+from plait.ir.notes import note_equation
 from plait.ir.atoms import Atom, Literal
 from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
@@ -91,17 +92,21 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
     ctx = LoweringContext(fn, module)
     rules = lowering_rules
     for eqn in jaxpr.eqns:
-        rule = rules.get(eqn.primitive)
-        if rule is None:
-            raise RuleNotImplementedError("Lowering", eqn.primitive.name)
-        inputs = eqn.invars
-        ctx.avals_in = [a.aval for a in inputs]
-        ctx.avals_out = [v.aval for v in eqn.outvars]
-        # (The read of autodidax's env/read/write loop, inlined: this is the hot loop.)
-        outs = rule(ctx, *[literal(a) if type(a) is Literal else env[a] for a in inputs],
-                    **eqn.params)
-        for v, out in zip(eqn.outvars, outs, strict=True):  # (faster than dict.update)
-            env[v] = out
+        try:
+            rule = rules.get(eqn.primitive)
+            if rule is None:
+                raise RuleNotImplementedError("Lowering", eqn.primitive.name)
+            inputs = eqn.invars
+            ctx.avals_in = [a.aval for a in inputs]
+            ctx.avals_out = [v.aval for v in eqn.outvars]
+            # (The read of autodidax's env/read/write loop, inlined: this is the hot loop.)
+            outs = rule(ctx, *[literal(a) if type(a) is Literal else env[a] for a in inputs],
+                        **eqn.params)
+            for v, out in zip(eqn.outvars, outs, strict=True):  # (faster than dict.update)
+                env[v] = out
+        except Exception as exc:
+            note_equation(exc, jaxpr, eqn, "lowering to StableHLO")
+            raise
     return [literal(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 

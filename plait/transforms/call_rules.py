@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from plait.ir import primitives as P
 from plait.ir.atoms import Var
 from plait.ir.jaxpr import ClosedJaxpr, Eqn
-from plait.transforms.dce import dce_jaxpr, dce_rules
+from plait.transforms.dce import dce_call, dce_rules
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
 
 
@@ -33,19 +33,5 @@ def _jit_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     return known_eqn, unknown_eqn, list(out_unk), residuals
 
 
-def _jit_dce(eqn: Eqn, used_outputs: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
-    callee: ClosedJaxpr = eqn.params["jaxpr"]
-    if not any(used_outputs) and not eqn.effects:
-        return None, [False] * len(eqn.invars)
-    pruned, used_in = dce_jaxpr(callee.jaxpr, used_outputs, prune_invars=True)
-    params = eqn.params.replace(
-        jaxpr=ClosedJaxpr(pruned),
-        donated_invars=tuple(d for d, u in zip(eqn.params["donated_invars"], used_in) if u))
-    new = eqn.replace(invars=tuple(a for a, u in zip(eqn.invars, used_in) if u),
-                      outvars=tuple(v for v, u in zip(eqn.outvars, used_outputs) if u),
-                      params=params)
-    return new, [True] * len(new.invars)
-
-
 pe_rules[P.jit_p] = _jit_partial_eval
-dce_rules[P.jit_p] = _jit_dce
+dce_rules[P.jit_p] = dce_call

@@ -15,10 +15,11 @@ from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
+from plait.ir.lists import carry_fixpoint, fill_in, merge_lists, partition_list, split_list
 from plait.transforms.dce import dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero, aval_of
 from plait.transforms.inline import inline_jaxpr
-from plait.transforms.jvp import Tangent, jvp_jaxpr, jvp_rules, tangent_aval
+from plait.transforms.jvp import Tangent, jvp_jaxpr, jvp_rules, tangent_aval, zero_tangent
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
 from plait.transforms.transpose import Cotangent, UndefPrimal, transpose_jaxpr, transpose_rules
 from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, move_axis, vmap_jaxpr
@@ -28,17 +29,8 @@ def _or(a: Sequence[bool], b: Sequence[bool]) -> list[bool]:
     return [x or y for x, y in zip(a, b)]
 
 
-def _split(xs: Sequence[Any], *sizes: int) -> list[list[Any]]:
-    out, start = [], 0
-    for n in sizes:
-        out.append(list(xs[start:start + n]))
-        start += n
-    out.append(list(xs[start:]))
-    return out
-
-
 def _pick(xs: Sequence[Any], mask: Sequence[bool]) -> list[Any]:
-    return [x for x, m in zip(xs, mask) if m]
+    return partition_list(mask, xs)[1]
 
 
 def _closed(j: Jaxpr) -> ClosedJaxpr:
@@ -68,10 +60,7 @@ def _cond_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], 
     outs = e.bind(P.cond_p, index, *ops, *[t for t in ts if not isinstance(t, Zero)],
                   branches=tuple(new))
     n = len(out_nz)
-    it = iter(outs[n:])
-    touts: list[Tangent] = [next(it) if z else Zero(tangent_aval(o.aval))
-                            for z, o in zip(out_nz, outs[:n])]
-    return list[Atom](outs[:n]), touts
+    return list[Atom](outs[:n]), fill_in(out_nz, outs[n:], outs[:n], zero_tangent)
 
 
 jvp_rules[P.cond_p] = _cond_jvp
@@ -161,8 +150,7 @@ def _cond_transpose(e: Emitter, cts: Sequence[Atom | Zero], index: Any, *ops: An
     new = tuple(_closed(transpose_jaxpr(b.jaxpr, linear)) for b in branches)
     nonlin = [x for x in ops if type(x) is not UndefPrimal]
     outs = e.bind(P.cond_p, index, *nonlin, *[e.instantiate(c) for c in cts], branches=new)
-    it = iter(outs)
-    return [None] + [next(it) if lin else None for lin in linear]
+    return [None, *merge_lists(linear, [None] * linear.count(False), outs)]
 
 
 transpose_rules[P.cond_p] = _cond_transpose
@@ -202,16 +190,11 @@ def _add_invars(j: ClosedJaxpr, avals: Sequence[Any]) -> ClosedJaxpr:
 def _while_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
                cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int,
                body_nconsts: int) -> tuple[list[Atom], list[Tangent]]:
-    cconsts, bconsts, carry = _split(primals, cond_nconsts, body_nconsts)
-    _, bt, ct = _split(tangents, cond_nconsts, body_nconsts)
+    cconsts, bconsts, carry = split_list(primals, cond_nconsts, body_nconsts)
+    _, bt, ct = split_list(tangents, cond_nconsts, body_nconsts)
     b_nz = [type(t) is not Zero for t in bt]
     c_nz = [type(t) is not Zero for t in ct]
-    while True:
-        out_nz = jvp_jaxpr(body_jaxpr.jaxpr, b_nz + c_nz, instantiate=c_nz)[1]
-        new = _or(c_nz, out_nz)
-        if new == c_nz:
-            break
-        c_nz = new
+    c_nz = carry_fixpoint(c_nz, lambda c: jvp_jaxpr(body_jaxpr.jaxpr, b_nz + c, instantiate=c)[1])
     jj, _ = jvp_jaxpr(body_jaxpr.jaxpr, b_nz + c_nz, instantiate=c_nz)
     inv = jj.invars
     nb, nc = len(bconsts), len(carry)
@@ -226,10 +209,7 @@ def _while_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
     outs = e.bind(P.while_p, *cconsts, *bconsts, *[t for t in bt if not isinstance(t, Zero)],
                   *carry, *ct_in, cond_jaxpr=cond, body_jaxpr=_closed(body),
                   cond_nconsts=cond_nconsts, body_nconsts=nb + nbt)
-    it = iter(outs[nc:])
-    touts: list[Tangent] = [next(it) if z else Zero(tangent_aval(c.aval))
-                            for z, c in zip(c_nz, carry)]
-    return list[Atom](outs[:nc]), touts
+    return list[Atom](outs[:nc]), fill_in(c_nz, outs[nc:], carry, zero_tangent)
 
 
 jvp_rules[P.while_p] = _while_jvp
@@ -255,14 +235,9 @@ def _while_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     """
     p = eqn.params
     cn, bn = p["cond_nconsts"], p["body_nconsts"]
-    uk_c, uk_b, uc = _split(unknowns, cn, bn)
+    uk_c, uk_b, uc = split_list(unknowns, cn, bn)
     body = p["body_jaxpr"].jaxpr
-    while True:
-        out_unk = partial_eval_jaxpr(body, uk_b + uc, [False] * len(uc))[2]
-        new = _or(uc, out_unk)
-        if new == uc:
-            break
-        uc = new
+    uc = carry_fixpoint(uc, lambda c: partial_eval_jaxpr(body, uk_b + c, [False] * len(c))[2])
     cond_uses = _used_invars(p["cond_jaxpr"].jaxpr)[cn:]
     if any(uk_c) or any(u and used for u, used in zip(uc, cond_uses)) or all(uc):
         res = [a for a, u in zip(eqn.invars, unknowns) if not u and type(a) is Var]
@@ -272,7 +247,7 @@ def _while_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     kbody = kbody.replace(invars=tuple(_pick(kbody.invars, [True] * bn + known_c)))
     kcond = p["cond_jaxpr"].jaxpr
     kcond = kcond.replace(invars=kcond.invars[:cn] + tuple(_pick(kcond.invars[cn:], known_c)))
-    ins_cc, ins_bc, ins_c = _split(eqn.invars, cn, bn)
+    ins_cc, ins_bc, ins_c = split_list(eqn.invars, cn, bn)
     if any(u and x for u, x in zip(uk_b, used[:bn])):
         res = [a for a, u in zip(eqn.invars, unknowns) if not u and type(a) is Var]
         return None, eqn, [True] * len(uc), res
@@ -292,15 +267,11 @@ pe_rules[P.while_p] = _while_partial_eval
 def _while_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                 cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int,
                 body_nconsts: int) -> tuple[list[Atom], list[Dim]]:
-    cconsts, bconsts, carry = _split(vals, cond_nconsts, body_nconsts)
-    dc, db, dcar = _split(dims, cond_nconsts, body_nconsts)
+    cconsts, bconsts, carry = split_list(vals, cond_nconsts, body_nconsts)
+    dc, db, dcar = split_list(dims, cond_nconsts, body_nconsts)
     bb = [d is not None for d in db]
     cb = [d is not None for d in dcar]
-    while True:
-        new = _or(cb, _batched_outputs(body_jaxpr.jaxpr, bb + cb))
-        if new == cb:
-            break
-        cb = new
+    cb = carry_fixpoint(cb, lambda c: _batched_outputs(body_jaxpr.jaxpr, bb + c))
     pred_b = _batched_outputs(cond_jaxpr.jaxpr, [d is not None for d in dc] + cb)[0]
     if pred_b:
         cb = [True] * len(carry)  # lanes finish at different times: every carry diverges
@@ -352,18 +323,14 @@ batching_rules[P.while_p] = _while_vmap
 def _scan_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
               jaxpr: ClosedJaxpr, length: int, reverse: bool, num_consts: int, num_carry: int,
               unroll: Any) -> tuple[list[Atom], list[Tangent]]:
-    consts, carry, xs = _split(primals, num_consts, num_carry)
-    tc, tcar, txs = _split(tangents, num_consts, num_carry)
+    consts, carry, xs = split_list(primals, num_consts, num_carry)
+    tc, tcar, txs = split_list(tangents, num_consts, num_carry)
     k_nz = [type(t) is not Zero for t in tc]
     c_nz = [type(t) is not Zero for t in tcar]
     x_nz = [type(t) is not Zero for t in txs]
     n_ys = len(jaxpr.jaxpr.outvars) - num_carry
-    while True:
-        out_nz = jvp_jaxpr(jaxpr.jaxpr, k_nz + c_nz + x_nz, c_nz + [False] * n_ys)[1]
-        new = _or(c_nz, out_nz[:num_carry])
-        if new == c_nz:
-            break
-        c_nz = new
+    c_nz = carry_fixpoint(c_nz, lambda c: jvp_jaxpr(jaxpr.jaxpr, k_nz + c + x_nz,
+                                                    c + [False] * n_ys)[1][:num_carry])
     jj, out_nz = jvp_jaxpr(jaxpr.jaxpr, k_nz + c_nz + x_nz, c_nz + [False] * n_ys)
     y_nz = out_nz[num_carry:]
     nk, nc, nx = len(consts), len(carry), len(xs)
@@ -382,12 +349,10 @@ def _scan_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], 
                   *xs, *[t for t in txs if type(t) is not Zero],
                   jaxpr=_closed(body), length=length, reverse=reverse, num_consts=nk + nkt,
                   num_carry=nc + nct, unroll=unroll)
-    carry_out, ct_out, ys, yt = _split(outs, nc, nct, n_ys)
-    it_c, it_y = iter(ct_out), iter(yt)
-    touts: list[Tangent] = [next(it_c) if z else Zero(tangent_aval(v.aval))
-                            for z, v in zip(c_nz, carry_out)]
-    touts += [next(it_y) if z else Zero(tangent_aval(v.aval)) for z, v in zip(y_nz, ys)]
-    return carry_out + ys, touts
+    carry_out, ct_out, ys, yt = split_list(outs, nc, nct, n_ys)
+    touts: list[Tangent] = fill_in(c_nz, ct_out, carry_out, zero_tangent)
+    touts += fill_in(y_nz, yt, ys, zero_tangent)
+    return list[Atom](carry_out + ys), touts
 
 
 jvp_rules[P.scan_p] = _scan_jvp
@@ -396,14 +361,10 @@ jvp_rules[P.scan_p] = _scan_jvp
 def _scan_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, jaxpr: ClosedJaxpr,
                length: int, reverse: bool, num_consts: int, num_carry: int,
                unroll: Any) -> tuple[list[Atom], list[Dim]]:
-    consts, carry, xs = _split(vals, num_consts, num_carry)
-    dk, dc, dx = _split(dims, num_consts, num_carry)
+    consts, carry, xs = split_list(vals, num_consts, num_carry)
+    dk, dc, dx = split_list(dims, num_consts, num_carry)
     kb, cb, xb = ([d is not None for d in ds] for ds in (dk, dc, dx))
-    while True:
-        new = _or(cb, _batched_outputs(jaxpr.jaxpr, kb + cb + xb)[:num_carry])
-        if new == cb:
-            break
-        cb = new
+    cb = carry_fixpoint(cb, lambda c: _batched_outputs(jaxpr.jaxpr, kb + c + xb)[:num_carry])
     yb = _batched_outputs(jaxpr.jaxpr, kb + cb + xb)[num_carry:]
     consts = [bdim_to_front(e, x, d, size) if d is not None else x for x, d in zip(consts, dk)]
     carry = [bdim_to_front(e, x, d, size) if b else x for x, d, b in zip(carry, dc, cb)]
@@ -427,21 +388,17 @@ def _scan_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     p = eqn.params
     body: ClosedJaxpr = p["jaxpr"]
     nk, nc = p["num_consts"], p["num_carry"]
-    uk, uc, ux = _split(unknowns, nk, nc)
+    uk, uc, ux = split_list(unknowns, nk, nc)
     uc_in = list(uc)
     n_ys = len(body.jaxpr.outvars) - nc
-    while True:
-        out_unk = partial_eval_jaxpr(body.jaxpr, uk + uc + ux, uc + [False] * n_ys)[2]
-        new = _or(uc, out_unk[:nc])
-        if new == uc:
-            break
-        uc = new
+    uc = carry_fixpoint(uc, lambda c: partial_eval_jaxpr(body.jaxpr, uk + c + ux,
+                                                         c + [False] * n_ys)[2][:nc])
     known, unknown, out_unk, nres = partial_eval_jaxpr(body.jaxpr, uk + uc + ux,
                                                         uc + [False] * n_ys)
     length = p["length"]
     res_avals = [aval_of(a) for a in known.outvars[len(known.outvars) - nres:]]
     res_vars = [Var(a.update(shape=(length,) + a.shape)) for a in res_avals]
-    ins_k, ins_c, ins_x = _split(eqn.invars, nk, nc)
+    ins_k, ins_c, ins_x = split_list(eqn.invars, nk, nc)
     outs_c, outs_y = eqn.outvars[:nc], eqn.outvars[nc:]
     y_unk = out_unk[nc:]
     known_eqn = eqn.replace(
@@ -474,7 +431,7 @@ pe_rules[P.scan_p] = _scan_partial_eval
 def _scan_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: ClosedJaxpr,
                     length: int, reverse: bool, num_consts: int, num_carry: int,
                     unroll: Any) -> Sequence[Cotangent]:
-    consts, carry, xs = _split(ins, num_consts, num_carry)
+    consts, carry, xs = split_list(ins, num_consts, num_carry)
     # Every carry is transposed as linear: a known initial carry (a tangent that starts
     # as a known zero and becomes unknown in the loop) is linear too, its cotangent
     # is simply not wanted.
@@ -492,7 +449,7 @@ def _scan_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: Cl
     v_rx = [Var(aval_of(r).update(shape=aval_of(r).shape[1:])) for r in res_x]
     v_cy = [Var(a.update(shape=a.shape[1:])) for a in shaped_avals([c.aval for c in ct_ys])]
     outs = inline_jaxpr(b, t, (), [*v_rk, *v_rx, *v_ct, *v_cy])
-    ct_k, ct_c, ct_x = _split(outs, len(v_acc), num_carry)
+    ct_k, ct_c, ct_x = split_list(outs, len(v_acc), num_carry)
     acc = [b.add_any(a, c) for a, c in zip(v_acc, ct_k)]
     body = b.builder.build([*v_rk, *v_acc, *v_ct, *v_rx, *v_cy], [*acc, *ct_c, *ct_x])
     zeros_k = [e.zeros(a) for a in lin_k_avals]
@@ -500,10 +457,9 @@ def _scan_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: Cl
                     *[e.instantiate(c) for c in ct_ys], jaxpr=_closed(body), length=length,
                     reverse=not reverse, num_consts=len(res_k),
                     num_carry=len(zeros_k) + num_carry, unroll=unroll)
-    k_out, c_out, x_out = _split(outs_t, len(zeros_k), num_carry)
-    it_k, it_x = iter(k_out), iter(x_out)
-    return ([next(it_k) if lin else None for lin in k_lin] + list(c_out)
-            + [next(it_x) if lin else None for lin in x_lin])
+    k_out, c_out, x_out = split_list(outs_t, len(zeros_k), num_carry)
+    return (merge_lists(k_lin, [None] * k_lin.count(False), k_out) + list(c_out)
+            + merge_lists(x_lin, [None] * x_lin.count(False), x_out))
 
 
 transpose_rules[P.scan_p] = _scan_transpose

@@ -11,13 +11,15 @@ from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.builder import Builder
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
+from plait.ir.lists import fill_in, merge_lists, partition_list
 from plait.ir.primitives import RematPolicy
 from plait.ir.primitives.custom import nonlinear_bwd_error
 from plait.ir.caches import LRUCache
-from plait.transforms.dce import dce_jaxpr, dce_rules
+from plait.transforms.dce import dce_call, dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero, aval_of
 from plait.transforms.inline import inline_jaxpr
-from plait.transforms.jvp import Tangent, jvp_eqns, jvp_jaxpr, jvp_rules, tangent_aval
+from plait.transforms.jvp import (Tangent, jvp_eqns, jvp_jaxpr, jvp_rules, tangent_aval,
+                                  zero_tangent)
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
 from plait.transforms.transpose import Cotangent, UndefPrimal, transpose_jaxpr, transpose_rules
 from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, vmap_jaxpr
@@ -44,9 +46,9 @@ def _custom_jvp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence
           if _inexact(p)]
     outs = inline_jaxpr(e, jvp_jaxpr.jaxpr, (), [*primals, *ts])
     n_out = len(call_jaxpr.jaxpr.outvars)
-    it = iter(outs[n_out:])
-    touts: list[Tangent] = [next(it) if _inexact(a) else Zero(tangent_aval(a.aval))
-                            for a in call_jaxpr.jaxpr.outvars]
+    out_avals = call_jaxpr.jaxpr.outvars
+    touts: list[Tangent] = fill_in([_inexact(a) for a in out_avals], outs[n_out:], out_avals,
+                                   zero_tangent)
     return outs[:n_out], touts
 
 
@@ -86,9 +88,7 @@ def _custom_vjp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence
     num_res = n_bconsts + len(res)
     t_outs = e.bind(P.custom_lin_p, *bconsts, *res, *ts, name=name, num_res=num_res,
                     bwd_jaxpr=bwd_jaxpr, fwd_lin_jaxpr=_fwd_lin(bwd_jaxpr, num_res))
-    it = iter(t_outs)
-    touts: list[Tangent] = [next(it) if ok else Zero(tangent_aval(a.aval))
-                            for ok, a in zip(out_inexact, call_jaxpr.jaxpr.outvars)]
+    touts: list[Tangent] = fill_in(out_inexact, t_outs, call_jaxpr.jaxpr.outvars, zero_tangent)
     return outs, touts
 
 
@@ -196,9 +196,7 @@ def _remat_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
     outs: list[Atom] = list(e.bind(P.remat_p, *primals, *ts, jaxpr=ClosedJaxpr(jj),
                                    prevent_cse=prevent_cse, differentiated=True, policy=policy))
     n = len(jaxpr.jaxpr.outvars)
-    it = iter(outs[n:])
-    touts: list[Tangent] = [next(it) if z else Zero(tangent_aval(a.aval))
-                            for z, a in zip(out_nz, jaxpr.jaxpr.outvars)]
+    touts: list[Tangent] = fill_in(out_nz, outs[n:], jaxpr.jaxpr.outvars, zero_tangent)
     return outs[:n], touts
 
 
@@ -269,7 +267,7 @@ def _remat_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
 
 
 def _pick(xs: Sequence[Any], mask: Sequence[bool]) -> list[Any]:
-    return [x for x, m in zip(xs, mask, strict=True) if m]
+    return partition_list(mask, xs)[1]
 
 
 pe_rules[P.remat_p] = _remat_partial_eval
@@ -282,8 +280,7 @@ def _remat_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: C
     t = transpose_jaxpr(jaxpr.jaxpr, linear)
     nonlin = [x for x in ins if type(x) is not UndefPrimal]
     outs = inline_jaxpr(e, t, (), [*nonlin, *[e.instantiate(c) for c in cts]])
-    it = iter(outs)
-    return [next(it) if lin else None for lin in linear]
+    return merge_lists(linear, [None] * linear.count(False), outs)
 
 
 transpose_rules[P.remat_p] = _remat_transpose
@@ -302,15 +299,4 @@ def _remat_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, jax
 batching_rules[P.remat_p] = _remat_vmap
 
 
-def _remat_dce(eqn: Eqn, used_outputs: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
-    inner: ClosedJaxpr = eqn.params["jaxpr"]
-    if not any(used_outputs):
-        return None, [False] * len(eqn.invars)
-    pruned, used_in = dce_jaxpr(inner.jaxpr, used_outputs, prune_invars=True)
-    new = eqn.replace(invars=tuple(a for a, u in zip(eqn.invars, used_in) if u),
-                      outvars=tuple(v for v, u in zip(eqn.outvars, used_outputs) if u),
-                      params=eqn.params.replace(jaxpr=ClosedJaxpr(pruned)))
-    return new, [True] * len(new.invars)
-
-
-dce_rules[P.remat_p] = _remat_dce
+dce_rules[P.remat_p] = dce_call

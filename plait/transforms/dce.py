@@ -13,11 +13,11 @@ from plait.ir.config import values as _config
 from plait.ir.atoms import Var
 from plait.ir.check import check_jaxpr
 from plait.ir.effects import NO_EFFECTS
-from plait.ir.jaxpr import Eqn, Jaxpr
+from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive
 from plait.ir.caches import LRUCache
 
-__all__ = ["dce_jaxpr", "dce_rules", "DceRule"]
+__all__ = ["dce_jaxpr", "dce_rules", "DceRule", "dce_call"]
 
 DceRule = Callable[[Eqn, Sequence[bool]], tuple[Eqn | None, list[bool]]]
 """``rule(eqn, used_outputs) -> (new eqn or None, used_inputs)``."""
@@ -47,6 +47,22 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None,
         if _config.check_jaxprs:
             check_jaxpr(hit[0])
     return hit
+
+
+def dce_call(eqn: Eqn, used_outputs: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
+    """The DCE rule of a call (``jit``, ``remat``): prune the callee ``params['jaxpr']``
+    and drop the arguments it no longer uses (and their ``donated_invars`` entries)."""
+    if not any(used_outputs) and not eqn.effects:
+        return None, [False] * len(eqn.invars)
+    pruned, used_in = dce_jaxpr(eqn.params["jaxpr"].jaxpr, used_outputs, prune_invars=True)
+    params = eqn.params.replace(jaxpr=ClosedJaxpr(pruned))
+    if "donated_invars" in params:
+        params = params.replace(donated_invars=tuple(
+            d for d, u in zip(params["donated_invars"], used_in) if u))
+    new = eqn.replace(invars=tuple(a for a, u in zip(eqn.invars, used_in) if u),
+                      outvars=tuple(v for v, u in zip(eqn.outvars, used_outputs) if u),
+                      params=params)
+    return new, [True] * len(new.invars)
 
 
 def _dce(jaxpr: Jaxpr, used: tuple[bool, ...], prune: bool) -> tuple[Jaxpr, tuple[bool, ...]]:

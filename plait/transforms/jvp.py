@@ -21,12 +21,14 @@ from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray
 from plait.ir.check import check_jaxpr
 from plait.ir.jaxpr import Jaxpr
+from plait.ir.lists import fill_in
+from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
 from plait.ir.caches import LRUCache
 from plait.transforms.emit import Emitter, Zero
 
-__all__ = ["jvp_jaxpr", "jvp_rules", "JvpRule", "tangent_aval", "defjvp", "defjvp2",
-           "deflinear", "defjvp_zero", "Tangent"]
+__all__ = ["jvp_jaxpr", "jvp_rules", "JvpRule", "tangent_aval", "zero_tangent", "defjvp",
+           "defjvp2", "deflinear", "defjvp_zero", "Tangent"]
 
 Tangent = Atom | Zero
 JvpRule = Callable[..., tuple[Sequence[Atom], Sequence[Tangent]]]
@@ -41,6 +43,11 @@ def tangent_aval(aval: AbstractValue) -> ShapedArray:
     if dt.is_inexact(aval.dtype):
         return aval
     return ShapedArray(aval.shape, dt.float0)
+
+
+def zero_tangent(x: Atom) -> Zero:
+    """The symbolic zero tangent of ``x``'s type."""
+    return Zero(tangent_aval(x.aval))
 
 
 def _has_tangent_space(aval: AbstractValue) -> bool:
@@ -162,22 +169,29 @@ def jvp_eqns(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], primals: Sequence
         penv[v] = x
         if type(t) is not Zero:
             tenv[v] = t
+    b = e.builder
+    outer_source = b.source_info
     for eqn in jaxpr.eqns:
         ps = [read(a) for a in eqn.invars]
         ts = [read_t(a) for a in eqn.invars]
         if all(type(t) is Zero for t in ts):
-            outs: Sequence[Atom] = e.builder.bind(eqn.primitive, tuple(ps), eqn.params,
-                                                  eqn.source_info)
+            outs: Sequence[Atom] = b.bind(eqn.primitive, tuple(ps), eqn.params, eqn.source_info)
             touts: Sequence[Tangent] = ()
         else:
-            rule = jvp_rules.get(eqn.primitive)
-            if rule is None:
-                raise RuleNotImplementedError("JVP", eqn.primitive.name)
-            outs, touts = rule(e, ps, ts, **eqn.params)
+            b.source_info = eqn.source_info
+            try:
+                rule = jvp_rules.get(eqn.primitive)
+                if rule is None:
+                    raise RuleNotImplementedError("JVP", eqn.primitive.name)
+                outs, touts = rule(e, ps, ts, **eqn.params)
+            except Exception as exc:
+                note_equation(exc, jaxpr, eqn, "computing the JVP of")
+                raise
         for i, v in enumerate(eqn.outvars):
             penv[v] = outs[i]
             if touts and type(touts[i]) is not Zero:
                 tenv[v] = touts[i]
+    b.source_info = outer_source
     return [read(a) for a in jaxpr.outvars], [read_t(a) for a in jaxpr.outvars]
 
 
@@ -187,9 +201,7 @@ def _jvp(jaxpr: Jaxpr, nonzeros: tuple[bool, ...],
     consts = [Var(v.aval) for v in jaxpr.constvars]
     primals = [Var(v.aval) for v in jaxpr.invars]
     tangent_vars = [Var(tangent_aval(v.aval)) for v, nz in zip(jaxpr.invars, nonzeros) if nz]
-    it = iter(tangent_vars)
-    tangents: list[Tangent] = [next(it) if nz else Zero(tangent_aval(v.aval))
-                               for v, nz in zip(jaxpr.invars, nonzeros)]
+    tangents: list[Tangent] = fill_in(nonzeros, tangent_vars, jaxpr.invars, zero_tangent)
     outs, touts = jvp_eqns(e, jaxpr, consts, primals, tangents)
     out_nz = []
     tangent_outs: list[Atom] = []

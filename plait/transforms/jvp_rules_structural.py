@@ -10,8 +10,10 @@ import numpy as np
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.lists import fill_in
 from plait.transforms.emit import Emitter, Zero, aval_of
-from plait.transforms.jvp import Tangent, defjvp, deflinear, jvp_jaxpr, jvp_rules, tangent_aval
+from plait.transforms.jvp import (Tangent, defjvp, deflinear, jvp_jaxpr, jvp_rules, tangent_aval,
+                                  zero_tangent)
 
 _I32 = np.dtype(np.int32)
 
@@ -235,9 +237,7 @@ def _jit_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *
                   jaxpr=ClosedJaxpr(new), donated_invars=(False,) * (len(primals) + len(nz_tangents)),
                   keep_unused=keep_unused, inline=inline)
     n = len(jaxpr.jaxpr.outvars)
-    it = iter(outs[n:])
-    touts: list[Tangent] = [next(it) if nz else Zero(tangent_aval(v.aval))
-                            for v, nz in zip(outs[:n], out_nz)]
+    touts: list[Tangent] = fill_in(out_nz, outs[n:], outs[:n], zero_tangent)
     return outs[:n], touts
 
 

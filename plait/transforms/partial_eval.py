@@ -19,6 +19,7 @@ from plait.ir.atoms import Atom, Var
 from plait.ir.check import check_jaxpr
 from plait.ir.effects import NO_EFFECTS
 from plait.ir.jaxpr import Eqn, Jaxpr
+from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
 from plait.ir.caches import LRUCache
 
@@ -78,7 +79,11 @@ def _partial_eval(jaxpr: Jaxpr, unknowns: tuple[bool, ...],
         unks = [is_unknown(a) for a in eqn.invars]
         rule = pe_rules.get(eqn.primitive)
         if rule is not None and any(unks):
-            k_eqn, u_eqn, unks_out, res = rule(eqn, unks)
+            try:
+                k_eqn, u_eqn, unks_out, res = rule(eqn, unks)
+            except Exception as exc:
+                note_equation(exc, jaxpr, eqn, "partially evaluating")
+                raise
             if k_eqn is not None:
                 known_eqns.append(k_eqn)
             if u_eqn is not None:

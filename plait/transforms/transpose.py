@@ -15,6 +15,7 @@ from typing import Any, final
 
 from plait.ir.config import values as _config
 from plait.ir.errors import JaxprTypeError, RuleNotImplementedError
+from plait.ir.notes import note_equation
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue
 from plait.ir.check import check_jaxpr
@@ -97,19 +98,27 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
 
     for out, ct_out in zip(jaxpr.outvars, cts_out, strict=True):
         add_ct(out, ct_out)
+    b = e.builder
+    outer_source = b.source_info
     for eqn in reversed(linear_eqns):
         cts = [ct.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts):
             continue
-        rule = transpose_rules.get(eqn.primitive)
-        if rule is None:
-            raise RuleNotImplementedError("Transpose", eqn.primitive.name)
-        cts_z: list[Atom | Zero] = [c if c is not None else Zero(o.aval)
-                                    for c, o in zip(cts, eqn.outvars)]
-        ins = [read(a) for a in eqn.invars]
-        cts_in = rule(e, cts_z, *ins, **eqn.params)
-        for a, ct_in in zip(eqn.invars, cts_in, strict=True):
-            add_ct(a, ct_in)
+        b.source_info = eqn.source_info
+        try:
+            rule = transpose_rules.get(eqn.primitive)
+            if rule is None:
+                raise RuleNotImplementedError("Transpose", eqn.primitive.name)
+            cts_z: list[Atom | Zero] = [c if c is not None else Zero(o.aval)
+                                        for c, o in zip(cts, eqn.outvars)]
+            ins = [read(a) for a in eqn.invars]
+            cts_in = rule(e, cts_z, *ins, **eqn.params)
+            for a, ct_in in zip(eqn.invars, cts_in, strict=True):
+                add_ct(a, ct_in)
+        except Exception as exc:
+            note_equation(exc, jaxpr, eqn, "transposing")
+            raise
+    b.source_info = outer_source
     return [ct.get(v, Zero(v.aval)) for v, x in zip(jaxpr.invars, args)
             if type(x) is UndefPrimal]
 

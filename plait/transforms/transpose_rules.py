@@ -13,6 +13,7 @@ from plait.ir import primitives as P
 from plait.ir.atoms import Atom
 from plait.ir.avals import ShapedArray
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.lists import merge_lists
 from plait.transforms.emit import Emitter, Zero, aval_of
 from plait.transforms.transpose import (Cotangent, UndefPrimal, check_linear_inputs,
                                         transpose_jaxpr, transpose_rules)
@@ -310,8 +311,7 @@ def _jit_t(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, name: str, jaxpr: 
     outs = e.bind(P.jit_p, *nonlin, *cts_in, name=name, jaxpr=ClosedJaxpr(t),
                   donated_invars=(False,) * (len(nonlin) + len(cts_in)),
                   keep_unused=keep_unused, inline=inline)
-    it = iter(outs)
-    return [next(it) if lin else None for lin in linear]
+    return merge_lists(linear, [None] * linear.count(False), outs)
 
 
 transpose_rules[P.jit_p] = _jit_t

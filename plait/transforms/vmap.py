@@ -13,6 +13,7 @@ from typing import Any
 
 from plait.ir.config import values as _config
 from plait.ir.errors import RuleNotImplementedError
+from plait.ir.notes import note_equation
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.check import check_jaxpr
@@ -77,21 +78,28 @@ def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
         env[v] = x
         if d is not None:
             denv[v] = d
+    b = e.builder
+    outer_source = b.source_info
     for eqn in jaxpr.eqns:
         vals, ds = zip(*[read(a) for a in eqn.invars]) if eqn.invars else ((), ())
         if all(d is None for d in ds):
-            outs: Sequence[Atom] = e.builder.bind(eqn.primitive, tuple(vals), eqn.params,
-                                                  eqn.source_info)
+            outs: Sequence[Atom] = b.bind(eqn.primitive, tuple(vals), eqn.params, eqn.source_info)
             out_dims: Sequence[Dim] = [None] * len(outs)
         else:
-            rule = batching_rules.get(eqn.primitive)
-            if rule is None:
-                raise RuleNotImplementedError("Batching", eqn.primitive.name)
-            outs, out_dims = rule(e, size, list(vals), list(ds), **eqn.params)
+            b.source_info = eqn.source_info
+            try:
+                rule = batching_rules.get(eqn.primitive)
+                if rule is None:
+                    raise RuleNotImplementedError("Batching", eqn.primitive.name)
+                outs, out_dims = rule(e, size, list(vals), list(ds), **eqn.params)
+            except Exception as exc:
+                note_equation(exc, jaxpr, eqn, "batching (vmap)")
+                raise
         for v, x, d in zip(eqn.outvars, outs, out_dims, strict=True):
             env[v] = x
             if d is not None:
                 denv[v] = d
+    b.source_info = outer_source
     res = [read(a) for a in jaxpr.outvars]
     return [r[0] for r in res], [r[1] for r in res]
 

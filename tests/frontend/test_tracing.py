@@ -88,7 +88,7 @@ def test_scalar_constants_are_inlined_as_literals() -> None:
     closed = plait.make_jaxpr(lambda x: x * s)(np.ones(3, np.float32))
     assert not closed.jaxpr.constvars
     lit = closed.jaxpr.eqns[0].invars[1]
-    assert isinstance(lit, Literal) and lit.value == 2.5
+    assert isinstance(lit, Literal) and lit.val == 2.5
 
 
 def test_closed_over_outer_tracers_become_consts_of_the_inner_jaxpr() -> None:

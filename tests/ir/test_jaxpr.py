@@ -56,8 +56,9 @@ def test_literal_keys_are_type_tagged() -> None:
     assert Literal(0.0, F32) is not Literal(-0.0, F32)    # signed zeros differ
     assert Literal(float("nan"), F32) is Literal(float("nan"), F32)
     assert Literal(1.0, F32) is not Literal(1.0, F32W)    # weak type is part of the type
-    assert type(Literal(1, F32).value) is float
-    assert type(Literal(np.int32(3), I32).value) is int
+    assert type(Literal(1, F32).val) is float
+    assert type(Literal(np.int32(3), I32).val) is int
+    assert Literal(2.5, F32).value is Literal(2.5, F32).val  # the documented alias
 
 
 @pytest.mark.parametrize("value, aval, message", [

@@ -174,7 +174,7 @@ def _strong(leaves: list[Any], avals: list[ShapedArray], positions: Sequence[int
     for k in positions:
         x = leaves[k]
         if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
-            leaves[k] = Literal(scalar_literal(x, avals[k].dtype).value, avals[k].strip_weak_type())
+            leaves[k] = Literal(scalar_literal(x, avals[k].dtype).val, avals[k].strip_weak_type())
         else:
             leaves[k] = lax.convert_element_type(x, avals[k].dtype, False)
 

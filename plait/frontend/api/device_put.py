@@ -32,7 +32,7 @@ def device_put(x: Any, device: Any = None) -> Any:
             return ArrayImpl.from_numpy(np.asarray(leaf), leaf.weak_type, device)
         if isinstance(leaf, bool | int | float | complex) and not isinstance(leaf, np.generic):
             lit = scalar_literal(leaf)
-            return ArrayImpl.from_numpy(np.asarray(lit.value, lit.aval.dtype),
+            return ArrayImpl.from_numpy(np.asarray(lit.val, lit.aval.dtype),
                                         lit.aval.weak_type, device)
         return ArrayImpl.from_numpy(as_host_array(leaf), False, device)
 

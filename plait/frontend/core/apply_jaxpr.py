@@ -40,7 +40,7 @@ def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) ->
 
 def _literal_value(lit: Literal) -> ArrayImpl:
     # A constant result is a concrete array, even inside a trace (as in JAX).
-    return ArrayImpl.from_numpy(np.asarray(lit.value, lit.aval.dtype), lit.aval.weak_type)
+    return ArrayImpl.from_numpy(np.asarray(lit.val, lit.aval.dtype), lit.aval.weak_type)
 
 
 def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: str) -> list[Any]:

@@ -189,7 +189,7 @@ def scalar_buffer(lit: Literal) -> Any:
     buffer that has been on the device for a while is ready when a program runs."""
     buf = _scalar_buffers.get(lit)
     if buf is None:
-        buf = runtime.device_put(np.asarray(lit.value, lit.aval.dtype), lit.aval)
+        buf = runtime.device_put(np.asarray(lit.val, lit.aval.dtype), lit.aval)
         _scalar_buffers[lit] = buf
     return buf
 

@@ -61,7 +61,7 @@ def as_array(x: Any) -> Array:
     if isinstance(x, Array):
         return x
     if type(x) is Literal:
-        return ArrayImpl.from_numpy(np.asarray(x.value, x.aval.dtype), x.aval.weak_type)
+        return ArrayImpl.from_numpy(np.asarray(x.val, x.aval.dtype), x.aval.weak_type)
     if is_scalar(x):
         d, weak = dtype_and_weak(x)
         return ArrayImpl.from_numpy(np.asarray(x).astype(d), weak)
@@ -100,7 +100,7 @@ def convert(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
     if type(x) is Literal:
         if x.aval.dtype == dtype and x.aval.weak_type == weak:
             return x
-        return Literal(scalar_literal(x.value, dtype).value, ShapedArray((), dtype, weak))
+        return Literal(scalar_literal(x.val, dtype).val, ShapedArray((), dtype, weak))
     av = aval_of(x)
     if av is not None:
         if av.dtype == dtype and av.weak_type == weak:
@@ -108,7 +108,7 @@ def convert(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
         return lax.convert_element_type(x, dtype, weak)
     if is_scalar(x):
         lit = scalar_literal(_wrap_int(x, dtype), dtype)
-        return lit if weak else Literal(lit.value, lit.aval.strip_weak_type())
+        return lit if weak else Literal(lit.val, lit.aval.strip_weak_type())
     arr = _host(x)
     arr = arr if arr.dtype == dtype else arr.astype(dtype)
     if weak:

@@ -100,7 +100,7 @@ def _strong_literal(x: Any, dtype: np.dtype[Any]) -> Literal:
     lit = _strong_cache.get(key) if cached else None
     if lit is None:
         weak = scalar_literal(x, dtype)
-        lit = Literal(weak.value, weak.aval.strip_weak_type())
+        lit = Literal(weak.val, weak.aval.strip_weak_type())
         if cached:
             _strong_cache[key] = lit
     return lit
@@ -235,7 +235,7 @@ def _const_like(x: Any, value: Any) -> Literal:
         v = np.asarray(value).astype(d).item()
         value = complex(v) if dt.is_complex(d) else float(v)
     lit = scalar_literal(value, d)
-    return Literal(lit.value, ShapedArray((), d, False))
+    return Literal(lit.val, ShapedArray((), d, False))
 
 
 def _lax_const(x: Any, value: Any) -> Literal:
