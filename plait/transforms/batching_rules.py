@@ -7,12 +7,13 @@ from typing import Any, cast
 
 import numpy as np
 
+from plait.ir.avals import shaped
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitive import Primitive
-from plait.transforms.emit import Emitter, aval_of
+from plait.transforms.emit import Emitter
 from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, move_axis, vmap_jaxpr
 
 Result = tuple[Sequence[Atom], Sequence[Dim]]
@@ -35,10 +36,10 @@ def _align_elementwise(e: Emitter, size: int, vals: Sequence[Atom], dims: Sequen
     size-1 dimension; mapped operands that were rank 0 get trailing size-1
     dimensions up to the others' rank.
     """
-    rank = max(aval_of(x).ndim - (d is not None) for x, d in zip(vals, dims))
+    rank = max(shaped(x.aval).ndim - (d is not None) for x, d in zip(vals, dims))
     out = []
     for x, d in zip(vals, dims):
-        a = aval_of(x)
+        a = shaped(x.aval)
         if d is None:
             out.append(x if a.ndim == 0 else e.broadcast_in_dim(x, (1,) + a.shape,
                                                                 range(1, a.ndim + 1)))
@@ -54,7 +55,7 @@ def defbroadcasting(prim: Primitive) -> None:
     """An n-ary elementwise primitive (rank-0 and size-1 operands broadcast)."""
     def rule(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], **params: Any) -> Result:
         mapped = {d for d in dims if d is not None}
-        ranks = {aval_of(x).ndim for x in vals}
+        ranks = {shaped(x.aval).ndim for x in vals}
         if len(mapped) == 1 and all(d is not None for d in dims) and len(ranks) == 1:
             return e.bind(prim, *vals, **params), [mapped.pop()]
         return e.bind(prim, *_align_elementwise(e, size, vals, dims), **params), [0]
@@ -78,7 +79,7 @@ def _full_shape(e: Emitter, size: int, vals: Sequence[Atom], dims: Sequence[Dim]
     # All operands with the batch dimension first, broadcast to one full shape.
     out_shape: tuple[int, ...] = ()
     for x, d in zip(vals, dims):
-        a = aval_of(x)
+        a = shaped(x.aval)
         s = a.shape if d is None else a.shape[:d] + a.shape[d + 1:]
         if len(s) > len(out_shape):
             out_shape = s
@@ -86,7 +87,7 @@ def _full_shape(e: Emitter, size: int, vals: Sequence[Atom], dims: Sequence[Dim]
     res = []
     for x, d in zip(vals, dims):
         x = bdim_to_front(e, x, d, size)
-        a = aval_of(x)
+        a = shaped(x.aval)
         if a.shape != full:
             x = e.broadcast_in_dim(x, full, [0] if a.ndim == 1 else range(a.ndim))
         res.append(x)
@@ -95,7 +96,7 @@ def _full_shape(e: Emitter, size: int, vals: Sequence[Atom], dims: Sequence[Dim]
 
 def _select_n(e: Emitter, size: int, vals: list[Atom], dims: list[Dim]) -> Result:
     which, *cases = vals
-    if dims[0] is None and aval_of(which).ndim == 0:
+    if dims[0] is None and shaped(which.aval).ndim == 0:
         # A shared scalar predicate: only the cases need aligning.
         aligned = _full_shape(e, size, cases, dims[1:])
         return [e.select_n(which, *aligned)], [0]
@@ -222,9 +223,9 @@ def _pad(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
         return e.bind(P.pad_p, x, v, padding_config=cfg), [0]
     # A mapped padding value: pad with zeros, then fill the padding per batch element.
     padded = e.bind1(P.pad_p, x, e.scalar_like(x, 0), padding_config=cfg)
-    mask_src = e.full(aval_of(x).update(dtype=dt.bool_), False)
+    mask_src = e.full(shaped(x.aval).update(dtype=dt.bool_), False)
     mask = e.bind1(P.pad_p, mask_src, e.literal(True, dt.bool_), padding_config=cfg)
-    shape = aval_of(padded).shape
+    shape = shaped(padded.aval).shape
     vb = e.broadcast_in_dim(move_axis(e, v, dv, 0), shape, [0])
     return [e.select_n(mask, padded, vb)], [0]
 
@@ -252,7 +253,7 @@ def _dot_general(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     else:
         y = move_axis(e, y, cast(int, dy), 0)  # x is unmapped, so y is mapped
         dn = ((lc, shift(rc)), (lb, shift(rb)))
-        n_lfree = aval_of(x).ndim - len(lc) - len(lb)
+        n_lfree = shaped(x.aval).ndim - len(lc) - len(lb)
         out_dim = len(lb) + n_lfree
     return [e.dot_general(x, y, dn, preferred_element_type)], [out_dim]
 
@@ -276,7 +277,7 @@ def _take_window(e: Emitter, x: Atom, axis: int, starts: Atom, width: int) -> At
     A gather by exact selection: every output element picks one input element
     (the others contribute nothing), so no arithmetic touches the values.
     """
-    a = aval_of(x)
+    a = shaped(x.aval)
     big = list(a.shape[:axis + 1]) + [width] + list(a.shape[axis + 1:])
     src = e.bind1(P.iota_p, dtype=_I32, shape=tuple(big), dimension=axis, sharding=None)
     k = e.bind1(P.iota_p, dtype=_I32, shape=tuple(big), dimension=axis + 1, sharding=None)
@@ -286,7 +287,7 @@ def _take_window(e: Emitter, x: Atom, axis: int, starts: Atom, width: int) -> At
     if a.dtype == dt.bool_:
         chosen = e.bind1(P.and_p, hit, xb)
         return e.bind1(P.reduce_or_p, chosen, axes=(axis,))
-    chosen = e.select_n(hit, e.full(aval_of(xb), 0), xb)
+    chosen = e.select_n(hit, e.full(shaped(xb.aval), 0), xb)
     return e.reduce_sum(chosen, [axis])
 
 
@@ -303,12 +304,12 @@ def _dynamic_slice(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     dx, *didx = dims
     if all(d is None for d in didx):
         x = move_axis(e, x, cast(int, dx), 0)  # no index is mapped, so x is
-        zero = e.literal(0, aval_of(idx[0]).dtype) if idx else e.literal(0, _I32)
+        zero = e.literal(0, shaped(idx[0].aval).dtype) if idx else e.literal(0, _I32)
         return e.bind(P.dynamic_slice_p, x, zero, *idx, slice_sizes=(size,) + slice_sizes), [0]
     x = bdim_to_front(e, x, dx, size)
     out = x
     for axis, (i, d, w) in enumerate(zip(idx, didx, slice_sizes)):
-        n = aval_of(x).shape[axis + 1]
+        n = shaped(x.aval).shape[axis + 1]
         starts = bdim_to_front(e, i, d, size)
         out = _take_window(e, out, axis + 1, _clamped_start(e, starts, n, w), w)
     return [out], [0]
@@ -322,10 +323,10 @@ def _dynamic_update_slice(e: Emitter, size: int, vals: list[Atom], dims: list[Di
     dx, du, *didx = dims
     if all(d is None for d in didx):
         x, u = bdim_to_front(e, x, dx, size), bdim_to_front(e, u, du, size)
-        zero = e.literal(0, aval_of(idx[0]).dtype) if idx else e.literal(0, _I32)
+        zero = e.literal(0, shaped(idx[0].aval).dtype) if idx else e.literal(0, _I32)
         return e.bind(P.dynamic_update_slice_p, x, u, zero, *idx), [0]
     x, u = bdim_to_front(e, x, dx, size), bdim_to_front(e, u, du, size)
-    xa, ua = aval_of(x), aval_of(u)
+    xa, ua = shaped(x.aval), shaped(u.aval)
     inside = None
     placed = u
     for axis, (i, d) in enumerate(zip(idx, didx)):
@@ -347,7 +348,7 @@ def _dynamic_update_slice(e: Emitter, size: int, vals: list[Atom], dims: list[Di
 
 def _pad_axis(e: Emitter, x: Atom, axis: int, n: int) -> Atom:
     # n zeros before x along axis, so index (n - start + p) reads update element p - start.
-    a = aval_of(x)
+    a = shaped(x.aval)
     cfg = [(0, 0, 0)] * a.ndim
     cfg[axis] = (n, n, 0)
     zero = e.literal(0, a.dtype) if a.dtype != dt.bool_ else e.literal(False, a.dtype)

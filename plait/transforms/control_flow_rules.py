@@ -13,11 +13,11 @@ from typing import Any
 from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
-from plait.ir.avals import shaped_avals
+from plait.ir.avals import shaped_avals, shaped
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.lists import carry_fixpoint, fill_in, merge_lists, partition_list, split_list
 from plait.transforms.dce import dce_jaxpr, dce_rules
-from plait.transforms.emit import Emitter, Zero, aval_of
+from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import Tangent, jvp_jaxpr, jvp_rules, tangent_aval, zero_tangent
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
@@ -77,7 +77,7 @@ def _cond_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     # A mapped predicate: every branch runs, and each lane selects its result.
     idx = bdim_to_front(e, index, di, size)
     # An index out of range runs the last branch (XLA's case), it is not clamped.
-    ia = aval_of(idx)
+    ia = shaped(idx.aval)
     in_range = e.bind1(P.and_p, e.bind1(P.ge_p, idx, e.literal(0, ia.dtype)),
                        e.bind1(P.lt_p, idx, e.literal(len(branches), ia.dtype)))
     idx = e.select_n(in_range, e.full(ia, len(branches) - 1), idx)
@@ -85,7 +85,7 @@ def _cond_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                for b in branches]
     outs: list[Atom] = []
     for k in range(n_out):
-        shape = aval_of(results[0][k]).shape
+        shape = shaped(results[0][k].aval).shape
         which = e.broadcast_in_dim(idx, shape, [0]) if len(shape) > 1 else idx
         outs.append(e.select_n(which, *[r[k] for r in results]))
     return outs, [0] * n_out
@@ -292,20 +292,20 @@ def _while_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
         return list[Atom](outs), car0
     # Keep iterating while any lane runs; finished lanes keep their carry.
     b = Emitter()
-    cv = [Var(aval_of(x)) for x in cconsts]
-    bv = [Var(aval_of(x)) for x in bconsts]
-    carv = [Var(aval_of(x)) for x in carry]
+    cv = [Var(shaped(x.aval)) for x in cconsts]
+    bv = [Var(shaped(x.aval)) for x in bconsts]
+    carv = [Var(shaped(x.aval)) for x in carry]
     pred, = inline_jaxpr(b, cond, (), [*cv, *carv])
     stepped = inline_jaxpr(b, body, (), [*bv, *carv])
     kept = []
     for old, new_v in zip(carv, stepped):
-        shape = aval_of(old).shape
+        shape = shaped(old.aval).shape
         which = b.broadcast_in_dim(pred, shape, [0]) if len(shape) > 1 else pred
         kept.append(b.select_n(which, old, new_v))
     new_body = b.builder.build([*cv, *bv, *carv], kept)
     c = Emitter()
-    cv2 = [Var(aval_of(x)) for x in cconsts]
-    carv2 = [Var(aval_of(x)) for x in carry]
+    cv2 = [Var(shaped(x.aval)) for x in cconsts]
+    carv2 = [Var(shaped(x.aval)) for x in carry]
     p2, = inline_jaxpr(c, cond, (), [*cv2, *carv2])
     any_p = c.bind1(P.reduce_or_p, p2, axes=(0,))
     new_cond = c.builder.build([*cv2, *carv2], [any_p])
@@ -396,7 +396,7 @@ def _scan_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     known, unknown, out_unk, nres = partial_eval_jaxpr(body.jaxpr, uk + uc + ux,
                                                         uc + [False] * n_ys)
     length = p["length"]
-    res_avals = [aval_of(a) for a in known.outvars[len(known.outvars) - nres:]]
+    res_avals = [shaped(a.aval) for a in known.outvars[len(known.outvars) - nres:]]
     res_vars = [Var(a.update(shape=(length,) + a.shape)) for a in res_avals]
     ins_k, ins_c, ins_x = split_list(eqn.invars, nk, nc)
     outs_c, outs_y = eqn.outvars[:nc], eqn.outvars[nc:]
@@ -443,10 +443,10 @@ def _scan_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: Cl
     res_x = [x for x in xs if type(x) is not UndefPrimal]
     lin_k_avals = [c.aval for c in consts if type(c) is UndefPrimal]
     b = Emitter()
-    v_rk = [Var(aval_of(r)) for r in res_k]
+    v_rk = [Var(shaped(r.aval)) for r in res_k]
     v_acc = [Var(a) for a in lin_k_avals]
     v_ct = [Var(c.aval) for c in carry]
-    v_rx = [Var(aval_of(r).update(shape=aval_of(r).shape[1:])) for r in res_x]
+    v_rx = [Var(shaped(r.aval).update(shape=shaped(r.aval).shape[1:])) for r in res_x]
     v_cy = [Var(a.update(shape=a.shape[1:])) for a in shaped_avals([c.aval for c in ct_ys])]
     outs = inline_jaxpr(b, t, (), [*v_rk, *v_rx, *v_ct, *v_cy])
     ct_k, ct_c, ct_x = split_list(outs, len(v_acc), num_carry)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from plait.ir.avals import shaped
 from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
@@ -16,7 +17,7 @@ from plait.ir.primitives import RematPolicy
 from plait.ir.primitives.custom import nonlinear_bwd_error
 from plait.ir.caches import LRUCache
 from plait.transforms.dce import dce_call, dce_jaxpr, dce_rules
-from plait.transforms.emit import Emitter, Zero, aval_of
+from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import (Tangent, jvp_eqns, jvp_jaxpr, jvp_rules, tangent_aval,
                                   zero_tangent)
@@ -35,7 +36,7 @@ def _check_const_tangents(name: str, what: str, tangents: Sequence[Tangent], n: 
 
 
 def _inexact(a: Atom) -> bool:
-    return dt.is_inexact(aval_of(a).dtype)
+    return dt.is_inexact(shaped(a.aval).dtype)
 
 
 def _custom_jvp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,

@@ -15,18 +15,11 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.builder import Builder
 from plait.ir.primitive import Primitive
 
-__all__ = ["Emitter", "aval_of", "Zero", "is_zero"]
-
-
-def aval_of(x: Atom) -> ShapedArray:
-    """The (array) type of an atom."""
-    a = x.aval
-    assert isinstance(a, ShapedArray)
-    return a
+__all__ = ["Emitter", "Zero", "is_zero"]
 
 
 @final
@@ -86,7 +79,7 @@ class Emitter:
 
     def zeros(self, aval: AbstractValue) -> Atom:
         """Zeros of type ``aval`` (float0 zeros become bool zeros, never used)."""
-        assert isinstance(aval, ShapedArray)
+        aval = shaped(aval)
         if aval.dtype == dt.float0:
             raise TypeError("cannot materialize float0 zeros")
         return self.full(aval, 0)
@@ -130,7 +123,7 @@ class Emitter:
 
     def convert(self, x: Atom, dtype: np.dtype[Any], weak: bool = False) -> Atom:
         """``x`` cast to ``dtype`` (no equation when the type already matches)."""
-        a = aval_of(x)
+        a = shaped(x.aval)
         if a.dtype == dtype and a.weak_type == weak:
             return x
         return self.bind1(P.convert_element_type_p, x, new_dtype=dtype, weak_type=weak,
@@ -138,11 +131,11 @@ class Emitter:
 
     def to_dtype(self, x: Atom, dtype: np.dtype[Any]) -> Atom:
         """``x`` in ``dtype``: itself (weak type kept) when it has it already."""
-        return x if aval_of(x).dtype == dtype else self.convert(x, dtype)
+        return x if shaped(x.aval).dtype == dtype else self.convert(x, dtype)
 
     def scalar_like(self, x: Atom, value: Any) -> Literal:
         """A scalar literal of ``x``'s dtype."""
-        a = aval_of(x)
+        a = shaped(x.aval)
         return self.literal(value, a.dtype, a.weak_type)
 
     # -- structure -----------------------------------------------------------
@@ -153,7 +146,7 @@ class Emitter:
 
     def broadcast_to(self, x: Atom, shape: Sequence[int]) -> Atom:
         """``x`` (rank 0, or same rank with size-1 dims) broadcast to ``shape``."""
-        a = aval_of(x)
+        a = shaped(x.aval)
         if a.shape == tuple(shape):
             return x
         dims = () if a.ndim == 0 else tuple(range(len(shape)))
@@ -167,7 +160,7 @@ class Emitter:
 
     def reshape(self, x: Atom, shape: Sequence[int]) -> Atom:
         """``x`` reshaped (no equation when the shape already matches)."""
-        if aval_of(x).shape == tuple(shape):
+        if shaped(x.aval).shape == tuple(shape):
             return x
         return self.bind1(P.reshape_p, x, new_sizes=tuple(shape), dimensions=None, sharding=None)
 
@@ -179,7 +172,7 @@ class Emitter:
 
     def unbroadcast(self, x: Atom, aval: ShapedArray) -> Atom:
         """Sum ``x`` down to ``aval``'s shape: undo rank-0/size-1 broadcasting."""
-        xa = aval_of(x)
+        xa = shaped(x.aval)
         if xa.shape == aval.shape:
             return self.convert(x, aval.dtype, aval.weak_type) if xa.dtype != aval.dtype else x
         if aval.ndim == 0:

@@ -18,7 +18,7 @@ from plait.ir.config import values as _config
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.check import check_jaxpr
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.lists import fill_in
@@ -39,7 +39,7 @@ jvp_rules: dict[Primitive, JvpRule] = {}
 
 def tangent_aval(aval: AbstractValue) -> ShapedArray:
     """The tangent type: the same for floating and complex values, float0 otherwise."""
-    assert isinstance(aval, ShapedArray)
+    aval = shaped(aval)
     if dt.is_inexact(aval.dtype):
         return aval
     return ShapedArray(aval.shape, dt.float0)

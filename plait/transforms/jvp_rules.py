@@ -6,10 +6,11 @@ import math
 from collections.abc import Sequence
 from typing import Any, cast
 
+from plait.ir.avals import shaped
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
-from plait.transforms.emit import Emitter, Zero, aval_of
+from plait.transforms.emit import Emitter, Zero
 from plait.transforms.jvp import (Tangent, defjvp, defjvp2, defjvp_zero, deflinear, jvp_rules,
                                   tangent_aval)
 
@@ -59,9 +60,9 @@ defjvp2(P.cbrt_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(
 
 
 def _abs_jvp(e: Emitter, t: Atom, ans: Atom, x: Atom) -> Atom:
-    if dt.is_complex(aval_of(x).dtype):
+    if dt.is_complex(shaped(x.aval).dtype):
         # d|x| = Re(conj(x) t) / |x|, zero where x == 0.
-        safe = e.select_n(e.bind1(P.eq_p, ans, _c(e, ans, 0)), ans, e.full(aval_of(ans), 1))
+        safe = e.select_n(e.bind1(P.eq_p, ans, _c(e, ans, 0)), ans, e.full(shaped(ans.aval), 1))
         re = e.unary(P.real_p, e.mul(e.unary(P.conj_p, x), t))
         return e.div(re, safe)
     return e.mul(t, e.unary(P.sign_p, x))
@@ -70,14 +71,14 @@ def _abs_jvp(e: Emitter, t: Atom, ans: Atom, x: Atom) -> Atom:
 defjvp2(P.abs_p, _abs_jvp)
 defjvp(P.integer_pow_p, lambda e, t, x, y: (
     e.mul(t, e.mul(_c(e, x, y), x if y == 2 else e.bind1(P.integer_pow_p, x, y=y - 1)))
-    if y not in (0, 1) else (t if y == 1 else e.zeros(aval_of(t)))))
+    if y not in (0, 1) else (t if y == 1 else e.zeros(shaped(t.aval)))))
 
 
 def _sub_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
              **params: Any) -> tuple[list[Var], list[Tangent]]:
     out = e.bind(P.sub_p, *primals)
     tx, ty = tangents
-    shape = aval_of(out[0]).shape
+    shape = shaped(out[0].aval).shape
     if isinstance(ty, Zero):
         return out, [e.broadcast_to(cast(Atom, tx), shape)]  # jvp_eqns: not both zero
     if isinstance(tx, Zero):
@@ -89,7 +90,7 @@ def _add_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
              **params: Any) -> tuple[list[Var], list[Tangent]]:
     out = e.bind(P.add_p, *primals)
     tx, ty = tangents
-    shape = aval_of(out[0]).shape
+    shape = shaped(out[0].aval).shape
     if isinstance(ty, Zero):
         return out, [e.broadcast_to(cast(Atom, tx), shape)]  # jvp_eqns: not both zero
     if isinstance(tx, Zero):
@@ -117,7 +118,7 @@ defjvp(P.rem_p, lambda e, t, x, y: t, lambda e, t, x, y: e.neg(e.mul(t, _trunc_d
 def _balanced(e: Emitter, x: Atom, ans: Atom, y: Atom) -> Atom:
     # 1 where x alone attains the extremum, 1/2 on ties, 0 elsewhere (as JAX, so that
     # the gradient of max(x, x) is 1).  Selects need full-shape cases.
-    a = aval_of(ans)
+    a = shaped(ans.aval)
     xa = e.bind1(P.eq_p, x, ans)
     ya = e.bind1(P.eq_p, y, ans)
     half = e.select_n(ya, e.full(a, 1), e.full(a, 0.5))
@@ -139,19 +140,19 @@ defjvp(P.atan2_p, lambda e, t, x, y: e.mul(t, e.div(y, _atan2_denominator(e, x, 
 
 
 def _pow_jvp_base(e: Emitter, t: Atom, ans: Atom, x: Atom, y: Atom) -> Atom:
-    ya = aval_of(y)
+    ya = shaped(y.aval)
     if dt.is_integer(ya.dtype):
-        yf = e.convert(y, aval_of(x).dtype)
+        yf = e.convert(y, shaped(x.aval).dtype)
         deriv = e.mul(yf, e.bind1(P.pow_p, x, e.sub(y, e.scalar_like(y, 1))))
         return e.mul(t, e.select_n(e.bind1(P.eq_p, y, e.scalar_like(y, 0)), deriv,
-                                   e.broadcast_to(_c(e, x, 0), aval_of(deriv).shape)))
+                                   e.broadcast_to(_c(e, x, 0), shaped(deriv.aval).shape)))
     return e.mul(t, e.mul(y, e.bind1(P.pow_p, x, e.sub(y, _c(e, y, 1)))))
 
 
 def _pow_jvp_exponent(e: Emitter, t: Atom, ans: Atom, x: Atom, y: Atom) -> Atom:
     # log(x) replaced by 0 where x == 0, as JAX does (0 ** y has no exponent slope there).
     zero = e.bind1(P.eq_p, x, _c(e, x, 0))
-    safe_x = e.select_n(zero, x, e.broadcast_to(_c(e, x, 1), aval_of(x).shape))
+    safe_x = e.select_n(zero, x, e.broadcast_to(_c(e, x, 1), shaped(x.aval).shape))
     return e.mul(t, e.mul(e.unary(P.log_p, safe_x, accuracy=None), ans))
 
 
@@ -174,17 +175,17 @@ def _clamp_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
                **params: Any) -> tuple[list[Var], list[Tangent]]:
     lo, x, hi = primals
     out = e.bind(P.clamp_p, lo, x, hi)
-    shape = aval_of(x).shape
+    shape = shaped(x.aval).shape
     terms = []
     t_lo, t_x, t_hi = tangents
     if not isinstance(t_x, Zero):
         inside = e.bind1(P.and_p, e.bind1(P.gt_p, x, lo), e.bind1(P.lt_p, x, hi))
-        terms.append(e.select_n(inside, e.zeros(aval_of(t_x)), t_x))
+        terms.append(e.select_n(inside, e.zeros(shaped(t_x.aval)), t_x))
     for t, bound, cmp in ((t_lo, lo, P.lt_p), (t_hi, hi, P.gt_p)):
         if not isinstance(t, Zero):
             pick = e.bind1(cmp, x, bound)
             tb = e.broadcast_to(t, shape)
-            terms.append(e.select_n(pick, e.zeros(aval_of(tb)), tb))
+            terms.append(e.select_n(pick, e.zeros(shaped(tb.aval)), tb))
     total: Atom = terms[0]
     for term in terms[1:]:
         total = e.add_any(total, term)
@@ -201,7 +202,7 @@ def _convert_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent
     new = params["new_dtype"]
     if isinstance(t, Zero) or not dt.is_inexact(new):
         return out, [Zero(tangent_aval(out[0].aval))]
-    if dt.is_complex(aval_of(t).dtype) and not dt.is_complex(new):
+    if dt.is_complex(shaped(t.aval).dtype) and not dt.is_complex(new):
         t = e.unary(P.real_p, t)
     return out, [e.convert(t, new, params["weak_type"])]
 

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from plait.ir.avals import shaped
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.lists import fill_in
-from plait.transforms.emit import Emitter, Zero, aval_of
+from plait.transforms.emit import Emitter, Zero
 from plait.transforms.jvp import (Tangent, defjvp, deflinear, jvp_jaxpr, jvp_rules, tangent_aval,
                                   zero_tangent)
 
@@ -65,7 +66,7 @@ def _reduce_chooser_jvp(prim: Any) -> Any:
         out = e.bind(prim, x, **params)
         if isinstance(t, Zero):
             return out, [Zero(tangent_aval(out[0].aval))]
-        xa = aval_of(x)
+        xa = shaped(x.aval)
         axes = params["axes"]
         kept = [i for i in range(xa.ndim) if i not in axes]
         ans = e.broadcast_in_dim(out[0], xa.shape, kept)
@@ -81,7 +82,7 @@ jvp_rules[P.reduce_min_p] = _reduce_chooser_jvp(P.reduce_min_p)
 
 
 def _move_axes_last(e: Emitter, x: Atom, axes: Sequence[int]) -> Atom:
-    xa = aval_of(x)
+    xa = shaped(x.aval)
     kept = [i for i in range(xa.ndim) if i not in axes]
     moved = e.transpose(x, kept + list(axes))
     n = 1
@@ -92,7 +93,7 @@ def _move_axes_last(e: Emitter, x: Atom, axes: Sequence[int]) -> Atom:
 
 def _exclusive_products(e: Emitter, x: Atom) -> Atom:
     """For each position along the last axis, the product of all other elements."""
-    xa = aval_of(x)
+    xa = shaped(x.aval)
     axis = xa.ndim - 1
     n = xa.shape[axis]
     one = e.scalar_like(x, 1)
@@ -117,7 +118,7 @@ def _reduce_prod_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tan
     xs = _move_axes_last(e, x, axes)
     ts = _move_axes_last(e, t, axes)
     others = _exclusive_products(e, xs)
-    last = aval_of(xs).ndim - 1
+    last = shaped(xs.aval).ndim - 1
     return out, [e.reduce_sum(e.mul(ts, others), [last])]
 
 
@@ -134,7 +135,7 @@ def _cumprod_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent
     if isinstance(t, Zero):
         return out, [Zero(tangent_aval(out[0].aval))]
     axis, reverse = params["axis"], params["reverse"]
-    xa = aval_of(x)
+    xa = shaped(x.aval)
     n = xa.shape[axis]
     perm = [i for i in range(xa.ndim) if i != axis] + [axis]
     xl = e.transpose(x, perm)
@@ -142,7 +143,7 @@ def _cumprod_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent
     if reverse:
         xl = e.bind1(P.rev_p, xl, dimensions=(xa.ndim - 1,))
         tl = e.bind1(P.rev_p, tl, dimensions=(xa.ndim - 1,))
-    lead = list(aval_of(xl).shape[:-1])
+    lead = list(shaped(xl.aval).shape[:-1])
     shape = lead + [n, n]   # [..., k, i]
     nd = len(shape)
     k = e.bind1(P.iota_p, dtype=_I32, shape=tuple(shape), dimension=nd - 2, sharding=None)
@@ -155,7 +156,7 @@ def _cumprod_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent
     coef_rows = e.select_n(mask_le, one, xj)
     excl = _exclusive_products(e, coef_rows)           # [..., k, i]
     tb = e.broadcast_in_dim(tl, shape, list(range(nd - 2)) + [nd - 1])
-    contrib = e.select_n(mask_le, e.zeros(aval_of(tb)), e.mul(tb, excl))
+    contrib = e.select_n(mask_le, e.zeros(shaped(tb.aval)), e.mul(tb, excl))
     dy = e.reduce_sum(contrib, [nd - 1])
     if reverse:
         dy = e.bind1(P.rev_p, dy, dimensions=(xa.ndim - 1,))
@@ -179,7 +180,7 @@ def _cum_chooser_jvp(prim: Any) -> Any:
         if isinstance(t, Zero):
             return out, [Zero(tangent_aval(out[0].aval))]
         axis, reverse = params["axis"], params["reverse"]
-        xa = aval_of(x)
+        xa = shaped(x.aval)
         idx = e.bind1(P.iota_p, dtype=_I32, shape=xa.shape, dimension=axis, sharding=None)
         if reverse:
             idx = e.neg(idx)
@@ -198,7 +199,7 @@ def _cum_chooser_jvp(prim: Any) -> Any:
                                  sharding=None))
         tt = e.transpose(t, [d for d in range(nd) if d != axis] + [axis])
         t_exp = e.broadcast_in_dim(tt, shape, [d for d in range(nd + 1) if d != axis])
-        picked = e.mul(e.convert(onehot, aval_of(t).dtype), t_exp)
+        picked = e.mul(e.convert(onehot, shaped(t.aval).dtype), t_exp)
         return out, [e.reduce_sum(picked, [nd])]
     return rule
 

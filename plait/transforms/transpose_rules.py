@@ -11,18 +11,12 @@ from plait.ir.errors import JaxprTypeError
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.lists import merge_lists
-from plait.transforms.emit import Emitter, Zero, aval_of
+from plait.transforms.emit import Emitter, Zero
 from plait.transforms.transpose import (Cotangent, UndefPrimal, check_linear_inputs,
                                         transpose_jaxpr, transpose_rules)
-
-
-def _aval(x: Atom | UndefPrimal) -> ShapedArray:
-    a = x.aval
-    assert isinstance(a, ShapedArray)
-    return a
 
 
 def deflinear_transpose(prim: Any, fn: Callable[..., Sequence[Cotangent]]) -> None:
@@ -37,13 +31,13 @@ def _undef(x: object) -> bool:
 
 
 def _add_t(e: Emitter, ct: Atom, x: Any, y: Any) -> Sequence[Cotangent]:
-    return [e.unbroadcast(ct, _aval(x)) if _undef(x) else None,
-            e.unbroadcast(ct, _aval(y)) if _undef(y) else None]
+    return [e.unbroadcast(ct, shaped(x.aval)) if _undef(x) else None,
+            e.unbroadcast(ct, shaped(y.aval)) if _undef(y) else None]
 
 
 def _sub_t(e: Emitter, ct: Atom, x: Any, y: Any) -> Sequence[Cotangent]:
-    return [e.unbroadcast(ct, _aval(x)) if _undef(x) else None,
-            e.unbroadcast(e.neg(ct), _aval(y)) if _undef(y) else None]
+    return [e.unbroadcast(ct, shaped(x.aval)) if _undef(x) else None,
+            e.unbroadcast(e.neg(ct), shaped(y.aval)) if _undef(y) else None]
 
 
 def _mul_t(e: Emitter, ct: Atom, x: Any, y: Any, **_: Any) -> Sequence[Cotangent]:
@@ -51,15 +45,15 @@ def _mul_t(e: Emitter, ct: Atom, x: Any, y: Any, **_: Any) -> Sequence[Cotangent
         check_linear_inputs("mul", [x, y], [0])
     # With ``out_dtype`` the cotangent is wider than the operands: multiply in its
     # dtype, and ``unbroadcast`` converts back to the operand's.
-    ct_dtype = aval_of(ct).dtype
+    ct_dtype = shaped(ct.aval).dtype
     if _undef(x):
-        return [e.unbroadcast(e.mul(ct, e.to_dtype(y, ct_dtype)), _aval(x)), None]
-    return [None, e.unbroadcast(e.mul(e.to_dtype(x, ct_dtype), ct), _aval(y))]
+        return [e.unbroadcast(e.mul(ct, e.to_dtype(y, ct_dtype)), shaped(x.aval)), None]
+    return [None, e.unbroadcast(e.mul(e.to_dtype(x, ct_dtype), ct), shaped(y.aval))]
 
 
 def _div_t(e: Emitter, ct: Atom, x: Any, y: Any) -> Sequence[Cotangent]:
     check_linear_inputs("div", [x, y], [0])
-    return [e.unbroadcast(e.div(ct, y), _aval(x)), None]
+    return [e.unbroadcast(e.div(ct, y), shaped(x.aval)), None]
 
 
 deflinear_transpose(P.add_p, _add_t)
@@ -79,18 +73,18 @@ def _integer_pow_t(e: Emitter, ct: Atom, x: Any, *, y: int) -> Sequence[Cotangen
 
 
 deflinear_transpose(P.integer_pow_p, _integer_pow_t)
-deflinear_transpose(P.real_p, lambda e, ct, x: [e.bind1(P.complex_p, ct, e.zeros(aval_of(ct)))])
-deflinear_transpose(P.imag_p, lambda e, ct, x: [e.bind1(P.complex_p, e.zeros(aval_of(ct)),
+deflinear_transpose(P.real_p, lambda e, ct, x: [e.bind1(P.complex_p, ct, e.zeros(shaped(ct.aval)))])
+deflinear_transpose(P.imag_p, lambda e, ct, x: [e.bind1(P.complex_p, e.zeros(shaped(ct.aval)),
                                                         e.neg(ct))])
 deflinear_transpose(P.conj_p, lambda e, ct, x: [e.unary(P.conj_p, ct)])
 deflinear_transpose(P.complex_p, lambda e, ct, x, y: [
-    e.unbroadcast(e.unary(P.real_p, ct), _aval(x)) if _undef(x) else None,
-    e.unbroadcast(e.neg(e.unary(P.imag_p, ct)), _aval(y)) if _undef(y) else None])
+    e.unbroadcast(e.unary(P.real_p, ct), shaped(x.aval)) if _undef(x) else None,
+    e.unbroadcast(e.neg(e.unary(P.imag_p, ct)), shaped(y.aval)) if _undef(y) else None])
 
 
 def _convert_t(e: Emitter, ct: Atom, x: Any, **_: Any) -> Sequence[Cotangent]:
-    a = _aval(x)
-    if dt.is_complex(aval_of(ct).dtype) and not dt.is_complex(a.dtype):
+    a = shaped(x.aval)
+    if dt.is_complex(shaped(ct.aval).dtype) and not dt.is_complex(a.dtype):
         ct = e.unary(P.real_p, ct)
     return [e.convert(ct, a.dtype, a.weak_type)]
 
@@ -99,7 +93,7 @@ deflinear_transpose(P.convert_element_type_p, _convert_t)
 
 
 def _reduce_sum_t(e: Emitter, ct: Atom, x: Any, *, axes: tuple[int, ...], **_: Any) -> Sequence[Cotangent]:
-    a = _aval(x)
+    a = shaped(x.aval)
     kept = [i for i in range(a.ndim) if i not in axes]
     return [e.broadcast_in_dim(ct, a.shape, kept)]
 
@@ -109,7 +103,7 @@ deflinear_transpose(P.reduce_sum_p, _reduce_sum_t)
 
 def _broadcast_in_dim_t(e: Emitter, ct: Atom, x: Any, *, shape: tuple[int, ...],
                         broadcast_dimensions: tuple[int, ...], sharding: None) -> Sequence[Cotangent]:
-    a = _aval(x)
+    a = shaped(x.aval)
     bd = broadcast_dimensions
     # Sum the new dimensions and the size-1 dimensions that were expanded.
     summed = [d for d in range(len(shape)) if d not in bd]
@@ -123,7 +117,7 @@ deflinear_transpose(P.broadcast_in_dim_p, _broadcast_in_dim_t)
 
 def _reshape_t(e: Emitter, ct: Atom, x: Any, *, new_sizes: tuple[int, ...],
                dimensions: tuple[int, ...] | None, sharding: None) -> Sequence[Cotangent]:
-    a = _aval(x)
+    a = shaped(x.aval)
     if dimensions is None:
         return [e.reshape(ct, a.shape)]
     permuted = [a.shape[d] for d in dimensions]
@@ -133,7 +127,7 @@ def _reshape_t(e: Emitter, ct: Atom, x: Any, *, new_sizes: tuple[int, ...],
 deflinear_transpose(P.reshape_p, _reshape_t)
 deflinear_transpose(P.transpose_p, lambda e, ct, x, *, permutation: [
     e.transpose(ct, list(np.argsort(permutation)))])
-deflinear_transpose(P.squeeze_p, lambda e, ct, x, *, dimensions: [e.reshape(ct, _aval(x).shape)])
+deflinear_transpose(P.squeeze_p, lambda e, ct, x, *, dimensions: [e.reshape(ct, shaped(x.aval).shape)])
 deflinear_transpose(P.rev_p, lambda e, ct, x, *, dimensions: [
     e.bind1(P.rev_p, ct, dimensions=dimensions)])
 deflinear_transpose(P.cumsum_p, lambda e, ct, x, *, axis, reverse: [
@@ -142,9 +136,9 @@ deflinear_transpose(P.cumsum_p, lambda e, ct, x, *, axis, reverse: [
 
 def _slice_t(e: Emitter, ct: Atom, x: Any, *, start_indices: tuple[int, ...],
              limit_indices: tuple[int, ...], strides: tuple[int, ...] | None) -> Sequence[Cotangent]:
-    a = _aval(x)
+    a = shaped(x.aval)
     st = strides or (1,) * a.ndim
-    out_shape = aval_of(ct).shape
+    out_shape = shaped(ct.aval).shape
     if 0 in out_shape:
         return [e.zeros(a)]
     config = []
@@ -163,14 +157,14 @@ def _pad_t(e: Emitter, ct: Atom, x: Any, v: Any, *,
     # padding (negative padding crops), then stride over the interior padding.
     unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
     unpadded = e.bind1(P.pad_p, ct, e.scalar_like(ct, 0), padding_config=unpad)
-    shape = aval_of(unpadded).shape
+    shape = shaped(unpadded.aval).shape
     ct_x = e.bind1(P.slice_p, unpadded, start_indices=(0,) * len(shape), limit_indices=shape,
                    strides=tuple(i + 1 for _, _, i in padding_config))
     ct_v: Cotangent = None
     if _undef(v):
         # The padding value's cotangent: everything else.
-        total = e.reduce_sum(ct, range(aval_of(ct).ndim))
-        ct_v = e.sub(total, e.reduce_sum(ct_x, range(aval_of(ct_x).ndim)))
+        total = e.reduce_sum(ct, range(shaped(ct.aval).ndim))
+        ct_v = e.sub(total, e.reduce_sum(ct_x, range(shaped(ct_x.aval).ndim)))
     return [ct_x if _undef(x) else None, ct_v]
 
 
@@ -180,9 +174,9 @@ deflinear_transpose(P.pad_p, _pad_t)
 def _concatenate_t(e: Emitter, ct: Atom, *xs: Any, dimension: int) -> Sequence[Cotangent]:
     outs: list[Cotangent] = []
     start = 0
-    shape = aval_of(ct).shape
+    shape = shaped(ct.aval).shape
     for x in xs:
-        n = _aval(x).shape[dimension]
+        n = shaped(x.aval).shape[dimension]
         if _undef(x):
             lo = [0] * len(shape)
             hi = list(shape)
@@ -201,7 +195,7 @@ deflinear_transpose(P.concatenate_p, _concatenate_t)
 def _dynamic_slice_t(e: Emitter, ct: Atom, x: Any, *idx: Any,
                      slice_sizes: tuple[int, ...]) -> Sequence[Cotangent]:
     check_linear_inputs("dynamic_slice", [x, *idx], [0])
-    zeros = e.zeros(_aval(x))
+    zeros = e.zeros(shaped(x.aval))
     return [e.bind1(P.dynamic_update_slice_p, zeros, ct, *idx)] + [None] * len(idx)
 
 
@@ -211,7 +205,7 @@ deflinear_transpose(P.dynamic_slice_p, _dynamic_slice_t)
 def _dynamic_update_slice_t(e: Emitter, ct: Atom, x: Any, update: Any,
                             *idx: Any) -> Sequence[Cotangent]:
     check_linear_inputs("dynamic_update_slice", [x, update, *idx], [0, 1])
-    ua = _aval(update)
+    ua = shaped(update.aval)
     ct_x = e.bind1(P.dynamic_update_slice_p, ct, e.zeros(ua), *idx) if _undef(x) else None
     ct_u = e.bind1(P.dynamic_slice_p, ct, *idx, slice_sizes=ua.shape) if _undef(update) else None
     return [ct_x, ct_u] + [None] * len(idx)
@@ -222,7 +216,7 @@ deflinear_transpose(P.dynamic_update_slice_p, _dynamic_update_slice_t)
 
 def _select_n_t(e: Emitter, ct: Atom, which: Any, *cases: Any) -> Sequence[Cotangent]:
     check_linear_inputs("select_n", [which, *cases], range(1, len(cases) + 1))
-    zeros = e.zeros(aval_of(ct))
+    zeros = e.zeros(shaped(ct.aval))
     outs: list[Cotangent] = [None]
     for i, c in enumerate(cases):
         if _undef(c):
@@ -248,7 +242,7 @@ def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
 def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
                swap_ans: bool = False) -> Atom:
     (xc, yc), (xb, yb) = dims
-    y_aval = aval_of(y)
+    y_aval = shaped(y.aval)
     x_kept = [i for i in range(x_aval.ndim) if i not in xc and i not in xb]
     y_kept = [i for i in range(y_aval.ndim) if i not in yc and i not in yb]
     if swap_ans:
@@ -259,7 +253,7 @@ def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
     xc_by_y = [xc[i] for i in np.argsort(yc)]
     out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
     # A ``preferred_element_type`` makes ct wider than y: contract in ct's dtype.
-    out = e.dot_general(ct, e.to_dtype(y, aval_of(ct).dtype), new_dims, aval_of(ct).dtype)
+    out = e.dot_general(ct, e.to_dtype(y, shaped(ct.aval).dtype), new_dims, shaped(ct.aval).dtype)
     return e.to_dtype(e.transpose(out, [int(a) for a in out_axes]), x_aval.dtype)
 
 
@@ -270,9 +264,9 @@ def _dot_general_t(e: Emitter, ct: Atom, x: Any, y: Any, *, dimension_numbers: A
         check_linear_inputs("dot_general", [x, y], [0])
     (xc, yc), (xb, yb) = dimension_numbers
     if _undef(x):
-        return [_dot_t_lhs(e, ct, _aval(x), y, dimension_numbers), None]
+        return [_dot_t_lhs(e, ct, shaped(x.aval), y, dimension_numbers), None]
     swapped = ((yc, xc), (yb, xb))
-    return [None, _dot_t_lhs(e, ct, _aval(y), x, swapped, swap_ans=True)]
+    return [None, _dot_t_lhs(e, ct, shaped(y.aval), x, swapped, swap_ans=True)]
 
 
 deflinear_transpose(P.dot_general_p, _dot_general_t)
@@ -284,7 +278,7 @@ def _sort_t(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, dimension: int, i
     # Sorting each cotangent by ``perm`` sends ct[i] back to position perm[i].
     check_linear_inputs("sort", ins, range(num_keys, len(ins)))
     keys = ins[:num_keys]
-    shape = _aval(keys[0]).shape
+    shape = shaped(keys[0].aval).shape
     iota = e.bind1(P.iota_p, dtype=np.dtype(np.int32), shape=shape, dimension=dimension,
                    sharding=None)
     perm = e.bind(P.sort_p, *keys, iota, dimension=dimension, is_stable=is_stable,

@@ -15,12 +15,12 @@ from plait.ir.config import values as _config
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir.notes import note_equation
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.check import check_jaxpr
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.primitive import Primitive
 from plait.ir.caches import LRUCache
-from plait.transforms.emit import Emitter, aval_of
+from plait.transforms.emit import Emitter
 
 __all__ = ["vmap_jaxpr", "batching_rules", "BatchRule", "Dim", "move_axis", "bdim_to_front",
            "batched_aval", "vmap_eqns"]
@@ -33,9 +33,9 @@ batching_rules: dict[Primitive, BatchRule] = {}
 _cache: LRUCache[tuple[Any, ...], Jaxpr] = LRUCache("vmap")
 
 
-def batched_aval(aval: Any, dim: Dim, size: int) -> ShapedArray:
+def batched_aval(aval: AbstractValue, dim: Dim, size: int) -> ShapedArray:
     """``aval`` with a mapped axis of ``size`` inserted at ``dim``."""
-    assert isinstance(aval, ShapedArray)
+    aval = shaped(aval)
     if dim is None:
         return aval
     shape = list(aval.shape)
@@ -47,7 +47,7 @@ def move_axis(e: Emitter, x: Atom, src: int, dst: int) -> Atom:
     """Move dimension ``src`` of ``x`` to position ``dst``."""
     if src == dst:
         return x
-    nd = aval_of(x).ndim
+    nd = shaped(x.aval).ndim
     perm = [i for i in range(nd) if i != src]
     perm.insert(dst, src)
     return e.transpose(x, perm)
@@ -56,7 +56,7 @@ def move_axis(e: Emitter, x: Atom, src: int, dst: int) -> Atom:
 def bdim_to_front(e: Emitter, x: Atom, dim: Dim, size: int) -> Atom:
     """``x`` with its batch dimension first (broadcast when it is not mapped)."""
     if dim is None:
-        a = aval_of(x)
+        a = shaped(x.aval)
         return e.broadcast_in_dim(x, (size,) + a.shape, range(1, a.ndim + 1))
     return move_axis(e, x, dim, 0)
 
@@ -135,7 +135,7 @@ def vmap_jaxpr(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim],
                                  f"batched on axis {d}")
             final.append(x)
         elif d is None:
-            a = aval_of(x)
+            a = shaped(x.aval)
             b = e.broadcast_in_dim(x, (axis_size,) + a.shape, range(1, a.ndim + 1))
             final.append(move_axis(e, b, 0, want))
         else:

@@ -9,7 +9,7 @@ from typing import Any, ParamSpec, TypeVar
 import attrs
 
 from plait.ir.jaxpr import consts_as_invars
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.transforms.vmap import vmap_jaxpr
 from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
@@ -145,8 +145,7 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
             if d is None:
                 out_norm.append(None)
                 continue
-            assert isinstance(out_aval, ShapedArray)
-            nd = out_aval.ndim + 1
+            nd = shaped(out_aval).ndim + 1
             if not -nd <= d < nd:
                 raise ValueError(f"vmap out_axes {d} is out of range for a batched output of "
                                  f"rank {nd} (output {traced.debug_info.result_paths[i]})")

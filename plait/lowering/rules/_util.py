@@ -8,19 +8,13 @@ from typing import Any, cast
 import numpy as np
 
 from plait.ir import dtypes as dt
-from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.ir.primitive import Primitive
 from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules, private_function, symbol
 
 __all__ = ["broadcast_to", "compare", "compare_type", "nary", "scalar_type", "register",
-           "reduce_region", "aval", "binary", "convert", "outlined"]
-
-
-def aval(x: AbstractValue) -> ShapedArray:
-    """``x`` as a ShapedArray (every lowered value has one)."""
-    assert isinstance(x, ShapedArray)
-    return x
+           "reduce_region", "binary", "convert", "outlined"]
 
 
 def register(prim: Primitive) -> Callable[[Callable[..., Sequence[Value]]], Callable[..., Sequence[Value]]]:
@@ -93,14 +87,14 @@ def nary(name: str) -> Callable[..., Sequence[Value]]:
 
     def rule(ctx: LoweringContext, *xs: Value, out_dtype: Any = None,
              **_: Any) -> Sequence[Value]:
-        out = aval(ctx.avals_out[0])
+        out = shaped(ctx.avals_out[0])
         shape = out.shape
-        # Every lowered value is a ShapedArray (checked by aval() where it matters).
+        # Every lowered value is a ShapedArray (checked by shaped(()) where it matters).
         avals_in = cast(Sequence[ShapedArray], ctx.avals_in)
         args = [x if a.shape == shape else broadcast_to(ctx.fn, x, a, shape)
                 for x, a in zip(xs, avals_in)]
         if out_dtype is not None:  # ``mul``'s out_dtype: JAX converts the operands first
-            args = [convert(ctx.fn, x, aval(a).update(shape=out.shape), out.dtype)
+            args = [convert(ctx.fn, x, shaped(a).update(shape=out.shape), out.dtype)
                     for x, a in zip(args, ctx.avals_in)]
         if minmax:
             return [binary(ctx.fn, name, args, out.dtype, out.shape)]

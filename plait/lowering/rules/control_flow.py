@@ -11,11 +11,11 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.primitives.custom import nonlinear_bwd_error
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering.emitter import Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lower_body
-from plait.lowering.rules._util import aval, compare, register, scalar_type
+from plait.lowering.rules._util import compare, register, scalar_type
 
 _I32 = np.dtype(np.int32)
 
@@ -67,7 +67,7 @@ def _scan(ctx: LoweringContext, *args: Value, jaxpr: ClosedJaxpr, length: int, r
           num_consts: int, num_carry: int, unroll: Any) -> Sequence[Value]:
     # A while loop over a counter: slice the inputs, run the body, write the outputs.
     fn = ctx.fn
-    y_avals = [aval(a) for a in ctx.avals_out[num_carry:]]
+    y_avals = [shaped(a) for a in ctx.avals_out[num_carry:]]
     zero = fn.constant(0, ShapedArray((), _I32))
     ys_init = []
     for a in y_avals:
@@ -91,7 +91,7 @@ def _scan(ctx: LoweringContext, *args: Value, jaxpr: ClosedJaxpr, length: int, r
     zero_i = fn.constant(0, ShapedArray((), _I32))
     x_t = []
     for x, xa in zip(xs, ctx.avals_in[num_consts + num_carry:]):
-        xa = aval(xa)
+        xa = shaped(xa)
         sizes = (1,) + xa.shape[1:]
         sl = fn.op1("stablehlo.dynamic_slice", [x, idx] + [zero_i] * (xa.ndim - 1),
                     tensor_type((sizes, xa.dtype)), f"slice_sizes = {i64_array(sizes)}")

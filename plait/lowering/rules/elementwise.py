@@ -10,11 +10,11 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.ir.primitives import RoundingMethod
 from plait.lowering.emitter import Value, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
-from plait.lowering.rules._util import aval, broadcast_to, compare, nary, register
+from plait.lowering.rules._util import broadcast_to, compare, nary, register
 
 _SIMPLE = {
     P.neg_p: "stablehlo.negate", P.floor_p: "stablehlo.floor",
@@ -45,7 +45,7 @@ def _copy(ctx: LoweringContext, x: Value) -> Sequence[Value]:
 
 @register(P.conj_p)
 def _conj(ctx: LoweringContext, x: Value) -> Sequence[Value]:
-    out = aval(ctx.avals_out[0])
+    out = shaped(ctx.avals_out[0])
     part = tensor_type((out.shape, np.dtype(np.finfo(out.dtype).dtype)))
     re = ctx.fn.op1("stablehlo.real", [x], part)
     im = ctx.fn.op1("stablehlo.imag", [x], part)
@@ -61,7 +61,7 @@ def _full(ctx: LoweringContext, value: Any, out: ShapedArray) -> Value:
 
 @register(P.sign_p)
 def _sign(ctx: LoweringContext, x: Value) -> Sequence[Value]:
-    out = aval(ctx.avals_out[0])
+    out = shaped(ctx.avals_out[0])
     if not dt.is_unsigned(out.dtype):
         return [ctx.fn.op1("stablehlo.sign", [x], tensor_type(out))]
     # StableHLO's sign takes no unsigned integers: 0 where x == 0, else 1 (as JAX lowers it).
@@ -73,7 +73,7 @@ def _sign(ctx: LoweringContext, x: Value) -> Sequence[Value]:
 @register(P.logistic_p)
 def _logistic(ctx: LoweringContext, x: Value, accuracy: None) -> Sequence[Value]:
     # 1 / (1 + exp(-x)), as JAX lowers it (it avoids stablehlo.logistic for its numerics).
-    out = aval(ctx.avals_out[0])
+    out = shaped(ctx.avals_out[0])
     ty = tensor_type(out)
     e = ctx.fn.op1("stablehlo.exponential", [ctx.fn.op1("stablehlo.negate", [x], ty)], ty)
     denom = ctx.fn.op1("stablehlo.add", [_full(ctx, 1, out), e], ty)
@@ -82,7 +82,7 @@ def _logistic(ctx: LoweringContext, x: Value, accuracy: None) -> Sequence[Value]
 
 @register(P.exp2_p)
 def _exp2(ctx: LoweringContext, x: Value, accuracy: None) -> Sequence[Value]:
-    out = aval(ctx.avals_out[0])
+    out = shaped(ctx.avals_out[0])
     ln2 = _full(ctx, math.log(2.0), out)
     scaled = ctx.fn.op1("stablehlo.multiply", [ln2, x], tensor_type(out))
     return [ctx.fn.op1("stablehlo.exponential", [scaled], tensor_type(out))]
@@ -97,8 +97,8 @@ def _round(ctx: LoweringContext, x: Value, rounding_method: RoundingMethod) -> S
 
 @register(P.pow_p)
 def _pow(ctx: LoweringContext, x: Value, y: Value) -> Sequence[Value]:
-    out = aval(ctx.avals_out[0])
-    xa, ya = aval(ctx.avals_in[0]), aval(ctx.avals_in[1])
+    out = shaped(ctx.avals_out[0])
+    xa, ya = shaped(ctx.avals_in[0]), shaped(ctx.avals_in[1])
     if ya.dtype != out.dtype:  # an integer exponent is converted to the base's dtype
         y = ctx.fn.op1("stablehlo.convert", [y], tensor_type((ya.shape, out.dtype)))
         ya = ya.update(dtype=out.dtype)
@@ -108,7 +108,7 @@ def _pow(ctx: LoweringContext, x: Value, y: Value) -> Sequence[Value]:
 
 @register(P.integer_pow_p)
 def _integer_pow(ctx: LoweringContext, x: Value, y: int) -> Sequence[Value]:
-    out = aval(ctx.avals_out[0])
+    out = shaped(ctx.avals_out[0])
     ty = tensor_type(out)
     if y == 0:
         return [_full(ctx, 1, out)]
@@ -129,8 +129,8 @@ def _integer_pow(ctx: LoweringContext, x: Value, y: int) -> Sequence[Value]:
 
 def _comparison(direction: str) -> Any:
     def rule(ctx: LoweringContext, x: Value, y: Value) -> Sequence[Value]:
-        out = aval(ctx.avals_out[0])
-        xa, ya = aval(ctx.avals_in[0]), aval(ctx.avals_in[1])
+        out = shaped(ctx.avals_out[0])
+        xa, ya = shaped(ctx.avals_in[0]), shaped(ctx.avals_in[1])
         args = [broadcast_to(ctx.fn, x, xa, out.shape), broadcast_to(ctx.fn, y, ya, out.shape)]
         return [compare(ctx.fn, direction, args[0], args[1], xa.dtype, out.shape)]
     return rule
@@ -143,8 +143,8 @@ for _prim, _dir in [(P.eq_p, "EQ"), (P.ne_p, "NE"), (P.lt_p, "LT"), (P.le_p, "LE
 
 @register(P.select_n_p)
 def _select_n(ctx: LoweringContext, which: Value, *cases: Value) -> Sequence[Value]:
-    out = aval(ctx.avals_out[0])
-    wa = aval(ctx.avals_in[0])
+    out = shaped(ctx.avals_out[0])
+    wa = shaped(ctx.avals_in[0])
     fn = ctx.fn
     if wa.dtype == dt.bool_:
         if len(cases) == 1:
@@ -172,8 +172,8 @@ def _clamp(ctx: LoweringContext, lo: Value, x: Value, hi: Value) -> Sequence[Val
 @register(P.convert_element_type_p)
 def _convert(ctx: LoweringContext, x: Value, new_dtype: np.dtype[Any], weak_type: bool,
              sharding: None) -> Sequence[Value]:
-    xa = aval(ctx.avals_in[0])
-    out = aval(ctx.avals_out[0])
+    xa = shaped(ctx.avals_in[0])
+    out = shaped(ctx.avals_out[0])
     fn = ctx.fn
     if xa.dtype == out.dtype:  # a change of weak type only
         return [x]

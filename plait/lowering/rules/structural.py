@@ -9,10 +9,10 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
-from plait.lowering.rules._util import (aval, compare, outlined, reduce_region, register,
+from plait.lowering.rules._util import (compare, outlined, reduce_region, register,
                                        scalar_type)
 
 
@@ -49,7 +49,7 @@ _MONOIDS = {
 
 def _reducer(op: str, init: Any) -> Any:
     def rule(ctx: LoweringContext, x: Value, *, axes: tuple[int, ...], **_: Any) -> Sequence[Value]:
-        xa = aval(ctx.avals_in[0])
+        xa = shaped(ctx.avals_in[0])
         fn = ctx.fn
         init_v = fn.constant(init(xa.dtype), ShapedArray((), xa.dtype))
         body = reduce_region(fn, op, xa.dtype)
@@ -65,8 +65,8 @@ for _prim, (_op, _init) in _MONOIDS.items():
 def _argminmax(direction: str) -> Any:
     def rule(ctx: LoweringContext, x: Value, *, axes: tuple[int, ...],
              index_dtype: np.dtype[Any]) -> Sequence[Value]:
-        xa = aval(ctx.avals_in[0])
-        out = aval(ctx.avals_out[0])
+        xa = shaped(ctx.avals_in[0])
+        out = shaped(ctx.avals_out[0])
         fn = ctx.fn
         axis, = axes
         idx = fn.op1("stablehlo.iota", [], tensor_type((xa.shape, index_dtype)),
@@ -113,7 +113,7 @@ def _cumulative(op: str, init: Any, jax_broadcast: bool) -> Any:
     # A window over the whole axis, padded so that output i sees inputs 0..i (as JAX does;
     # XLA rewrites this O(n^2) form into a scan).
     def rule(ctx: LoweringContext, x: Value, *, axis: int, reverse: bool) -> Sequence[Value]:
-        xa = aval(ctx.avals_in[0])
+        xa = shaped(ctx.avals_in[0])
         fn = ctx.fn
         n = xa.shape[axis]
         if n == 0:  # nothing to accumulate, and a window may not be empty
@@ -149,7 +149,7 @@ def _broadcast_in_dim(ctx: LoweringContext, x: Value, *, shape: tuple[int, ...],
 def _reshape(ctx: LoweringContext, x: Value, *, new_sizes: tuple[int, ...],
              dimensions: tuple[int, ...] | None, sharding: None) -> Sequence[Value]:
     if dimensions is not None and dimensions != tuple(range(len(dimensions))):
-        xa = aval(ctx.avals_in[0])
+        xa = shaped(ctx.avals_in[0])
         x = _transpose(ctx.fn, x, xa, dimensions)
     return [ctx.fn.op1("stablehlo.reshape", [x], tensor_type(ctx.avals_out[0]))]
 
@@ -162,7 +162,7 @@ def _transpose(fn: FuncEmitter, x: Value, xa: ShapedArray, perm: Sequence[int]) 
 
 @register(P.transpose_p)
 def _transpose_rule(ctx: LoweringContext, x: Value, *, permutation: tuple[int, ...]) -> Sequence[Value]:
-    return [_transpose(ctx.fn, x, aval(ctx.avals_in[0]), permutation)]
+    return [_transpose(ctx.fn, x, shaped(ctx.avals_in[0]), permutation)]
 
 
 @register(P.squeeze_p)
@@ -286,7 +286,7 @@ def _sort_keys(fn: FuncEmitter, a: Value, b: Value,
 def _sort(ctx: LoweringContext, *xs: Value, dimension: int, is_stable: bool,
           num_keys: int) -> Sequence[Value]:
     fn = ctx.fn
-    dtypes_ = [aval(a).dtype for a in ctx.avals_in]
+    dtypes_ = [shaped(a).dtype for a in ctx.avals_in]
     region = fn.region([scalar_type(d) for d in dtypes_ for _ in range(2)])
     args = region.args
     keys = [k for i in range(num_keys) for k in _sort_keys(fn, args[2 * i], args[2 * i + 1],
