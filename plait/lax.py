@@ -1,7 +1,6 @@
 """``plait.lax``: primitive-level operations, structured control flow, and the primitives."""
 
-from plait.frontend.api.control_flow import (  # noqa: F401  (re-exported: see __all__)
-    cond, fori_loop, map, scan, switch, while_loop)
+from plait.frontend.api.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401  (re-exported: see __all__)
 from plait.frontend.lax import *  # noqa: F401,F403
 from plait.frontend.lax import __all__ as _lax_all
 from plait.ir.primitives import *  # noqa: F401,F403

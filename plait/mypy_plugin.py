@@ -19,14 +19,31 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from mypy.errorcodes import ErrorCode
-from mypy.nodes import ARG_OPT, ARG_POS, ARG_STAR, Expression, IntExpr, NameExpr, TupleExpr, \
-    UnaryExpr
 from mypy.messages import format_type
+from mypy.nodes import (
+    ARG_OPT,
+    ARG_POS,
+    ARG_STAR,
+    Expression,
+    IntExpr,
+    NameExpr,
+    TupleExpr,
+    UnaryExpr,
+)
 from mypy.plugin import FunctionContext, Plugin
 from mypy.subtypes import find_member, is_subtype
 from mypy.typeops import make_simplified_union
-from mypy.types import AnyType, CallableType, Instance, ProperType, TupleType, Type, TypeOfAny, \
-    UnionType, get_proper_type
+from mypy.types import (
+    AnyType,
+    CallableType,
+    Instance,
+    ProperType,
+    TupleType,
+    Type,
+    TypeOfAny,
+    UnionType,
+    get_proper_type,
+)
 
 __all__ = ["plugin", "PlaitPlugin"]
 
@@ -91,7 +108,8 @@ def _argnums(ctx: FunctionContext) -> tuple[list[int], bool] | None:
     e = exprs[0]
     if isinstance(e, TupleExpr):
         vals = [_int_value(x) for x in e.items]
-        return (None if any(v is None for v in vals) else ([v for v in vals if v is not None], True))
+        return (None if any(v is None for v in vals) else ([v for v in vals if v is not None],
+                                                           True))
     v = _int_value(e)
     return None if v is None else ([v], False)
 

@@ -13,17 +13,17 @@ from typing import Any, Protocol, overload
 
 import numpy as np
 
-from plait.ir.errors import ArgumentError
-from plait.ir import dtypes as dt
-from plait.ir import primitives as P
-from plait.ir.atoms import Literal
-from plait.ir.avals import ShapedArray
-from plait.ir.primitive import Primitive
-from plait.ir.primitives import RoundingMethod
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.promotion import dtype_and_weak
 from plait.frontend.core.tracing import bind1, bind_n, scalar_literal
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.atoms import Literal
+from plait.ir.avals import ShapedArray
+from plait.ir.errors import ArgumentError
+from plait.ir.primitive import Primitive
+from plait.ir.primitives import RoundingMethod
 
 __all__ = [
     "neg", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "log1p",
@@ -290,7 +290,8 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 def broadcast_in_dim(operand: Any, shape: Sequence[int],
                      broadcast_dimensions: Sequence[int]) -> Array:
-    """``operand`` broadcast to ``shape``, its dimension ``i`` mapped to ``broadcast_dimensions[i]``."""
+    """``operand`` broadcast to ``shape``, its dimension ``i`` mapped to
+    ``broadcast_dimensions[i]``."""
     return bind1(P.broadcast_in_dim_p, *_operands("broadcast_in_dim", operand), shape=_shape(shape),
                  broadcast_dimensions=_axes(broadcast_dimensions), sharding=None)
 
@@ -376,7 +377,8 @@ def _wrap_negative(i: Any, size: int) -> Array:
         i = np.asarray(i)
         av = ShapedArray(i.shape, i.dtype)
     if not dt.is_integer(av.dtype) or av.shape:
-        raise TypeError(f"expected a scalar integer start index, but got {av.str_short(short_dtypes=False)}")
+        raise TypeError("expected a scalar integer start index, but got "
+                        f"{av.str_short(short_dtypes=False)}")
     negative = lt(i, 0)
     wrapped = add(convert_element_type(i, av.dtype), size)
     return select_n(negative, i, wrapped)

@@ -97,7 +97,8 @@ def _normalize(value: Any, aval: ShapedArray) -> Scalar:
         return float(value)
     if dtypes.is_complex(dt):
         if type(value) is bool or not isinstance(value, int | float | complex):
-            raise TypeError(f"expected a complex for a {aval.str_short()} Literal, but got {value!r}")
+            raise TypeError(f"expected a complex for a {aval.str_short()} Literal, but got "
+                            f"{value!r}")
         return complex(value)
     raise TypeError(f"expected a numeric dtype for a Literal, but got {dt}")
 

@@ -14,9 +14,9 @@ from typing import Any, ClassVar, final
 import attrs
 import numpy as np
 
-from plait.ir.errors import JaxprTypeError
 from plait.ir import dtypes
 from plait.ir.caches import WeakInternTable
+from plait.ir.errors import JaxprTypeError
 
 __all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plait.ir.errors import JaxprTypeError
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import AbstractValue
 from plait.ir.debug_info import DebugInfo, SourceInfo
 from plait.ir.effects import NO_EFFECTS, Effect
+from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import Eqn, Jaxpr
 from plait.ir.params import EMPTY_PARAMS
 from plait.ir.primitive import Primitive
@@ -57,7 +57,8 @@ class Builder:
         try:
             out_avals = primitive.typing_rule(*[a.aval for a in inputs], **params)
         except JaxprTypeError:
-            out_avals = primitive.abstract_eval([a.aval for a in inputs], params)  # re-raises, named
+            # abstract_eval re-raises the error with the primitive's name.
+            out_avals = primitive.abstract_eval([a.aval for a in inputs], params)
         outvars = tuple([Var(a) for a in out_avals])
         effects = NO_EFFECTS if primitive.effects_rule is None else primitive.effects(params)
         if source_info is None:

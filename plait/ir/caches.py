@@ -18,7 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["LRUCache", "BoundedDict", "WeakInternTable", "register_cache", "clear_caches", "cache_info",
+__all__ = ["LRUCache", "BoundedDict", "WeakInternTable", "register_cache", "clear_caches",
+           "cache_info",
            "CacheInfo", "DEFAULT_MAXSIZE"]
 
 K = TypeVar("K", bound=Hashable)

@@ -8,9 +8,9 @@ that print the offending equation, named as in ``print(jaxpr)``.
 
 from __future__ import annotations
 
-from plait.ir.errors import JaxprTypeError, UnboundVariableError
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
+from plait.ir.errors import JaxprTypeError, UnboundVariableError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, subjaxprs
 from plait.ir.printer import pp_eqn_in
 
@@ -23,7 +23,8 @@ def _same_type(a: object, b: object) -> bool:
     return a == b
 
 
-def _fail(jaxpr: Jaxpr, eqn: Eqn | None, msg: str, cls: type[JaxprTypeError] = JaxprTypeError) -> None:
+def _fail(jaxpr: Jaxpr, eqn: Eqn | None, msg: str,
+          cls: type[JaxprTypeError] = JaxprTypeError) -> None:
     if eqn is not None:
         msg = f"{msg}\nin equation:\n  {pp_eqn_in(jaxpr, eqn)}"
     raise cls(msg)
@@ -38,8 +39,10 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     if isinstance(jaxpr, ClosedJaxpr):
         for v, c in zip(jaxpr.jaxpr.constvars, jaxpr.consts):
             shape = getattr(c, "shape", None)
-            if isinstance(v.aval, ShapedArray) and shape is not None and tuple(shape) != v.aval.shape:
-                raise JaxprTypeError(f"expected a const of shape {v.aval.shape}, but got {tuple(shape)}")
+            if (isinstance(v.aval, ShapedArray) and shape is not None
+                    and tuple(shape) != v.aval.shape):
+                raise JaxprTypeError(f"expected a const of shape {v.aval.shape}, but got "
+                                     f"{tuple(shape)}")
         jaxpr = jaxpr.jaxpr
     bound: set[Var] = set()
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.errors import RuleNotImplementedError
 from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive

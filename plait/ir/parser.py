@@ -30,10 +30,10 @@ from typing import Any, Final, NoReturn
 
 import attrs
 
-from plait.ir.errors import JaxprParseError, JaxprTypeError
 from plait.ir import dtypes
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray
+from plait.ir.errors import JaxprParseError, JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.params import REQUIRED, Params
 from plait.ir.primitive import PRIMITIVES, Primitive
@@ -174,7 +174,8 @@ class _Parser:
         while not self.is_punct(")"):
             a = self.atom(scope)
             if a is None:
-                self.error(f"expected a variable or literal, but got {self.peek().text or 'end of input'!r}")
+                self.error("expected a variable or literal, but got "
+                           f"{self.peek().text or 'end of input'!r}")
             outs.append(a[0])
             if self.is_punct(","):
                 self.next()
@@ -256,7 +257,8 @@ class _Parser:
             while not self.is_punct("]"):
                 k = self.next()
                 if k.kind != "word":
-                    self.error(f"expected a parameter name, but got {k.text or 'end of input'!r}", k)
+                    self.error(f"expected a parameter name, but got {k.text or 'end of input'!r}",
+                               k)
                 if k.text in raw:
                     self.error(f"{prim.name}: parameter {k.text!r} is given twice", k)
                 self.expect("=")
@@ -291,7 +293,8 @@ class _Parser:
             self.error(f"{prim.name}: {e}", pt)
         if len(out_avals) != len(binders):
             n = len(out_avals)
-            self.error(f"{prim.name}: expected {n} binder{'s' * (n != 1)}, but got {len(binders)}", pt)
+            self.error(f"{prim.name}: expected {n} binder{'s' * (n != 1)}, but got {len(binders)}",
+                       pt)
         for (name, ty), aval in zip(binders, out_avals):
             if not isinstance(aval, ShapedArray) or aval.strip_weak_type() is not ty:
                 self.error(f"{prim.name}: expected binder {name.text!r} of type "

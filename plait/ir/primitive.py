@@ -13,9 +13,9 @@ from typing import Any, Final
 
 import attrs
 
-from plait.ir.errors import JaxprTypeError
 from plait.ir.avals import AbstractValue
 from plait.ir.effects import NO_EFFECTS, Effect
+from plait.ir.errors import JaxprTypeError
 from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params, param_table
 
 __all__ = ["Primitive", "TypingRule", "PRIMITIVES", "lookup_primitive", "set_bind_hook"]
@@ -117,7 +117,8 @@ class Primitive:
         for d in self.param_defs:
             if d.name not in full:
                 if d.default is REQUIRED or isinstance(d.default, Derived):
-                    raise JaxprTypeError(f"{self.name}: expected parameter {d.name!r}, but it is missing")
+                    raise JaxprTypeError(f"{self.name}: expected parameter {d.name!r}, but it is "
+                                         "missing")
                 full[d.name] = d.default
         return Params(full)
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import attrs
 
-from plait.ir.errors import RuleNotImplementedError
-from plait.ir.notes import note_equation
 from plait.ir.atoms import Atom, Literal
 from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
+from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
+from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
 from plait.lowering.emitter import FuncEmitter, Value, tensor_type
 

@@ -11,14 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from jaxlib import xla_client as _xc
 
-from plait.ir.config import values as _config
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.caches import BoundedDict
+from plait.ir.config import values as _config
 from plait.lowering.emitter import tensor_type
-
-from jaxlib import xla_client as _xc
 
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
            "compile_count", "Sharding", "to_numpy", "parse_module"]

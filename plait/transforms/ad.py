@@ -39,7 +39,8 @@ class VjpJaxprs:
 _cache: LRUCache[tuple[Any, ...], VjpJaxprs] = LRUCache("vjp")
 
 
-def linearize_jaxpr(jaxpr: Jaxpr, diff: Sequence[bool]) -> tuple[Jaxpr, Jaxpr, int, tuple[bool, ...]]:
+def linearize_jaxpr(jaxpr: Jaxpr, diff: Sequence[bool]
+                    ) -> tuple[Jaxpr, Jaxpr, int, tuple[bool, ...]]:
     """Split the JVP of ``jaxpr`` into a primal part and a linear part.
 
     Returns ``(primal, linear, num_res, out_tangent)``: ``primal`` maps the inputs

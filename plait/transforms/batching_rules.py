@@ -7,10 +7,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from plait.ir.avals import shaped
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom
+from plait.ir.avals import shaped
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter
@@ -29,7 +29,8 @@ def defvectorized(prim: Primitive) -> None:
     batching_rules[prim] = rule
 
 
-def _align_elementwise(e: Emitter, size: int, vals: Sequence[Atom], dims: Sequence[Dim]) -> list[Atom]:
+def _align_elementwise(e: Emitter, size: int, vals: Sequence[Atom],
+                       dims: Sequence[Dim]) -> list[Atom]:
     """Operands of an elementwise op with mapped ones' batch dimension first.
 
     Unmapped rank-0 operands stay rank 0; other unmapped operands get a leading

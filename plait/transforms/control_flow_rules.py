@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
-from plait.ir.avals import shaped_avals, shaped
+from plait.ir.avals import shaped, shaped_avals
+from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.lists import carry_fixpoint, fill_in, merge_lists, partition_list, split_list
 from plait.transforms.dce import dce_jaxpr, dce_rules
@@ -110,7 +110,7 @@ def _cond_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     all_res = [a for rs in res_avals for a in rs]
     known_bs, unknown_bs = [], []
     start = 0
-    for (known, unknown, _, nres), rs in zip(splits, res_avals):
+    for known, unknown, _, nres in splits:
         e = Emitter()
         ins = [Var(v.aval) for v in known.invars]
         outs = inline_jaxpr(e, known, (), ins)

@@ -5,22 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait.ir.avals import shaped
-from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
+from plait.ir.avals import shaped
 from plait.ir.builder import Builder
+from plait.ir.caches import LRUCache
+from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.lists import fill_in, merge_lists, partition_list
 from plait.ir.primitives import RematPolicy
 from plait.ir.primitives.custom import nonlinear_bwd_error
-from plait.ir.caches import LRUCache
 from plait.transforms.dce import dce_call, dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_jaxpr
-from plait.transforms.jvp import (Tangent, jvp_eqns, jvp_jaxpr, jvp_rules, tangent_aval,
-                                  zero_tangent)
+from plait.transforms.jvp import Tangent, jvp_eqns, jvp_jaxpr, jvp_rules, tangent_aval, zero_tangent
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
 from plait.transforms.transpose import Cotangent, UndefPrimal, transpose_jaxpr, transpose_rules
 from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, vmap_jaxpr

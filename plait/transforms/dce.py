@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.ir.config import values as _config
 from plait.ir.atoms import Var
+from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
+from plait.ir.config import values as _config
 from plait.ir.effects import NO_EFFECTS
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive
-from plait.ir.caches import LRUCache
 
 __all__ = ["dce_jaxpr", "dce_rules", "DceRule", "dce_call"]
 

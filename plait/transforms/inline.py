@@ -12,7 +12,8 @@ from plait.transforms.emit import Emitter
 __all__ = ["inline_jaxpr", "inline_calls"]
 
 
-def inline_jaxpr(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], args: Sequence[Atom]) -> list[Atom]:
+def inline_jaxpr(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
+                 args: Sequence[Atom]) -> list[Atom]:
     """Emit ``jaxpr`` applied to ``consts`` and ``args``; returns its outputs."""
     env: dict[Var, Atom] = dict(zip(jaxpr.constvars, consts, strict=True))
     env.update(zip(jaxpr.invars, args, strict=True))

@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.ir.config import values as _config
-from plait.ir.errors import RuleNotImplementedError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray, shaped
+from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
+from plait.ir.config import values as _config
+from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.lists import fill_in
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
-from plait.ir.caches import LRUCache
 from plait.transforms.emit import Emitter, Zero
 
 __all__ = ["jvp_jaxpr", "jvp_rules", "JvpRule", "tangent_aval", "zero_tangent", "defjvp",
@@ -54,7 +54,8 @@ def _has_tangent_space(aval: AbstractValue) -> bool:
     return isinstance(aval, ShapedArray) and dt.is_inexact(aval.dtype)
 
 
-def _primal(e: Emitter, prim: Primitive, primals: Sequence[Atom], params: dict[str, Any]) -> list[Var]:
+def _primal(e: Emitter, prim: Primitive, primals: Sequence[Atom],
+            params: dict[str, Any]) -> list[Var]:
     return e.bind(prim, *primals, **params)
 
 
@@ -73,7 +74,8 @@ def defjvp(prim: Primitive, *partials: Callable[..., Atom] | None) -> None:
 
 
 def defjvp2(prim: Primitive, *partials: Callable[..., Atom] | None) -> None:
-    """Like :func:`defjvp`, the partials also receiving the primal output: ``(e, t, ans, *primals)``."""
+    """Like :func:`defjvp`, the partials also receiving the primal output:
+    ``(e, t, ans, *primals)``."""
     def rule(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
              **params: Any) -> tuple[list[Var], list[Tangent]]:
         out = _primal(e, prim, primals, params)

@@ -6,13 +6,20 @@ import math
 from collections.abc import Sequence
 from typing import Any, cast
 
-from plait.ir.avals import shaped
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
+from plait.ir.avals import shaped
 from plait.transforms.emit import Emitter, Zero
-from plait.transforms.jvp import (Tangent, defjvp, defjvp2, defjvp_zero, deflinear, jvp_rules,
-                                  tangent_aval)
+from plait.transforms.jvp import (
+    Tangent,
+    defjvp,
+    defjvp2,
+    defjvp_zero,
+    deflinear,
+    jvp_rules,
+    tangent_aval,
+)
 
 
 def _c(e: Emitter, x: Atom, v: float) -> Atom:

@@ -7,14 +7,21 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.avals import shaped
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
+from plait.ir.avals import shaped
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.lists import fill_in
 from plait.transforms.emit import Emitter, Zero
-from plait.transforms.jvp import (Tangent, defjvp, deflinear, jvp_jaxpr, jvp_rules, tangent_aval,
-                                  zero_tangent)
+from plait.transforms.jvp import (
+    Tangent,
+    defjvp,
+    deflinear,
+    jvp_jaxpr,
+    jvp_rules,
+    tangent_aval,
+    zero_tangent,
+)
 
 _I32 = np.dtype(np.int32)
 
@@ -235,7 +242,8 @@ def _jit_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *
     nz_tangents = [t for t in tangents if not isinstance(t, Zero)]
     # The call keeps its name, as in JAX's printed jaxprs.
     outs = e.bind(P.jit_p, *primals, *nz_tangents, name=name,
-                  jaxpr=ClosedJaxpr(new), donated_invars=(False,) * (len(primals) + len(nz_tangents)),
+                  jaxpr=ClosedJaxpr(new),
+                  donated_invars=(False,) * (len(primals) + len(nz_tangents)),
                   keep_unused=keep_unused, inline=inline)
     n = len(jaxpr.jaxpr.outvars)
     touts: list[Tangent] = fill_in(out_nz, outs[n:], outs[:n], zero_tangent)

@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.ir.config import values as _config
-from plait.ir.errors import JaxprTypeError
 from plait.ir.atoms import Atom, Var
+from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
+from plait.ir.config import values as _config
 from plait.ir.effects import NO_EFFECTS
+from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import Eqn, Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
-from plait.ir.caches import LRUCache
 
 __all__ = ["partial_eval_jaxpr", "pe_rules", "PeRule", "PartialEvalResult"]
 
@@ -130,7 +130,8 @@ def _effects(eqns: Sequence[Eqn]) -> frozenset[Any]:
 
 
 def _typecheck(jaxpr: Jaxpr, unknowns: tuple[bool, ...], result: PartialEvalResult) -> None:
-    # Partial evaluation's defining split: (a1, a2) -> (b1, b2) splits into a1 -> (b1, r) and (r, a2) -> b2.
+    # Partial evaluation's defining split: (a1, a2) -> (b1, b2) splits into
+    # a1 -> (b1, r) and (r, a2) -> b2.
     known, unknown, out_unknowns, num_res = result
     check_jaxpr(known)
     check_jaxpr(unknown)

@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, final
 
-from plait.ir.config import values as _config
-from plait.ir.errors import JaxprTypeError, RuleNotImplementedError
-from plait.ir.notes import note_equation
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue
-from plait.ir.check import check_jaxpr
-from plait.ir.jaxpr import Jaxpr
-from plait.ir.primitive import Primitive
 from plait.ir.caches import LRUCache
+from plait.ir.check import check_jaxpr
+from plait.ir.config import values as _config
+from plait.ir.errors import JaxprTypeError, RuleNotImplementedError
+from plait.ir.jaxpr import Jaxpr
+from plait.ir.notes import note_equation
+from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter, Zero
 
 __all__ = ["transpose_jaxpr", "transpose_rules", "TransposeRule", "UndefPrimal",

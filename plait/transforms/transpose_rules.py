@@ -7,21 +7,27 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.errors import JaxprTypeError
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom
 from plait.ir.avals import ShapedArray, shaped
+from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.lists import merge_lists
 from plait.transforms.emit import Emitter, Zero
-from plait.transforms.transpose import (Cotangent, UndefPrimal, check_linear_inputs,
-                                        transpose_jaxpr, transpose_rules)
+from plait.transforms.transpose import (
+    Cotangent,
+    UndefPrimal,
+    check_linear_inputs,
+    transpose_jaxpr,
+    transpose_rules,
+)
 
 
 def deflinear_transpose(prim: Any, fn: Callable[..., Sequence[Cotangent]]) -> None:
     """Register ``fn(e, ct, *inputs, **params)`` (one output cotangent, instantiated)."""
-    def rule(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, **params: Any) -> Sequence[Cotangent]:
+    def rule(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any,
+             **params: Any) -> Sequence[Cotangent]:
         return fn(e, e.instantiate(cts[0]), *ins, **params)
     transpose_rules[prim] = rule
 
@@ -92,7 +98,8 @@ def _convert_t(e: Emitter, ct: Atom, x: Any, **_: Any) -> Sequence[Cotangent]:
 deflinear_transpose(P.convert_element_type_p, _convert_t)
 
 
-def _reduce_sum_t(e: Emitter, ct: Atom, x: Any, *, axes: tuple[int, ...], **_: Any) -> Sequence[Cotangent]:
+def _reduce_sum_t(e: Emitter, ct: Atom, x: Any, *, axes: tuple[int, ...],
+                  **_: Any) -> Sequence[Cotangent]:
     a = shaped(x.aval)
     kept = [i for i in range(a.ndim) if i not in axes]
     return [e.broadcast_in_dim(ct, a.shape, kept)]
@@ -102,7 +109,8 @@ deflinear_transpose(P.reduce_sum_p, _reduce_sum_t)
 
 
 def _broadcast_in_dim_t(e: Emitter, ct: Atom, x: Any, *, shape: tuple[int, ...],
-                        broadcast_dimensions: tuple[int, ...], sharding: None) -> Sequence[Cotangent]:
+                        broadcast_dimensions: tuple[int, ...],
+                        sharding: None) -> Sequence[Cotangent]:
     a = shaped(x.aval)
     bd = broadcast_dimensions
     # Sum the new dimensions and the size-1 dimensions that were expanded.
@@ -127,7 +135,8 @@ def _reshape_t(e: Emitter, ct: Atom, x: Any, *, new_sizes: tuple[int, ...],
 deflinear_transpose(P.reshape_p, _reshape_t)
 deflinear_transpose(P.transpose_p, lambda e, ct, x, *, permutation: [
     e.transpose(ct, list(np.argsort(permutation)))])
-deflinear_transpose(P.squeeze_p, lambda e, ct, x, *, dimensions: [e.reshape(ct, shaped(x.aval).shape)])
+deflinear_transpose(P.squeeze_p,
+                    lambda e, ct, x, *, dimensions: [e.reshape(ct, shaped(x.aval).shape)])
 deflinear_transpose(P.rev_p, lambda e, ct, x, *, dimensions: [
     e.bind1(P.rev_p, ct, dimensions=dimensions)])
 deflinear_transpose(P.cumsum_p, lambda e, ct, x, *, axis, reverse: [
@@ -135,7 +144,8 @@ deflinear_transpose(P.cumsum_p, lambda e, ct, x, *, axis, reverse: [
 
 
 def _slice_t(e: Emitter, ct: Atom, x: Any, *, start_indices: tuple[int, ...],
-             limit_indices: tuple[int, ...], strides: tuple[int, ...] | None) -> Sequence[Cotangent]:
+             limit_indices: tuple[int, ...],
+             strides: tuple[int, ...] | None) -> Sequence[Cotangent]:
     a = shaped(x.aval)
     st = strides or (1,) * a.ndim
     out_shape = shaped(ct.aval).shape
@@ -296,7 +306,8 @@ transpose_rules[P.sort_p] = _sort_t
 
 
 def _jit_t(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, name: str, jaxpr: ClosedJaxpr,
-           donated_invars: tuple[bool, ...], keep_unused: bool, inline: bool) -> Sequence[Cotangent]:
+           donated_invars: tuple[bool, ...], keep_unused: bool,
+           inline: bool) -> Sequence[Cotangent]:
     linear = [_undef(x) for x in ins]
     nonlin = [x for x in ins if not _undef(x)]
     cts_in = [e.instantiate(c) for c in cts]

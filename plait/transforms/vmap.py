@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.ir.config import values as _config
-from plait.ir.errors import RuleNotImplementedError
-from plait.ir.notes import note_equation
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray, shaped
-from plait.ir.check import check_jaxpr
-from plait.ir.jaxpr import Jaxpr
-from plait.ir.primitive import Primitive
 from plait.ir.caches import LRUCache
+from plait.ir.check import check_jaxpr
+from plait.ir.config import values as _config
+from plait.ir.errors import RuleNotImplementedError
+from plait.ir.jaxpr import Jaxpr
+from plait.ir.notes import note_equation
+from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter
 
 __all__ = ["vmap_jaxpr", "batching_rules", "BatchRule", "Dim", "move_axis", "bdim_to_front",

@@ -23,7 +23,6 @@ from plait.errors import TransformError
 from tests.frontend.jax_oracle import JAX, PLAIT, Lib, assert_close, f32, tree_map
 from tests.ir.jaxpr_corpus import Case, jax_oracle_text, trace_plait
 
-
 # -- Printed jaxprs ---------------------------------------------------------------
 # Reuses the corpus oracle (JAX's text with duplicate pure equations merged).
 

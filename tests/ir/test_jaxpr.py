@@ -13,8 +13,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plait.errors import JaxprTypeError, UnboundVariableError
-from plait.ir import (Builder, ClosedJaxpr, DebugInfo, Eqn, Jaxpr, Literal, Params, ShapedArray,
-                      SourceInfo, Var, check_jaxpr)
+from plait.ir import (
+    Builder,
+    ClosedJaxpr,
+    DebugInfo,
+    Eqn,
+    Jaxpr,
+    Literal,
+    Params,
+    ShapedArray,
+    SourceInfo,
+    Var,
+    check_jaxpr,
+)
 from plait.ir import primitives as P
 
 F32 = ShapedArray((), np.dtype("float32"))

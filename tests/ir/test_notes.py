@@ -19,7 +19,8 @@ import plait
 import plait.lax as lax
 import plait.numpy as pnp
 from plait.errors import RuleNotImplementedError
-from plait.ir import eval_jaxpr, impl_rules, primitives as P
+from plait.ir import eval_jaxpr, impl_rules
+from plait.ir import primitives as P
 from plait.ir.notes import EQUATION_NOTE_ATTR, note_equation
 from plait.lowering import lowering_rules
 from plait.transforms import batching_rules, jvp_rules, pe_rules, transpose_rules

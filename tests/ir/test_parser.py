@@ -32,8 +32,19 @@ from jax._src import core as jcore
 from jax._src.ad_util import add_jaxvals_p
 
 from plait.errors import JaxprParseError, JaxprTypeError
-from plait.ir import (PRIMITIVES, Builder, ClosedJaxpr, Effect, Jaxpr, Literal, Primitive, ShapedArray,
-                      Var, check_jaxpr, parse_jaxpr)
+from plait.ir import (
+    PRIMITIVES,
+    Builder,
+    ClosedJaxpr,
+    Effect,
+    Jaxpr,
+    Literal,
+    Primitive,
+    ShapedArray,
+    Var,
+    check_jaxpr,
+    parse_jaxpr,
+)
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.printer import var_name

@@ -25,8 +25,15 @@ import plait.numpy as pjnp
 from plait.ir import pp_eqn_in
 from plait.ir import pretty as pp
 from plait.ir.printer import pp_eqn_text, var_name
-from tests.ir.jaxpr_corpus import (CASES, KNOWN_DIFFERENCES, Case, jax_oracle_text,
-                                   merge_duplicates, trace_jax, trace_plait)
+from tests.ir.jaxpr_corpus import (
+    CASES,
+    KNOWN_DIFFERENCES,
+    Case,
+    jax_oracle_text,
+    merge_duplicates,
+    trace_jax,
+    trace_plait,
+)
 
 _BY_NAME = {c.name: c for c in CASES}
 

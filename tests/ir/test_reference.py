@@ -23,8 +23,17 @@ import numpy as np
 import pytest
 
 from plait.errors import JaxprTypeError
-from plait.ir import (PRIMITIVES, Builder, ClosedJaxpr, Literal, ShapedArray, Var, check_jaxpr,
-                      eval_jaxpr, impl_rules)
+from plait.ir import (
+    PRIMITIVES,
+    Builder,
+    ClosedJaxpr,
+    Literal,
+    ShapedArray,
+    Var,
+    check_jaxpr,
+    eval_jaxpr,
+    impl_rules,
+)
 from plait.ir import primitives as P
 from tests.primitive_specs import ALL_DTYPES, SPECS, DType, PrimSpec, Shape
 from tests.spec_cases import CHUNK_OF, Case, default_run, eval_jax, mismatch

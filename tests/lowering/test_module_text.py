@@ -22,8 +22,8 @@ from jaxlib.mlir import ir as mlir_ir
 
 import plait
 import plait.numpy as pnp
-from plait.frontend.core.tracing import bind
 from plait.errors import JaxprTypeError, RuleNotImplementedError
+from plait.frontend.core.tracing import bind
 from plait.ir import PRIMITIVES, Builder, ClosedJaxpr, Primitive, ShapedArray, Var
 from plait.lowering import lower_closed_jaxpr, parse_module
 from plait.lowering.lower import module_name

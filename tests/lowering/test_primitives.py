@@ -31,8 +31,18 @@ from plait.ir import primitives as P
 from plait.ir.atoms import Atom
 from plait.lowering import lower_closed_jaxpr, lowering_rules, runtime
 from tests.primitive_specs import ALL_DTYPES, SPECS, PrimSpec, specials
-from tests.spec_cases import (CHUNK_OF, CHUNKS, ELEMENTWISE, PRIMARY, Case, Packing, Results,
-                              default_run, eval_jax, mismatch)
+from tests.spec_cases import (
+    CHUNK_OF,
+    CHUNKS,
+    ELEMENTWISE,
+    PRIMARY,
+    Case,
+    Packing,
+    Results,
+    default_run,
+    eval_jax,
+    mismatch,
+)
 
 Outputs = list[list[np.ndarray]]
 """Per case, per result: a value."""

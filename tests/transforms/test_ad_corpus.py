@@ -15,8 +15,8 @@ depend on JAX).
 from __future__ import annotations
 
 import dataclasses
-import re
 import functools
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -526,7 +526,7 @@ def assert_tree_close(actual: Any, expected: Any, rtol: float, what: str) -> Non
                                  f"beyond {rtol:g} * {scale:g}; e.g. at {i}: {a[i]} vs {e[i]}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fns(c: Case) -> tuple[Callable[..., Any], Callable[..., Any]]:
     return c.build(*PLAIT), c.build(*JAX)
 
@@ -535,7 +535,7 @@ def _argnums(c: Case) -> tuple[int, ...]:
     return tuple(i for i, a in enumerate(c.args()) if all(_is_float(x) for x in _tree_leaves(a)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _out_shapes(c: Case) -> Any:
     """The types of ``f``'s outputs (from JAX, abstractly)."""
     return jax.eval_shape(_fns(c)[1], *c.args())
@@ -545,7 +545,7 @@ def _all_float_out(c: Case) -> bool:
     return all(_is_float(o) for o in _tree_leaves(_out_shapes(c)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _scalar_fns(c: Case) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """``f`` itself when it is scalar-valued, else a fixed random linear functional of its
     float outputs (the same in both libraries)."""
@@ -612,7 +612,7 @@ def _grad_of_grad(grad: Callable[..., Any], np_: Any, fs: Callable[..., Any],
     return grad(lambda *a: _sum_leaves(np_, grad(fs, argnums=nums)(*a)), argnums=nums)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _oracle(c: Case) -> dict[str, Any]:
     """Every JAX result the tests of a case compare with, from one compiled program."""
     fj, fs = _fns(c)[1], _scalar_fns(c)[1]

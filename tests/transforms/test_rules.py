@@ -28,12 +28,26 @@ from jax import lax
 
 import plait
 from plait.errors import JaxprTypeError, RuleNotImplementedError
-from plait.ir import (PRIMITIVES, Builder, Jaxpr, Primitive, ShapedArray, Var, check_jaxpr,
-                      eval_jaxpr)
+from plait.ir import (
+    PRIMITIVES,
+    Builder,
+    Jaxpr,
+    Primitive,
+    ShapedArray,
+    Var,
+    check_jaxpr,
+    eval_jaxpr,
+)
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
-from plait.transforms import batching_rules, jvp_jaxpr, jvp_rules, transpose_jaxpr, transpose_rules
-from plait.transforms import vmap_jaxpr
+from plait.transforms import (
+    batching_rules,
+    jvp_jaxpr,
+    jvp_rules,
+    transpose_jaxpr,
+    transpose_rules,
+    vmap_jaxpr,
+)
 from plait.transforms.ad import vjp_jaxprs
 from tests.primitive_specs import C64, F32, SPECS, DType, PrimSpec, Shape
 
@@ -170,7 +184,7 @@ def _ad_cases(spec: PrimSpec, slow: bool = False) -> list[AdCase]:
     return [AdCase(spec, d, s) for d in _ad_dtypes(spec, slow) for s in spec.shapes]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _jax_ad(spec_name: str, slow: bool = False) -> tuple[list[AdCase], list[Any]]:
     """The cases of a spec and, per case, JAX's ``(jvp tangents, vjp cotangents)``."""
     spec = next(s for s in DIFF_SPECS if s.name == spec_name)

@@ -16,21 +16,26 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
-from plait.ir.errors import ArgumentError
+from plait.frontend import lax
+from plait.frontend.api.vmap import vmap
+from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tree_util import (
+    PyTreeDef,
+    tree_flatten,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped
+from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import Jaxpr, consts_as_invars
 from plait.transforms.ad import linearize_jaxpr, value_and_grad_jaxpr, vjp_jaxprs
 from plait.transforms.jvp import jvp_jaxpr
 from plait.transforms.transpose import transpose_jaxpr
-from plait.frontend import lax
-from plait.frontend.api.vmap import vmap
-from plait.frontend.core.arguments import abstractify
-from plait.frontend.core.apply_jaxpr import apply_jaxpr
-from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
-from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tree_util import (PyTreeDef, tree_flatten, tree_map, tree_structure,
-                                      tree_unflatten)
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian",
            "linear_transpose"]
@@ -94,12 +99,13 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     n_c = len(consts)
     nonzeros = []
     tangent_args = []
-    for i, (p, t, aval) in enumerate(zip(p_leaves, t_leaves, traced.in_avals)):
+    for i, (t, aval) in enumerate(zip(t_leaves, traced.in_avals)):
         ta = abstractify(t, f"tangents[{i}]", "jvp")
         if dt.is_inexact(aval.dtype):
             if ta.shape != aval.shape or ta.dtype != aval.dtype:
                 raise ArgumentError(
-                    f"jvp: expected a tangent of type {aval.str_short(short_dtypes=False)} for primal {i}, but got "
+                    f"jvp: expected a tangent of type {aval.str_short(short_dtypes=False)} for "
+                    f"primal {i}, but got "
                     f"{ta.str_short(short_dtypes=False)}")
             nonzeros.append(True)
             tangent_args.append(t)
@@ -110,7 +116,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                     f"{aval.dtype.name} primal {i}, but got {ta.str_short(short_dtypes=False)}")
             nonzeros.append(False)
     jj, out_nz = jvp_jaxpr(jaxpr, [False] * n_c + nonzeros)
-    outs = apply_jaxpr(jj, (), [*consts, *p_leaves, *tangent_args], f"jvp_{traced.debug_info.func_name}")
+    outs = apply_jaxpr(jj, (), [*consts, *p_leaves, *tangent_args],
+                       f"jvp_{traced.debug_info.func_name}")
     n_out = len(jaxpr.outvars)
     primal_outs, rest = outs[:n_out], iter(outs[n_out:])
     tangent_outs = [next(rest) if nz else _zeros_for(a.aval)
@@ -198,7 +205,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             shape = shaped(a.aval).shape
             if ca.shape != shape:
                 raise ArgumentError(f"vjp function: expected a cotangent of shape "
-                                    f"{shape} for output {i}, but got {ca.str_short(short_dtypes=False)}")
+                                    f"{shape} for output {i}, but got "
+                                    f"{ca.str_short(short_dtypes=False)}")
         cts_used = [c for c, has in zip(ct_leaves, pieces.out_tangent[:n_main]) if has]
         cts_used += [_zeros_for(a.aval) for a, has in zip(jaxpr.outvars[n_main:],
                                                            pieces.out_tangent[n_main:]) if has]
@@ -493,7 +501,8 @@ def _offsets(avals: Sequence[ShapedArray]) -> list[tuple[int, ShapedArray]]:
 
 
 def _unravel_rows(cols: Sequence[Any], start: int, out: ShapedArray) -> list[Any]:
-    """The rows ``start:start + out.size`` of each column block, reshaped to ``out.shape + in.shape``."""
+    """The rows ``start:start + out.size`` of each column block, reshaped to
+    ``out.shape + in.shape``."""
     parts: list[Any] = []
     for c in cols:
         if _is_float0(c):

@@ -13,13 +13,13 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
-from plait.ir.jaxpr import consts_as_invars
-from plait.ir.primitives import POLICIES, RematPolicy, remat_p
 from plait.frontend.core.arguments import static_args
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tree_util import tree_unflatten
 from plait.frontend.core.tracing import bind
+from plait.frontend.core.tree_util import tree_unflatten
+from plait.ir.jaxpr import consts_as_invars
+from plait.ir.primitives import POLICIES, RematPolicy, remat_p
 
 __all__ = ["checkpoint", "remat", "checkpoint_policies"]
 

@@ -10,14 +10,14 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from plait.ir.avals import ShapedArray, shaped_avals
-from plait.ir.jaxpr import ClosedJaxpr
-from plait.lowering.lower import usable_donations
-from plait.lowering.runtime import Executable
 from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, prune_unused
 from plait.frontend.core.tree_util import tree_unflatten
+from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.lowering.lower import usable_donations
+from plait.lowering.runtime import Executable
 
 __all__ = ["lowerable", "compile_traced", "effective_donations", "execute"]
 
@@ -52,7 +52,8 @@ def effective_donations(in_avals: Sequence[ShapedArray], out_avals: Sequence[Any
     """The donated arguments the executable really reuses; the others stay valid, with
     a warning, as in JAX (a buffer is reusable only by a result of its size)."""
     usable = usable_donations(in_avals, out_avals, donated)
-    unused = [a.str_short(short_dtypes=False) for a, d, u in zip(in_avals, donated, usable) if d and not u]
+    unused = [a.str_short(short_dtypes=False)
+              for a, d, u in zip(in_avals, donated, usable) if d and not u]
     if unused:
         warnings.warn(f"Some donated buffers were not usable: {', '.join(unused)}. "
                       "Donation only helps when a result has the same shape and dtype.",

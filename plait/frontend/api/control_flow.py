@@ -2,9 +2,9 @@
 
 Bodies are traced to closed sub-jaxprs; values they close over become
 leading operands (for ``cond``, every branch takes every branch's consts, as
-the ``func8`` example of JAX's "Understanding Jaxprs" shows).  Branch outputs and loop carries must agree in
-structure and type; a weakly typed carry that the body makes strong is
-promoted and the body traced again.
+the ``func8`` example of JAX's "Understanding Jaxprs" shows).  Branch outputs
+and loop carries must agree in structure and type; a weakly typed carry that
+the body makes strong is promoted and the body traced again.
 """
 
 from __future__ import annotations
@@ -15,23 +15,30 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.errors import ArgumentError
+from plait.frontend import lax
+from plait.frontend.api.device_put import device_put
+from plait.frontend.api.vmap import vmap
+from plait.frontend.core.arguments import abstractify, fun_name
+from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
+from plait.frontend.core.tracing import Tracer, bind, scalar_literal, value_aval
+from plait.frontend.core.tree_util import (
+    PyTreeDef,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
+from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitives import cond_p, scan_p, while_p
 from plait.ir.primitives.control_flow import same_types
 from plait.transforms.dce import dce_jaxpr
-from plait.frontend import lax
-from plait.frontend.core.arguments import abstractify, fun_name
-from plait.frontend.api.device_put import device_put
-from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
-from plait.frontend.core.tracing import Tracer, bind, scalar_literal, value_aval
-from plait.frontend.core.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
-                                           tree_map, tree_structure, tree_unflatten)
-from plait.frontend.api.vmap import vmap
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
 
@@ -104,7 +111,8 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise ArgumentError("switch: expected at least one branch, but got none")
     i_aval = abstractify(index, "index", "switch")
     if i_aval.shape != () or not dt.is_integer(i_aval.dtype):
-        raise TypeError(f"switch: expected an integer scalar index, but got {i_aval.str_short(short_dtypes=False)}")
+        raise TypeError("switch: expected an integer scalar index, but got "
+                        f"{i_aval.str_short(short_dtypes=False)}")
     if len(branches) == 1:
         return branches[0](*operands)
     index = lax.convert_element_type(index, np.int32)
@@ -143,7 +151,8 @@ def _check_branch(what: str, name_a: str, a: TracedFunction, name_b: str, b: Tra
             differ = "shapes" if x.shape != y.shape else "dtypes"
             where = f"output{path}" if path else "the output"
             raise TypeError(f"{what} branch outputs must have identical types, but {name_a} "
-                            f"returns {x.str_short(short_dtypes=False)} and {name_b} returns {y.str_short(short_dtypes=False)} at "
+                            f"returns {x.str_short(short_dtypes=False)} and {name_b} returns "
+                            f"{y.str_short(short_dtypes=False)} at "
                             f"{where}: the {differ} differ")
 
 
@@ -160,7 +169,8 @@ def _check_carry(what: str, in_avals: Sequence[ShapedArray], body: TracedFunctio
         if a.shape != b.shape or a.dtype != b.dtype:
             differ = "shapes" if a.shape != b.shape else "dtypes"
             raise TypeError(f"{what} body_fun output and input must have identical types, but "
-                            f"the carry {paths[k]} enters as {a.str_short(short_dtypes=False)} and leaves as "
+                            f"the carry {paths[k]} enters as {a.str_short(short_dtypes=False)} and "
+                            "leaves as "
                             f"{b.str_short(short_dtypes=False)}: the {differ} differ")
         if a.weak_type and not b.weak_type:
             promote.append(k)
@@ -312,7 +322,8 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
     lengths = {a.shape[0] if a.ndim else None for a in x_avals}
     if None in lengths:
         raise ValueError("scan got value with no leading axis to scan over: "
-                         + ", ".join(f"{p} of type {a.str_short(short_dtypes=False)}" for p, a in zip(x_paths, x_avals)
+                         + ", ".join(f"{p} of type {a.str_short(short_dtypes=False)}"
+                                     for p, a in zip(x_paths, x_avals)
                                      if not a.ndim))
     if length is not None:
         lengths.add(int(length))

@@ -18,22 +18,30 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 import attrs
 import numpy as np
 
-from plait.ir.errors import ArgumentError
+from plait.frontend import lax
+from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.arguments import abstractify, fun_name
+from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tracing import bind, current_trace, is_concretizable, value_aval
+from plait.frontend.core.tree_util import (
+    PyTreeDef,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.debug_info import DebugInfo
+from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import ClosedJaxpr, convert_constvars
 from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p
 from plait.transforms.dce import dce_jaxpr
 from plait.transforms.jvp import tangent_aval
-from plait.frontend import lax
-from plait.frontend.core.arguments import abstractify, fun_name
-from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
-from plait.frontend.core.tracing import bind, current_trace, is_concretizable, value_aval
-from plait.frontend.core.tree_util import (PyTreeDef, keystr, tree_flatten, tree_flatten_with_path,
-                                      tree_map, tree_structure, tree_unflatten)
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
@@ -41,10 +49,27 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 MAX_RULE_DEPTH = 3
-"""How deeply a rule that calls its own function (``log1pexp_jvp`` calling
-``log1pexp``, ``f_fwd`` calling ``f``) is traced.  JAX traces rules lazily; plait
-carries them in the IR, so the recursion is cut: past this depth the function is
-inlined as is, and only derivatives of higher order than this use plain autodiff."""
+"""How deeply a rule that calls its own function on other arguments is traced.
+
+The documented pattern, a rule calling its function on its own primal arguments
+(``log1pexp_jvp`` calling ``log1pexp(x)``, ``f_fwd`` calling ``f(x)``), reuses the
+jaxpr just traced for the call (see :class:`_SelfCall`), so the user's function runs
+once, as in JAX.  Any other call from a rule to its own function binds the custom
+function again; JAX traces rules lazily, plait carries them in the IR, so that
+recursion is cut at this depth, past which the function is inlined as is."""
+
+
+@attrs.define
+class _SelfCall:
+    """The custom function's call whose rule is being traced: the rule's primal inputs
+    (tracers of the rule's trace) and the call's traced jaxpr.  A call from the rule to
+    the function on exactly these inputs is that same computation: the jaxpr is
+    inlined instead of calling the user's function again (and of tracing the rule
+    once more), which is what makes plait call user code as often as JAX does."""
+
+    static: list[Any]
+    traced: TracedFunction
+    inputs: tuple[Any, ...] = ()
 
 
 def _trace(fun: Callable[..., Any], avals: Sequence[ShapedArray], in_tree: PyTreeDef,
@@ -64,7 +89,8 @@ def _with_consts(t: TracedFunction, all_consts: Sequence[Any], start: int) -> Cl
     return ClosedJaxpr(j.replace(constvars=(), invars=tuple(invars), debug_info=None))
 
 
-def _resolve(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+def _resolve(fun: Callable[..., Any], args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> tuple[Any, ...]:
     if not kwargs:
         return args
     try:
@@ -90,7 +116,8 @@ def _check_same(what: str, a: Sequence[Any], b: Sequence[Any], ta: Any, tb: Any)
         raise TypeError(f"{what}: expected equal pytree structures, but got {ta} and {tb}")
     for i, (x, y) in enumerate(zip(a, b)):
         if x.shape != y.shape or x.dtype != y.dtype:
-            raise TypeError(f"{what}: expected output {i} of type {x.str_short(short_dtypes=False)}, but got "
+            raise TypeError(f"{what}: expected output {i} of type "
+                            f"{x.str_short(short_dtypes=False)}, but got "
                             f"{y.str_short(short_dtypes=False)}")
 
 
@@ -99,7 +126,9 @@ class _CustomFunction(Generic[P, R]):
     the function itself (JAX's documented pattern), which would otherwise recurse."""
 
     fun: Callable[..., Any]
+    nondiff_argnums: tuple[int, ...]
     _depth: int
+    _self_calls: list[_SelfCall]
 
     def _missing_rule(self) -> str | None:
         raise NotImplementedError
@@ -116,11 +145,37 @@ class _CustomFunction(Generic[P, R]):
         # no rule, too.  (Rules are traced only where a derivative may be taken.)
         if self._depth >= MAX_RULE_DEPTH or current_trace() is None:
             return cast(R, self.fun(*args, **kwargs))
+        if self._self_calls:
+            again = self._same_call(args, kwargs)
+            if again is not None:
+                return cast(R, again)
         self._depth += 1
         try:
             return cast(R, self._bind(fun_name(self.fun), args, kwargs))
         finally:
             self._depth -= 1
+
+
+    def _same_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any | None:
+        """The outputs of the call whose rule is being traced, if this call is on the
+        rule's own primal inputs; else ``None``."""
+        frame = self._self_calls[-1]
+        static, dyn = _split(_resolve(self.fun, args, kwargs), self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(tuple(dyn))
+        if (in_tree != frame.traced.in_tree or len(leaves) != len(frame.inputs)
+                or any(a is not b for a, b in zip(leaves, frame.inputs))
+                or not _same_static(static, frame.static)):
+            return None
+        closed = frame.traced.closed
+        outs = apply_jaxpr(closed.jaxpr, closed.consts, leaves, frame.traced.debug_info.func_name)
+        return tree_unflatten(frame.traced.out_tree, outs)
+
+
+def _same_static(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    try:
+        return len(a) == len(b) and all(x is y or bool(x == y) for x, y in zip(a, b))
+    except Exception:  # an __eq__ that does not give a bool: not the same call
+        return False
 
 
 class custom_jvp(_CustomFunction[P, R]):
@@ -133,6 +188,7 @@ class custom_jvp(_CustomFunction[P, R]):
         self.jvp: Callable[..., Any] | None = None
         self.symbolic_zeros = False
         self._depth = 0  # rules of this function being traced (see MAX_RULE_DEPTH)
+        self._self_calls = []
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         """Set the rule ``jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``."""
@@ -171,9 +227,11 @@ class custom_jvp(_CustomFunction[P, R]):
         t_avals = [tangent_aval(a) for a in avals if dt.is_inexact(a.dtype)]
         inexact = [dt.is_inexact(a.dtype) for a in avals]
         rule = self.jvp
+        frame = _SelfCall(static, f)
 
         def jvp_flat(*flat: Any) -> Any:
             primals = flat[:len(avals)]
+            frame.inputs = primals
             it = iter(flat[len(avals):])
             tangents = [next(it) if ok else np.zeros(a.shape, dt.float0)
                         for ok, a in zip(inexact, avals)]
@@ -181,9 +239,13 @@ class custom_jvp(_CustomFunction[P, R]):
             t = tree_unflatten(in_tree, tangents)
             return rule(*static, p, t)
 
-        rj = _trace(jvp_flat, avals + t_avals, tree_structure((0,) * (len(avals) + len(t_avals))),
-                    "custom_jvp rule", name,
-                    None if known is None else [*known, *[None] * len(t_avals)])
+        self._self_calls.append(frame)
+        try:
+            rj = _trace(jvp_flat, avals + t_avals,
+                        tree_structure((0,) * (len(avals) + len(t_avals))), "custom_jvp rule", name,
+                        None if known is None else [*known, *[None] * len(t_avals)])
+        finally:
+            self._self_calls.pop()
         kids = rj.out_tree.children() if rj.out_tree.num_nodes > 1 else []
         if len(kids) != 2:
             raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must produce a "
@@ -202,7 +264,8 @@ class custom_jvp(_CustomFunction[P, R]):
             if ok and (t_a.shape != p_a.shape or t_a.dtype != p_a.dtype):
                 raise TypeError(f"Custom JVP rule {fun_name(rule)} for function {name} must "
                                 f"produce tangents of the primal outputs' types: output {i} is "
-                                f"{p_a.str_short(short_dtypes=False)} but its tangent is {t_a.str_short(short_dtypes=False)}")
+                                f"{p_a.str_short(short_dtypes=False)} but its tangent is "
+                                f"{t_a.str_short(short_dtypes=False)}")
         # Keep the tangents of inexact outputs only; drop what then goes unused.
         keep = [True] * n_out + out_inexact
         rj = attrs.evolve(rj, closed=rj.closed.replace(jaxpr=dce_jaxpr(rj.closed.jaxpr, keep)[0]))
@@ -225,6 +288,7 @@ class custom_vjp(_CustomFunction[P, R]):
         self.bwd: Callable[..., Any] | None = None
         self.symbolic_zeros = False
         self._depth = 0  # rules of this function being traced (see MAX_RULE_DEPTH)
+        self._self_calls = []
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
                symbolic_zeros: bool = False) -> None:
@@ -250,15 +314,25 @@ class custom_vjp(_CustomFunction[P, R]):
         f = _trace(lambda *d: self.fun(*_merge(nd, static, d)), avals, in_tree, "custom_vjp", name,
                    known)
         fwd_fun = self.fwd
-        fw = _trace(lambda *d: fwd_fun(*_merge(nd, static, d)), avals, in_tree, "custom_vjp fwd",
-                    name, known)
+        frame = _SelfCall(static, f)
+
+        def fwd_flat(*d: Any) -> Any:
+            frame.inputs = d
+            return fwd_fun(*_merge(nd, static, d))
+
+        self._self_calls.append(frame)
+        try:
+            fw = _trace(fwd_flat, avals, in_tree, "custom_vjp fwd", name, known)
+        finally:
+            self._self_calls.pop()
         kids = fw.out_tree.children() if fw.out_tree.num_nodes > 1 else []
         if len(kids) != 2:
             raise TypeError(f"Custom VJP fwd rule {fun_name(fwd_fun)} for function {name} must "
                             f"produce a pair (out, residuals), but got {fw.out_tree}.")
         n_out = kids[0].num_leaves
         _check_same(f"Custom VJP fwd rule {fun_name(fwd_fun)} primal outputs vs {name}",
-                    f.closed.jaxpr.out_avals, fw.closed.jaxpr.out_avals[:n_out], f.out_tree, kids[0])
+                    f.closed.jaxpr.out_avals, fw.closed.jaxpr.out_avals[:n_out], f.out_tree,
+                    kids[0])
         res_tree = kids[1]
         res_avals = list(shaped_avals(fw.closed.jaxpr.out_avals[n_out:]))
         out_avals = list(shaped_avals(f.closed.jaxpr.out_avals))

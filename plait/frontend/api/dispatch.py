@@ -27,13 +27,14 @@ from typing import Any, NamedTuple
 import jaxlib._jax as _jax
 import numpy as np
 
-from plait.ir.config import on_update, values as _config
-from plait.ir.avals import ShapedArray
-from plait.ir.caches import register_cache
-from plait.lowering import runtime
-from plait.lowering.runtime import Executable
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.tree_util import PyTreeDef, dispatch_registry
+from plait.ir.avals import ShapedArray
+from plait.ir.caches import register_cache
+from plait.ir.config import on_update
+from plait.ir.config import values as _config
+from plait.lowering import runtime
+from plait.lowering.runtime import Executable
 
 __all__ = ["FastPath", "make_dispatcher", "fast_path", "plain_args_ok"]
 

@@ -18,26 +18,30 @@ from typing import Any, ParamSpec, Protocol, TypeVar
 
 import attrs
 
-from plait.ir.errors import ArgumentError
-from plait.ir import dtypes as dt
-from plait.ir.avals import ShapedArray, shaped_avals
-from plait.ir.jaxpr import consts_as_invars
-from plait.ir.primitives import jit_p
-from plait.lowering.runtime import Executable
-from plait.frontend.core import cache_log
 from plait.frontend.api import dispatch
-from plait.ir.config import values as _config
-from plait.ir.caches import BoundedDict
-from plait.frontend.core.arguments import abstractify, arg_path, fun_name, mark_static, static_args
-from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.api.compile import compile_traced, execute
 from plait.frontend.api.dispatch import FastPath
 from plait.frontend.api.stages import Lowered, Traced
-from plait.frontend.core.trace_to_jaxpr import (FlatCall, TracedFunction, flatten_call, trace_function)
+from plait.frontend.core import cache_log
+from plait.frontend.core.arguments import abstractify, arg_path, fun_name, mark_static, static_args
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.trace_to_jaxpr import (
+    FlatCall,
+    TracedFunction,
+    flatten_call,
+    trace_function,
+)
 from plait.frontend.core.traceback_util import hide_plait_frames
 from plait.frontend.core.tracing import Tracer, _state, bind
 from plait.frontend.core.tree_util import tree_flatten, tree_unflatten
-
+from plait.ir import dtypes as dt
+from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.caches import BoundedDict
+from plait.ir.config import values as _config
+from plait.ir.errors import ArgumentError
+from plait.ir.jaxpr import consts_as_invars
+from plait.ir.primitives import jit_p
+from plait.lowering.runtime import Executable
 
 __all__ = ["jit", "Jitted", "JitFunction"]
 

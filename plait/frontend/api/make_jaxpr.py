@@ -6,12 +6,12 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, ParamSpec, overload
 
-from plait.ir.avals import shaped_avals
-from plait.ir.jaxpr import ClosedJaxpr
 from plait.frontend.core.arguments import ShapeDtypeStruct, static_args
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tree_util import tree_unflatten
+from plait.ir.avals import shaped_avals
+from plait.ir.jaxpr import ClosedJaxpr
 
 __all__ = ["make_jaxpr", "eval_shape"]
 

@@ -1,23 +1,24 @@
-"""Ahead-of-time stages (JAX docs: "Ahead-of-time lowering and compilation"): ``jit(f).trace(...)`` -> :class:`Traced`,
-``.lower()`` -> :class:`Lowered`, ``.compile()`` -> :class:`Compiled`."""
+"""Ahead-of-time stages (JAX docs: "Ahead-of-time lowering and compilation").
+
+``jit(f).trace(...)`` -> :class:`Traced`, ``.lower()`` -> :class:`Lowered`,
+``.compile()`` -> :class:`Compiled`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from plait.ir.errors import ArgumentError
-from plait.ir.avals import ShapedArray, shaped_avals
-from plait.ir.jaxpr import ClosedJaxpr
-from plait.lowering import lower_closed_jaxpr, runtime
-from plait.lowering.lower import ModuleText
-from plait.lowering.runtime import Executable
-from plait.frontend.core.arguments import abstractify, arg_path
 from plait.frontend.api.compile import compile_traced, execute, lowerable
+from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
 from plait.frontend.core.trace_to_jaxpr import TracedFunction
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import Tracer
 from plait.frontend.core.tree_util import tree_flatten
-from plait.frontend.core.arguments import ShapeDtypeStruct
+from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.errors import ArgumentError
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.lowering import lower_closed_jaxpr, runtime
+from plait.lowering.lower import ModuleText
+from plait.lowering.runtime import Executable
 
 __all__ = ["Traced", "Lowered", "Compiled"]
 

@@ -8,15 +8,20 @@ from typing import Any, ParamSpec, TypeVar
 
 import attrs
 
-from plait.ir.jaxpr import consts_as_invars
-from plait.ir.avals import ShapedArray, shaped
-from plait.transforms.vmap import vmap_jaxpr
-from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tree_util import (TreePrefixError, broadcast_prefix, tree_leaves,
-                                      tree_structure, tree_unflatten)
+from plait.frontend.core.tree_util import (
+    TreePrefixError,
+    broadcast_prefix,
+    tree_leaves,
+    tree_structure,
+    tree_unflatten,
+)
+from plait.ir.avals import ShapedArray, shaped
+from plait.ir.jaxpr import consts_as_invars
+from plait.transforms.vmap import vmap_jaxpr
 
 __all__ = ["vmap"]
 

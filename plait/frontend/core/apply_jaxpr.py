@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import shaped_avals
-from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.tracing import Tracer, bind, current_trace, inline_into_trace
+from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.avals import shaped_avals
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 
 __all__ = ["apply_jaxpr", "eval_jaxpr_bind"]
 

@@ -9,12 +9,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from plait.ir.errors import ArgumentError, StaticArgumentError
+from plait.frontend.core.promotion import python_scalar_dtype
+from plait.frontend.core.tree_util import KeyPath, PyTreeDef, keystr, tree_flatten_with_path
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
-from plait.frontend.core.promotion import python_scalar_dtype
-from plait.frontend.core.tree_util import KeyPath, PyTreeDef, keystr, tree_flatten_with_path
+from plait.ir.errors import ArgumentError, StaticArgumentError
 
 __all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "debug_info_for", "result_paths",
            "mark_static", "unmark_static", "arg_path", "fun_name", "flatten_outputs"]
@@ -154,7 +154,7 @@ def debug_info_for(fun: Callable[..., Any], args: Sequence[Any], kwargs: dict[st
 
 
 def result_paths(out_tree_paths: Sequence[KeyPath]) -> tuple[str, ...]:
-    """``("result",)`` for a single leaf, else ``"result" + path`` per leaf, as JAX names result paths."""
+    """``("result",)`` for a single leaf, else ``"result" + path`` per leaf (JAX's result paths)."""
     return tuple("result" + keystr(p) for p in out_tree_paths)
 
 
@@ -177,7 +177,8 @@ def flatten_outputs(out: Any, what: str) -> tuple[list[Any], PyTreeDef, tuple[st
 
 
 def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tuple[int, ...],
-                static_argnames: tuple[str, ...]) -> tuple[tuple[Any, ...], dict[str, Any], tuple[Any, ...]]:
+                static_argnames: tuple[str, ...]
+                ) -> tuple[tuple[Any, ...], dict[str, Any], tuple[Any, ...]]:
     """Replace static arguments with ``None`` (no leaves) and collect them as a hashable key.
 
     Raises:
@@ -222,7 +223,8 @@ def unmark_static(args: Sequence[Any], kwargs: dict[str, Any], key: tuple[Any, .
 
 
 def static_args(static_argnums: int | Sequence[int] | None,
-                static_argnames: str | Sequence[str] | None) -> tuple[tuple[int, ...], tuple[str, ...]]:
+                static_argnames: str | Sequence[str] | None
+                ) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Normalize ``static_argnums``/``static_argnames`` to tuples.
 
     Raises:

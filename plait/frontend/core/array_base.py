@@ -131,7 +131,8 @@ class Array:
 
     def transpose(self, *axes: Any) -> Array:
         """Permute dimensions (reversed when no axes are given)."""
-        perm = axes[0] if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], Sequence)) else axes
+        one = len(axes) == 1 and (axes[0] is None or isinstance(axes[0], Sequence))
+        perm = axes[0] if one else axes
         return _pnp.transpose(self, perm or None)
 
     def swapaxes(self, axis1: int, axis2: int) -> Array:

@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.tree_util import dispatch_registry
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.ir.caches import BoundedDict
 from plait.lowering import runtime
-from plait.frontend.core.array_base import Array
-from plait.frontend.core.tree_util import dispatch_registry
 
 __all__ = ["ArrayImpl", "device_buffer", "scalar_buffer", "wrap_output"]
 
@@ -37,7 +37,8 @@ class ArrayImpl(Array):
         self._npy = npy
 
     @classmethod
-    def from_numpy(cls, value: np.ndarray, weak_type: bool = False, device: Any = None) -> ArrayImpl:
+    def from_numpy(cls, value: np.ndarray, weak_type: bool = False,
+                   device: Any = None) -> ArrayImpl:
         """Copy a NumPy array (of a canonical dtype) to the device."""
         value = np.asarray(value)
         aval = ShapedArray(value.shape, value.dtype, weak_type)

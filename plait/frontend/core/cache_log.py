@@ -11,8 +11,8 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from plait.ir.config import values as _config
 from plait.ir.avals import ShapedArray
+from plait.ir.config import values as _config
 
 __all__ = ["explain", "enabled", "describe_signature_change", "logger"]
 
@@ -33,7 +33,8 @@ def explain(message: str) -> None:
 def _aval_change(path: str, old: ShapedArray, new: ShapedArray) -> list[str]:
     out = []
     if old.shape != new.shape:
-        out.append(f"{path}: shape changed from {old.str_short(short_dtypes=False)} to {new.str_short(short_dtypes=False)}")
+        out.append(f"{path}: shape changed from {old.str_short(short_dtypes=False)} to "
+                   f"{new.str_short(short_dtypes=False)}")
     if old.dtype != new.dtype:
         out.append(f"{path}: dtype changed from {old.dtype.name} to {new.dtype.name}")
     if old.weak_type != new.weak_type:

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.jaxpr import ClosedJaxpr
+from plait.frontend.core import cache_log
 from plait.ir.caches import LRUCache
+from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.runtime import Executable
-from plait.frontend.core import cache_log
 
 __all__ = ["executable_for", "const_key"]
 

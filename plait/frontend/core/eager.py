@@ -13,20 +13,26 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.errors import UnexpectedTracerError
-from plait.ir.atoms import Literal, Var
-from plait.ir.avals import ShapedArray, shaped_avals
-from plait.ir.builder import Builder
-from plait.ir.jaxpr import ClosedJaxpr
-from plait.ir.params import Params
-from plait.ir.primitive import Primitive
-from plait.ir.caches import BoundedDict
-from plait.lowering import runtime
-from plait.lowering.runtime import Executable
 from plait.frontend.core import cache_log
 from plait.frontend.core.array_impl import ArrayImpl, scalar_buffer
 from plait.frontend.core.compile_cache import executable_for
-from plait.frontend.core.tracing import Tracer, as_host_array, _leak_message, scalar_literal, set_eager_impl
+from plait.frontend.core.tracing import (
+    Tracer,
+    _leak_message,
+    as_host_array,
+    scalar_literal,
+    set_eager_impl,
+)
+from plait.ir.atoms import Literal, Var
+from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.builder import Builder
+from plait.ir.caches import BoundedDict
+from plait.ir.errors import UnexpectedTracerError
+from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.params import Params
+from plait.ir.primitive import Primitive
+from plait.lowering import runtime
+from plait.lowering.runtime import Executable
 
 __all__ = ["eager_bind"]
 

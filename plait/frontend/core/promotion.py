@@ -15,11 +15,11 @@ from typing import Any, Final
 
 import numpy as np
 
+from plait.frontend.core.array_base import Array
 from plait.ir import config
-from plait.ir.errors import TypePromotionError
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
-from plait.frontend.core.array_base import Array
+from plait.ir.errors import TypePromotionError
 
 __all__ = ["promote_types", "result_type", "weak_dtype_for", "numpy_dtype_promotion",
            "is_weak_scalar", "python_scalar_dtype"]

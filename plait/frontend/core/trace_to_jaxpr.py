@@ -7,15 +7,22 @@ from typing import Any
 
 import attrs
 
+from plait.frontend.core.arguments import (
+    abstractify,
+    arg_path,
+    debug_info_for,
+    flatten_outputs,
+    fun_name,
+    mark_static,
+    unmark_static,
+)
+from plait.frontend.core.tracing import is_concretizable, trace_flat
+from plait.frontend.core.tree_util import PyTreeDef, tree_flatten_with_path, tree_unflatten
 from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.debug_info import DebugInfo
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.transforms.dce import dce_jaxpr
-from plait.frontend.core.arguments import (abstractify, arg_path, debug_info_for, flatten_outputs,
-                                           fun_name, mark_static, unmark_static)
-from plait.frontend.core.tracing import is_concretizable, trace_flat
-from plait.frontend.core.tree_util import PyTreeDef, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["FlatCall", "TracedFunction", "trace_to_jaxpr", "trace_function", "flatten_call",
            "prune_unused"]

@@ -21,21 +21,26 @@ from typing import Any, Protocol, cast
 import jaxlib._jax as _jax
 import numpy as np
 
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.promotion import python_scalar_dtype
+from plait.frontend.core.traceback_util import is_plait_code
 from plait.ir import config
-from plait.ir.errors import (ConcretizationTypeError, TracerArrayConversionError,
-                             TracerBoolConversionError, TracerError,
-                             TracerIntegerConversionError, UnexpectedTracerError)
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.builder import Builder
+from plait.ir.caches import BoundedDict
 from plait.ir.debug_info import DebugInfo, SourceInfo
+from plait.ir.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive, set_bind_hook
-from plait.ir.caches import BoundedDict
-from plait.frontend.core.array_base import Array
-from plait.frontend.core.promotion import python_scalar_dtype
-from plait.frontend.core.traceback_util import is_plait_code
 
 __all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_trace",
            "trace_flat", "scalar_literal", "is_traced", "inline_into_trace", "is_concretizable",
@@ -465,7 +470,8 @@ def _concrete_message(t: Tracer, what: str) -> str:
     fn = trace.debug_info.func_name if trace.debug_info else "the function"
     deps = _depends_on(t)
     because = (f" It depends on the value of {', '.join(deps)}." if deps else "")
-    return (f"Attempted {what} of a traced value of type {t.aval.str_short(short_dtypes=False)}{line}, while "
+    return (f"Attempted {what} of a traced value of type "
+            f"{t.aval.str_short(short_dtypes=False)}{line}, while "
             f"tracing {fn} for {trace.purpose}. Its value is not known during tracing.{because}\n"
             "Use plait.lax.cond, plait.lax.while_loop or plait.numpy.where for value-dependent "
             "control flow, or mark the argument static with static_argnums/static_argnames.")
@@ -476,7 +482,8 @@ def _differentiated_message(t: Tracer, what: str) -> str:
     where = user_frame_info()
     line = f" at {where.file}:{where.line}" if where else ""
     return (f"Attempted {what} of a value being differentiated, of type "
-            f"{t.aval.str_short(short_dtypes=False)}{line}, while tracing for {trace.purpose}: the result would "
+            f"{t.aval.str_short(short_dtypes=False)}{line}, while tracing for {trace.purpose}: the "
+            "result would "
             "not carry its derivative. Use x.astype(...) to change a dtype, or compute the "
             "Python value from arguments that are not differentiated.")
 

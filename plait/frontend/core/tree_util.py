@@ -313,7 +313,8 @@ def keystr(path: KeyPath, *, simple: bool = False, separator: str = "") -> str:
     return separator.join((_simple_key if simple else str)(k) for k in path)
 
 
-def register_pytree_node(nodetype: type[T], flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]],
+def register_pytree_node(nodetype: type[T],
+                         flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]],
                          unflatten_func: Callable[[Any, Iterable[Any]], T],
                          flatten_with_keys_func: Callable[[T], tuple[Iterable[tuple[Any, Any]],
                                                                      Hashable]] | None = None
@@ -363,11 +364,13 @@ def register_pytree_node_class(cls: C) -> C:
     return cls
 
 
-def _ordered_dict_flatten(d: collections.OrderedDict[Any, Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _ordered_dict_flatten(d: collections.OrderedDict[Any, Any]
+                          ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     return tuple(d.values()), tuple(d.keys())
 
 
-def _ordered_dict_with_keys(d: collections.OrderedDict[Any, Any]) -> tuple[list[tuple[Any, Any]], tuple[Any, ...]]:
+def _ordered_dict_with_keys(d: collections.OrderedDict[Any, Any]
+                            ) -> tuple[list[tuple[Any, Any]], tuple[Any, ...]]:
     return [(DictKey(k), v) for k, v in d.items()], tuple(d.keys())
 
 
@@ -381,7 +384,8 @@ def _defaultdict_flatten(d: collections.defaultdict[Any, Any]) -> tuple[tuple[An
     return tuple(d[k] for k in keys), (d.default_factory, tuple(keys))
 
 
-def _defaultdict_with_keys(d: collections.defaultdict[Any, Any]) -> tuple[list[tuple[Any, Any]], Any]:
+def _defaultdict_with_keys(d: collections.defaultdict[Any, Any]
+                           ) -> tuple[list[tuple[Any, Any]], Any]:
     keys = sorted(d)
     return [(DictKey(k), d[k]) for k in keys], (d.default_factory, tuple(keys))
 

@@ -8,15 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.errors import ArgumentError, IncompatibleShapesError
+from plait.frontend import lax
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.core.tracing import scalar_literal
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
-from plait.frontend import lax
-from plait.frontend.core.array_base import Array
-from plait.frontend.core.promotion import dtype_and_weak, result_type_info
-from plait.frontend.core.tracing import scalar_literal
-from plait.frontend.core.array_impl import ArrayImpl
+from plait.ir.errors import ArgumentError, IncompatibleShapesError
 
 __all__ = ["is_scalar", "aval_of", "promote", "promote_dtypes",
            "promote_to_inexact", "promote_dtypes_inexact", "promote_numeric", "broadcast_ranks",

@@ -11,18 +11,38 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from plait.ir import dtypes as dt
 from plait.frontend import lax
-from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import (as_array, check_arraylike, dtype_of, promote_dtypes,
-                                        promote_numeric, promote_to_inexact)
-from plait.frontend.numpy.creation import asarray
-from plait.frontend.numpy.manipulation import broadcast_arrays
-from plait.frontend.numpy.ufuncs import (_arg, _const_like, _float_divmod, _full_bool,
-                                         _lax_const, abs, ceil, floor, floor_divide, isinf,
-                                         isnan, multiply, remainder, subtract, where)
 from plait.frontend.api.control_flow import while_loop
 from plait.frontend.api.custom_derivatives import custom_jvp
+from plait.frontend.core.array_base import Array
+from plait.frontend.numpy._core import (
+    as_array,
+    check_arraylike,
+    dtype_of,
+    promote_dtypes,
+    promote_numeric,
+    promote_to_inexact,
+)
+from plait.frontend.numpy.creation import asarray
+from plait.frontend.numpy.manipulation import broadcast_arrays
+from plait.frontend.numpy.ufuncs import (
+    _arg,
+    _const_like,
+    _float_divmod,
+    _full_bool,
+    _lax_const,
+    abs,
+    ceil,
+    floor,
+    floor_divide,
+    isinf,
+    isnan,
+    multiply,
+    remainder,
+    subtract,
+    where,
+)
+from plait.ir import dtypes as dt
 
 __all__ = ["float_power", "divmod", "modf", "frexp", "ldexp", "nan_to_num", "sinc",
            "logaddexp2", "gcd", "lcm", "isposinf", "isneginf"]

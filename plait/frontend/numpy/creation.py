@@ -9,16 +9,24 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir import dtypes as dt
-from plait.ir.atoms import Literal
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import (_host, aval_of, as_array, check_arraylike, convert,
-                                        dtype_of, is_scalar, shape)
+from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.core.tracing import Tracer
-from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.numpy._core import (
+    _host,
+    as_array,
+    aval_of,
+    check_arraylike,
+    convert,
+    dtype_of,
+    is_scalar,
+    shape,
+)
 from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape, stack
+from plait.ir import dtypes as dt
+from plait.ir.atoms import Literal
 
 __all__ = ["zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
            "empty_like", "arange", "linspace", "eye", "identity", "asarray", "array", "astype",
@@ -133,7 +141,8 @@ def _concrete_scalar(name: str, what: str, v: Any) -> Any:
     if aval_of(v) is not None:
         if isinstance(v, Tracer):
             raise TypeError(f"{name}: expected a concrete {what}, but got a traced value "
-                            f"{v.aval.str_short(short_dtypes=False)}; the length of the result must be known "
+                            f"{v.aval.str_short(short_dtypes=False)}; the length of the result "
+                            "must be known "
                             "when tracing")
         v = v.item() if v.aval.shape == () else v
     if np.ndim(v) != 0:
@@ -311,12 +320,14 @@ def asarray(a: Any, dtype: Any = None) -> Array:
             raise ValueError(f"asarray: cannot convert a ragged {type(a).__name__} to an "
                              f"array: {e}") from None
         except TypeError as e:
-            raise TypeError(f"asarray: cannot convert {type(a).__name__} to an array: {e}") from None
+            raise TypeError(f"asarray: cannot convert {type(a).__name__} to an array: "
+                            f"{e}") from None
     else:
         try:
             arr = np.asarray(a, dtype=None if dtype is None else _user_dtype(dtype))
         except (ValueError, TypeError) as e:
-            raise TypeError(f"asarray: cannot convert {type(a).__name__} to an array: {e}") from None
+            raise TypeError(f"asarray: cannot convert {type(a).__name__} to an array: "
+                            f"{e}") from None
     if arr.dtype == object or arr.dtype not in dt._SHORT:
         raise TypeError(f"asarray: expected array-like data of a supported dtype, but got "
                         f"{type(a).__name__} with dtype {arr.dtype}")

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.errors import IncompatibleShapesError
-from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import as_array, check_arraylike, convert
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.numpy._core import as_array, check_arraylike, convert
+from plait.ir import dtypes as dt
+from plait.ir.errors import IncompatibleShapesError
 
 __all__ = ["einsum"]
 

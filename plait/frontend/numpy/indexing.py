@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import aval_of, ndim, promote, shape
 from plait.frontend.core.tracing import Tracer
+from plait.frontend.numpy._core import aval_of, ndim, promote, shape
+from plait.ir import dtypes as dt
 
 __all__ = ["getitem"]
 

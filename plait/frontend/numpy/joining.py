@@ -12,8 +12,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike
-from plait.frontend.numpy.manipulation import (_sequence, atleast_2d, concatenate, ravel,
-                                               transpose)
+from plait.frontend.numpy.manipulation import _sequence, atleast_2d, concatenate, ravel, transpose
 
 __all__ = ["atleast_3d", "column_stack", "dstack", "append", "array_split", "hsplit",
            "vsplit", "dsplit"]

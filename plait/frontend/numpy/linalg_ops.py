@@ -5,15 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait.ir.errors import ArgumentError
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import (aval_of, as_array, canonical_axis, check_arraylike,
-                                        convert, ndim, shape)
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.numpy._core import (
+    as_array,
+    aval_of,
+    canonical_axis,
+    check_arraylike,
+    convert,
+    ndim,
+    shape,
+)
 from plait.frontend.numpy.manipulation import ravel, reshape
-from plait.frontend.numpy.ufuncs import multiply
-from plait.frontend.numpy.ufuncs import conj
+from plait.frontend.numpy.ufuncs import conj, multiply
+from plait.ir.errors import ArgumentError
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot"]
 

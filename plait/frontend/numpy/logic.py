@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import (as_array, check_arraylike, promote, promote_dtypes,
-                                        promote_to_inexact)
+from plait.frontend.numpy._core import (
+    as_array,
+    check_arraylike,
+    promote,
+    promote_dtypes,
+    promote_to_inexact,
+)
 from plait.frontend.numpy.creation import asarray
 from plait.frontend.numpy.manipulation import broadcast_arrays, stack
 from plait.frontend.numpy.reductions import all, argmax
-from plait.frontend.numpy.ufuncs import (_real_dtype, equal, isfinite, isnan, logical_and,
-                                         logical_or)
+from plait.frontend.numpy.ufuncs import _real_dtype, equal, isfinite, isnan, logical_and, logical_or
+from plait.ir import dtypes as dt
 
 __all__ = ["isclose", "allclose", "array_equal", "array_equiv", "select"]
 

@@ -8,12 +8,18 @@ from typing import Any, cast
 
 import numpy as np
 
-from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.numpy._core import (
+    as_array,
+    canonical_axes,
+    canonical_axis,
+    check_arraylike,
+    promote_dtypes,
+    shape,
+)
+from plait.ir import dtypes as dt
 from plait.ir.errors import IncompatibleShapesError
-from plait.frontend.numpy._core import (as_array, canonical_axes,
-                                        canonical_axis, check_arraylike, promote_dtypes, shape)
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
            "concatenate", "stack", "hstack", "vstack", "broadcast_to", "broadcast_shapes",
@@ -64,11 +70,13 @@ def reshape(a: Any, shape_: Any, order: str = "C") -> Array:
     if -1 in dims:
         rest = int(np.prod([d for d in dims if d != -1]))
         if rest == 0 or size % rest:
-            raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size {size}) into "
+            raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size "
+                                          f"{size}) into "
                              f"shape {tuple(dims)}")
         dims[dims.index(-1)] = size // rest
     if int(np.prod(dims)) != size:
-        raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size {size}) into shape "
+        raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size {size}) "
+                                      "into shape "
                          f"{tuple(dims)} (size {int(np.prod(dims))})")
     if tuple(dims) == arr.shape:
         return arr

@@ -11,18 +11,29 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from plait.ir import dtypes as dt
-from plait.ir.atoms import Literal
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import (as_array, canonical_axis, check_arraylike, convert,
-                                        promote_dtypes)
+from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.numpy._core import (
+    as_array,
+    canonical_axis,
+    check_arraylike,
+    convert,
+    promote_dtypes,
+)
 from plait.frontend.numpy.creation import eye, zeros_like
-from plait.frontend.numpy.manipulation import (broadcast_shapes, broadcast_to, expand_dims,
-                                               moveaxis, reshape, stack)
+from plait.frontend.numpy.manipulation import (
+    broadcast_shapes,
+    broadcast_to,
+    expand_dims,
+    moveaxis,
+    reshape,
+    stack,
+)
 from plait.frontend.numpy.reductions import sum
 from plait.frontend.numpy.ufuncs import _const_like, _py, conj, multiply, subtract, where
-from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.ir import dtypes as dt
+from plait.ir.atoms import Literal
 
 __all__ = ["tri", "tril", "triu", "diagonal", "diag", "trace", "matrix_transpose", "kron",
            "cross", "vecdot"]

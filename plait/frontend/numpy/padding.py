@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, check_arraylike
@@ -17,6 +16,7 @@ from plait.frontend.numpy.reductions import max as _amax
 from plait.frontend.numpy.reductions import mean as _mean
 from plait.frontend.numpy.reductions import min as _amin
 from plait.frontend.numpy.ufuncs import multiply, round, subtract
+from plait.ir import dtypes as dt
 
 __all__ = ["pad"]
 

@@ -8,13 +8,20 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike
-from plait.frontend.numpy.manipulation import (_index_tuple, broadcast_to, flip, moveaxis,
-                                               ravel, reshape, transpose)
+from plait.frontend.numpy.manipulation import (
+    _index_tuple,
+    broadcast_to,
+    flip,
+    moveaxis,
+    ravel,
+    reshape,
+    transpose,
+)
 from plait.frontend.numpy.ufuncs import remainder
+from plait.ir import dtypes as dt
 
 __all__ = ["roll", "rollaxis", "flipud", "fliplr", "rot90"]
 

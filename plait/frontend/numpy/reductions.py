@@ -15,14 +15,25 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import (as_array, canonical_axes, canonical_axis,
-                                        check_arraylike, shape)
-from plait.frontend.numpy.ufuncs import (_const_like, _real_dtype, _to_bool, not_equal,
-                                         subtract, where)
+from plait.frontend.numpy._core import (
+    as_array,
+    canonical_axes,
+    canonical_axis,
+    check_arraylike,
+    shape,
+)
 from plait.frontend.numpy.manipulation import concatenate
+from plait.frontend.numpy.ufuncs import (
+    _const_like,
+    _real_dtype,
+    _to_bool,
+    not_equal,
+    subtract,
+    where,
+)
+from plait.ir import dtypes as dt
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "any", "all",
            "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",

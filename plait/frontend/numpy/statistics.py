@@ -13,20 +13,52 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir import dtypes as dt
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.numpy._core import (as_array, canonical_axis, check_arraylike,
-                                        promote_dtypes_inexact)
+from plait.frontend.numpy._core import (
+    as_array,
+    canonical_axis,
+    check_arraylike,
+    promote_dtypes_inexact,
+)
 from plait.frontend.numpy.creation import asarray, full
 from plait.frontend.numpy.linalg_ops import dot
-from plait.frontend.numpy.manipulation import (atleast_2d, broadcast_to, concatenate, reshape,
-                                               squeeze, transpose)
+from plait.frontend.numpy.manipulation import (
+    atleast_2d,
+    broadcast_to,
+    concatenate,
+    reshape,
+    squeeze,
+    transpose,
+)
 from plait.frontend.numpy.matrices import diag
-from plait.frontend.numpy.reductions import (_axes, _cast, _default_float, _input, _keep,
-                                             _upcast_f16, all, mean, prod, sum)
-from plait.frontend.numpy.ufuncs import (_const_like, _lax_const, abs, clip, conj, imag,
-                                         isnan, multiply, real, sqrt, true_divide, where)
+from plait.frontend.numpy.reductions import (
+    _axes,
+    _cast,
+    _default_float,
+    _input,
+    _keep,
+    _upcast_f16,
+    all,
+    mean,
+    prod,
+    sum,
+)
+from plait.frontend.numpy.ufuncs import (
+    _const_like,
+    _lax_const,
+    abs,
+    clip,
+    conj,
+    imag,
+    isnan,
+    multiply,
+    real,
+    sqrt,
+    true_divide,
+    where,
+)
+from plait.ir import dtypes as dt
 
 __all__ = ["average", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov", "corrcoef"]
 

@@ -11,21 +11,29 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from plait.ir.config import values as _config
+from plait.frontend import lax
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.tracing import Tracer, bind, bind1, scalar_literal
+from plait.frontend.numpy._core import (
+    as_array,
+    broadcast_ranks,
+    check_arraylike,
+    dtype_of,
+    promote,
+    promote_dtypes,
+    promote_numeric,
+    promote_to_inexact,
+    shape,
+)
+from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
-from plait.ir.primitive import Primitive
 from plait.ir.caches import BoundedDict
-from plait.frontend import lax
-from plait.frontend.core.array_base import Array
-from plait.frontend.core.array_impl import ArrayImpl
-from plait.frontend.numpy._core import (as_array, broadcast_ranks, check_arraylike, dtype_of,
-                                        promote, promote_dtypes, promote_numeric,
-                                        promote_to_inexact, shape)
-from plait.frontend.core.tracing import Tracer, bind, bind1, scalar_literal
-from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to
+from plait.ir.config import values as _config
+from plait.ir.primitive import Primitive
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod",
@@ -280,7 +288,8 @@ def invert(x: Any) -> Array:
     """Bitwise not (logical not for booleans)."""
     x = _arg("invert", x)
     if not (dt.is_integer(x.dtype) or dt.is_bool(x.dtype)):
-        raise TypeError(f"invert: expected an integer or bool array, but got {x.aval.str_short(short_dtypes=False)}")
+        raise TypeError("invert: expected an integer or bool array, but got "
+                        f"{x.aval.str_short(short_dtypes=False)}")
     return lax.bitwise_not(x)
 
 
@@ -326,7 +335,8 @@ def cbrt(x: Any) -> Array:
     """Cube root (real inputs only)."""
     x = _arg("cbrt", x, "inexact")
     if dt.is_complex(x.dtype):
-        raise TypeError(f"cbrt: expected a real array, but got {x.aval.str_short(short_dtypes=False)}")
+        raise TypeError("cbrt: expected a real array, but got "
+                        f"{x.aval.str_short(short_dtypes=False)}")
     return lax.cbrt(x)
 
 
@@ -371,7 +381,8 @@ def sign(x: Any) -> Array:
     """-1, 0 or 1 by sign (``x / |x|`` for complex)."""
     x = _arg("sign", x)
     if dt.is_bool(x.dtype):
-        raise TypeError(f"sign: expected a numeric array, but got {x.aval.str_short(short_dtypes=False)}")
+        raise TypeError("sign: expected a numeric array, but got "
+                        f"{x.aval.str_short(short_dtypes=False)}")
     if dt.is_unsigned(x.dtype):
         # StableHLO's sign takes no unsigned integers: 0 or 1.
         return lax.convert_element_type(lax.ne(x, _py(x, 0)), x.dtype, x.weak_type)
@@ -384,7 +395,8 @@ def _int_identity(name: str, op: Callable[[Any], Array]) -> Callable[[Any], Arra
         if not dt.is_inexact(a.dtype):
             return a
         if dt.is_complex(a.dtype):
-            raise TypeError(f"{name}: expected a real array, but got {a.aval.str_short(short_dtypes=False)}")
+            raise TypeError(f"{name}: expected a real array, but got "
+                            f"{a.aval.str_short(short_dtypes=False)}")
         return op(a)
     ufunc.__name__ = name
     ufunc.__qualname__ = name
@@ -407,7 +419,8 @@ def round(x: Any, decimals: int = 0) -> Array:
             raise NotImplementedError("round: integers to negative decimals are not supported")
         return a
     if not dt.is_inexact(a.dtype):
-        raise ValueError(f"round: expected a numeric array, but got {a.aval.str_short(short_dtypes=False)}")
+        raise ValueError("round: expected a numeric array, but got "
+                         f"{a.aval.str_short(short_dtypes=False)}")
     if decimals > np.log10(float(_finfo(_real_dtype(a.dtype)).max)):
         return a
 

@@ -7,9 +7,9 @@ from typing import Any, Final, NoReturn
 
 import numpy as np
 
-from plait.ir.errors import JaxprTypeError
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
+from plait.ir.errors import JaxprTypeError
 
 Dtypes = frozenset[np.dtype[Any]]
 

@@ -39,7 +39,8 @@ def _jit_rule(*avals: AbstractValue, name: str, jaxpr: ClosedJaxpr,
               donated_invars: tuple[bool, ...], keep_unused: bool,
               inline: bool) -> tuple[AbstractValue, ...]:
     if not isinstance(jaxpr, ClosedJaxpr) or jaxpr.consts:
-        fail(f"expected a closed jaxpr without consts for jit {name!r}, but got {type(jaxpr).__name__}")
+        fail(f"expected a closed jaxpr without consts for jit {name!r}, but got "
+             f"{type(jaxpr).__name__}")
     check_call_operands(f"jit {name!r}", jaxpr, avals)
     if len(donated_invars) != len(avals):
         fail(f"expected {len(avals)} donated_invars flags, but got {len(donated_invars)}")

@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
-from plait.ir.errors import TransformError
 from plait.ir.avals import AbstractValue
+from plait.ir.errors import TransformError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn
 from plait.ir.params import ParamDef, decode_bool, decode_int, decode_str
 from plait.ir.primitive import Primitive
@@ -42,7 +42,8 @@ def _types(avals: Any) -> str:
     return "(" + ", ".join(a.str_short() for a in avals) + ")"
 
 
-def _call_rule(*avals: AbstractValue, call_jaxpr: ClosedJaxpr, **_: Any) -> tuple[AbstractValue, ...]:
+def _call_rule(*avals: AbstractValue, call_jaxpr: ClosedJaxpr,
+               **_: Any) -> tuple[AbstractValue, ...]:
     if not isinstance(call_jaxpr, ClosedJaxpr) or call_jaxpr.consts:
         fail("expected a closed call_jaxpr without consts")
     if not same_types(call_jaxpr.in_avals, avals):

@@ -14,12 +14,32 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
-from plait.ir.params import (ParamDef, decode_bool, decode_dtype, decode_enum, decode_int,
-                             decode_none, decode_optional_dtype)
+from plait.ir.params import (
+    ParamDef,
+    decode_bool,
+    decode_dtype,
+    decode_enum,
+    decode_int,
+    decode_none,
+    decode_optional_dtype,
+)
 from plait.ir.primitive import Primitive
-from plait.ir.primitives._typing import (ANY, BOOL_OR_INT, COMPLEX, FLOAT, INEXACT, INT, NUM, ORDERED,
-                                         SIGNED, check_dtype, check_same_dtypes, fail, nary,
-                                         unary)
+from plait.ir.primitives._typing import (
+    ANY,
+    BOOL_OR_INT,
+    COMPLEX,
+    FLOAT,
+    INEXACT,
+    INT,
+    NUM,
+    ORDERED,
+    SIGNED,
+    check_dtype,
+    check_same_dtypes,
+    fail,
+    nary,
+    unary,
+)
 
 
 class RoundingMethod(enum.IntEnum):

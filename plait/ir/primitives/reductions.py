@@ -8,10 +8,26 @@ from typing import Any
 import numpy as np
 
 from plait.ir.avals import ShapedArray
-from plait.ir.params import ParamDef, decode_bool, decode_dtype, decode_int, decode_ints, decode_none
+from plait.ir.params import (
+    ParamDef,
+    decode_bool,
+    decode_dtype,
+    decode_int,
+    decode_ints,
+    decode_none,
+)
 from plait.ir.primitive import Primitive
-from plait.ir.primitives._typing import (ANY, BOOL_OR_INT, INT, NUM, ORDERED, Dtypes, check_axes,
-                                         check_dtype, fail)
+from plait.ir.primitives._typing import (
+    ANY,
+    BOOL_OR_INT,
+    INT,
+    NUM,
+    ORDERED,
+    Dtypes,
+    check_axes,
+    check_dtype,
+    fail,
+)
 
 _AXES = ParamDef("axes", decode=decode_ints)
 

@@ -8,11 +8,26 @@ from typing import Any
 import numpy as np
 
 from plait.ir.avals import AbstractValue, ShapedArray, shaped
-from plait.ir.params import (Derived, ParamDef, decode_dtype, decode_int, decode_ints,
-                             decode_nested_ints, decode_none, decode_optional_ints)
+from plait.ir.params import (
+    Derived,
+    ParamDef,
+    decode_dtype,
+    decode_int,
+    decode_ints,
+    decode_nested_ints,
+    decode_none,
+    decode_optional_ints,
+)
 from plait.ir.primitive import Primitive
-from plait.ir.primitives._typing import (ANY, INT, check_axes, check_dtype, check_permutation,
-                                         check_same_dtypes, fail)
+from plait.ir.primitives._typing import (
+    ANY,
+    INT,
+    check_axes,
+    check_dtype,
+    check_permutation,
+    check_same_dtypes,
+    fail,
+)
 
 
 def _out_shape(_: Sequence[AbstractValue], outs: Sequence[AbstractValue]) -> tuple[int, ...]:
@@ -32,7 +47,8 @@ def _broadcast_in_dim_rule(x: ShapedArray, *, shape: tuple[int, ...],
     if len(bd) != x.ndim:
         fail(f"expected {x.ndim} broadcast_dimensions for operand {x.str_short()}, but got {bd}")
     if any(not 0 <= d < len(shape) for d in bd) or any(a >= b for a, b in zip(bd, bd[1:])):
-        fail(f"expected strictly increasing broadcast_dimensions in [0, {len(shape)}), but got {bd}")
+        fail(f"expected strictly increasing broadcast_dimensions in [0, {len(shape)}), "
+             f"but got {bd}")
     for i, d in enumerate(bd):
         if x.shape[i] != 1 and x.shape[i] != shape[d]:
             fail(f"expected operand dimension {i} of {x.str_short()} to be 1 or {shape[d]} "
@@ -69,14 +85,16 @@ def _transpose_rule(x: ShapedArray, *, permutation: tuple[int, ...]) -> tuple[Sh
     return (ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type),)
 
 
-transpose_p = Primitive("transpose", _transpose_rule, (ParamDef("permutation", decode=decode_ints),))
+transpose_p = Primitive("transpose", _transpose_rule,
+                        (ParamDef("permutation", decode=decode_ints),))
 
 
 def _squeeze_rule(x: ShapedArray, *, dimensions: tuple[int, ...]) -> tuple[ShapedArray, ...]:
     check_axes(dimensions, x.ndim, "dimensions")
     for d in dimensions:
         if x.shape[d] != 1:
-            fail(f"expected squeezed dimensions of size 1, but got dimension {d} of {x.str_short()}")
+            fail(f"expected squeezed dimensions of size 1, but got dimension {d} of "
+                 f"{x.str_short()}")
     shape = tuple(s for i, s in enumerate(x.shape) if i not in dimensions)
     return (ShapedArray(shape, x.dtype, x.weak_type),)
 
@@ -100,7 +118,8 @@ def _concatenate_rule(*xs: ShapedArray, dimension: int) -> tuple[ShapedArray, ..
     return (ShapedArray(tuple(shape), x0.dtype, all(x.weak_type for x in xs)),)
 
 
-concatenate_p = Primitive("concatenate", _concatenate_rule, (ParamDef("dimension", decode=decode_int),))
+concatenate_p = Primitive("concatenate", _concatenate_rule,
+                          (ParamDef("dimension", decode=decode_int),))
 
 
 def _pad_rule(x: ShapedArray, value: ShapedArray, *,

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from plait.ir import primitives as P
 from plait.ir.interpreter import eval_jaxpr, impl_rules
 from plait.ir.jaxpr import ClosedJaxpr
-from plait.ir import primitives as P
 from plait.ir.primitives import jit_p
 
 

@@ -7,17 +7,18 @@ from typing import Any
 import numpy as np
 
 from plait.ir import primitives as P
-from plait.ir.primitives.custom import nonlinear_bwd_error
 from plait.ir.avals import shaped_avals
 from plait.ir.interpreter import eval_jaxpr, impl_rules
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.primitives.custom import nonlinear_bwd_error
 
 
 def _run(j: ClosedJaxpr, *args: Any) -> list[np.ndarray]:
     return eval_jaxpr(j.jaxpr, j.consts, *args)
 
 
-def _cond(index: np.ndarray, *ops: np.ndarray, branches: tuple[ClosedJaxpr, ...]) -> list[np.ndarray]:
+def _cond(index: np.ndarray, *ops: np.ndarray,
+          branches: tuple[ClosedJaxpr, ...]) -> list[np.ndarray]:
     i = int(index)
     if not 0 <= i < len(branches):
         i = len(branches) - 1  # XLA's case runs the last branch for any index out of range

@@ -17,7 +17,8 @@ __all__ = ["broadcast_to", "compare", "compare_type", "nary", "scalar_type", "re
            "reduce_region", "binary", "convert", "outlined"]
 
 
-def register(prim: Primitive) -> Callable[[Callable[..., Sequence[Value]]], Callable[..., Sequence[Value]]]:
+def register(prim: Primitive
+             ) -> Callable[[Callable[..., Sequence[Value]]], Callable[..., Sequence[Value]]]:
     """Decorator: make ``fn`` the lowering rule of ``prim``."""
     def deco(fn: Callable[..., Sequence[Value]]) -> Callable[..., Sequence[Value]]:
         lowering_rules[prim] = fn

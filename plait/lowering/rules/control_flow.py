@@ -10,9 +10,9 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
-from plait.ir.primitives.custom import nonlinear_bwd_error
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.primitives.custom import nonlinear_bwd_error
 from plait.lowering.emitter import Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lower_body
 from plait.lowering.rules._util import compare, register, scalar_type

@@ -12,8 +12,7 @@ from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
 from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
-from plait.lowering.rules._util import (compare, outlined, reduce_region, register,
-                                       scalar_type)
+from plait.lowering.rules._util import compare, outlined, reduce_region, register, scalar_type
 
 
 def _lowest(dtype: np.dtype[Any]) -> Any:
@@ -161,7 +160,8 @@ def _transpose(fn: FuncEmitter, x: Value, xa: ShapedArray, perm: Sequence[int]) 
 
 
 @register(P.transpose_p)
-def _transpose_rule(ctx: LoweringContext, x: Value, *, permutation: tuple[int, ...]) -> Sequence[Value]:
+def _transpose_rule(ctx: LoweringContext, x: Value, *,
+                    permutation: tuple[int, ...]) -> Sequence[Value]:
     return [_transpose(ctx.fn, x, shaped(ctx.avals_in[0]), permutation)]
 
 
