@@ -9,15 +9,16 @@ and imports nothing from the other layers.  Its pieces:
 * :class:`Primitive` with typing rules, and the primitives themselves;
 * :class:`Builder`, the one way to make IR (hash-consing pure equations);
 * :func:`check_jaxpr`, the printer and :func:`parse_jaxpr`;
-* :func:`eval_jaxpr`, the reference interpreter.
+* :func:`eval_jaxpr`, the reference interpreter;
+* :class:`JaxprRewriter`, the base of jaxpr-to-jaxpr rewrites.
 """
 
 from plait.ir import dtypes, primitives
 from plait.ir import reference as _reference  # noqa: F401  (registers the NumPy rules)
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.caches import cache_info, clear_caches
 from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
 from plait.ir.builder import Builder, new_vars
+from plait.ir.caches import cache_info, clear_caches
 from plait.ir.check import check_jaxpr
 from plait.ir.debug_info import DebugInfo, SourceInfo
 from plait.ir.effects import NO_EFFECTS, Effect
@@ -28,13 +29,14 @@ from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params
 from plait.ir.parser import parse_jaxpr
 from plait.ir.primitive import PRIMITIVES, Primitive, lookup_primitive
 from plait.ir.printer import pp_eqn_in, pp_jaxpr
+from plait.ir.rewriter import JaxprRewriter, RewriteRule
 
 __all__ = [
-    "dtypes", "primitives", "cache_info", "clear_caches", "Atom", "Literal", "Var", "AbstractValue", "ShapedArray",
-    "shaped", "shaped_avals",
-    "Builder", "new_vars", "check_jaxpr", "DebugInfo", "SourceInfo", "NO_EFFECTS", "Effect",
-    "eval_closed_jaxpr", "eval_jaxpr", "impl_rules", "ClosedJaxpr", "Eqn", "Jaxpr",
-    "subjaxprs", "convert_constvars", "consts_as_invars", "EMPTY_PARAMS", "REQUIRED", "Derived", "ParamDef", "Params", "parse_jaxpr",
-    "PRIMITIVES", "Primitive", "lookup_primitive", "pp_eqn_in", "pp_jaxpr",
-    "note_equation",
+    "dtypes", "primitives", "cache_info", "clear_caches", "Atom", "Literal", "Var",
+    "AbstractValue", "ShapedArray", "shaped", "shaped_avals", "Builder", "new_vars",
+    "check_jaxpr", "DebugInfo", "SourceInfo", "NO_EFFECTS", "Effect", "eval_closed_jaxpr",
+    "eval_jaxpr", "impl_rules", "ClosedJaxpr", "Eqn", "Jaxpr", "subjaxprs", "convert_constvars",
+    "consts_as_invars", "EMPTY_PARAMS", "REQUIRED", "Derived", "ParamDef", "Params",
+    "parse_jaxpr", "PRIMITIVES", "Primitive", "lookup_primitive", "pp_eqn_in", "pp_jaxpr",
+    "note_equation", "JaxprRewriter", "RewriteRule",
 ]
