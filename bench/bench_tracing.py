@@ -14,7 +14,7 @@ import numpy as np
 def chain(np_: object, n: int = 1000):
     def f(x):
         for _ in range(n):
-            x = np_.sin(x) * 1.5 + x  # type: ignore[attr-defined]
+            x = np_.sin(x) * 1.5 + x
         return x
     return f
 
@@ -52,7 +52,7 @@ def main() -> None:
 class _PlainEqn:
     """The same fields as plait.ir.Eqn in a mutable slotted class: the baseline."""
 
-    __slots__ = ("primitive", "inputs", "params", "outvars", "effects", "source_info")
+    __slots__ = ("primitive", "invars", "params", "outvars", "effects", "source_info")
 
     def __init__(self, primitive, inputs, params, outvars, effects, source_info) -> None:
         self.primitive = primitive

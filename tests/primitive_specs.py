@@ -37,7 +37,8 @@ jax.config.update("jax_platforms", "cpu")
 
 Shape = tuple[int, ...]
 DType = np.dtype[Any]
-ArgMaker = Callable[[np.random.Generator, DType, Shape], list[np.ndarray]]
+ArgMaker = Callable[[np.random.Generator, DType, Shape], list[Any]]
+"""Arguments of one case: arrays, or NumPy scalars where an operand is a scalar index."""
 ParamsFn = Callable[[DType, Shape], Mapping[str, Any]]
 
 BOOL = np.dtype(np.bool_)
@@ -551,8 +552,10 @@ def _argminmax_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.nda
     return [ints_as(rng, d, s, -3, 3) if rng.random() < 0.5 else rand(rng, d, s)]
 
 
+_idx: np.dtype[Any]
+_index_choices: list[tuple[str, np.dtype[Any]]] = [("first", I32), ("last", U8)]
 for _p in [P.argmax_p, P.argmin_p]:
-    for _which, _idx in [("first", I32), ("last", U8)]:
+    for _which, _idx in _index_choices:
         spec(f"{_p.name}_{_which}_{_idx.name}", _p, _with(_axes(_which), index_dtype=_idx),
              _argminmax_args, ORDERED + (I8,), shapes=NONSCALAR + ((1,), (2, 7)))
     special_spec(_p.name, _p, {"axes": (0,), "index_dtype": I32}, (F32, F16, I8))
@@ -795,7 +798,7 @@ def _ds_sizes(s: Shape) -> Shape:
 def _start_indices(rng: np.random.Generator, s: Shape, sizes: Shape,
                    idx: DType) -> list[np.ndarray]:
     out = []
-    for n, k in zip(s, sizes):
+    for n in s[:len(sizes)]:
         lo, hi = (-4, n + 4) if np.dtype(idx).kind == "i" else (0, n + 4)
         out.append(np.asarray(rng.integers(lo, hi, endpoint=True)).astype(idx))
     return out
@@ -814,7 +817,7 @@ def _dus_args(idx: DType) -> ArgMaker:
     return make
 
 
-for _idx in [I32, U8]:
+for _which, _idx in _index_choices:
     _sfx = "" if _idx == I32 else f"_{_idx.name}_indices"
     spec(f"dynamic_slice{_sfx}", P.dynamic_slice_p, lambda d, s: {"slice_sizes": _ds_sizes(s)},
          _ds_args(_idx), _STRUCT if _idx == I32 else (F32,),
@@ -826,7 +829,7 @@ for _idx in [I32, U8]:
          differentiable=True, linear_in=(0, 1))
 
 
-def _far_starts(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+def _far_starts(rng: np.random.Generator, d: DType, s: Shape) -> list[Any]:
     # Extreme start indices, clamped as well.
     x = rand(rng, d, s)
     return [x, np.int32(np.iinfo(np.int32).max), np.int32(np.iinfo(np.int32).min)]
@@ -900,7 +903,7 @@ def _jax_cond(index: Any, x: Any, y: Any) -> Any:
 
 
 def _cond_args(indices: Sequence[int]) -> ArgMaker:
-    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[Any]:
         return [np.int32(rng.choice(indices)), rand(rng, d, s), rand(rng, d, s)]
     return make
 
@@ -922,7 +925,7 @@ def _while_params(d: DType, s: Shape) -> dict[str, Any]:
     return {"cond_jaxpr": cond, "body_jaxpr": body, "cond_nconsts": 1, "body_nconsts": 1}
 
 
-def _while_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+def _while_args(rng: np.random.Generator, d: DType, s: Shape) -> list[Any]:
     # bound, factor, i0, x0: x0 * factor**max(bound - i0, 0)
     return [np.int32(rng.integers(-1, 5)), rand(rng, d, s, -1.5, 1.5), np.int32(0), rand(rng, d, s)]
 

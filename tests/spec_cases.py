@@ -171,7 +171,7 @@ CHUNK_OF = {s.name: i for i, chunk in enumerate(CHUNKS) for s in chunk}
 
 
 @functools.cache
-def default_run(chunk: int) -> dict[str, tuple[list[Case], list[Results] | BaseException]]:
+def default_run(chunk: int) -> dict[str, tuple[list[Case], Results | BaseException]]:
     """The default cases of one chunk of specs and JAX's results for them."""
     entries = [(s, [Case(s, d, sh) for d, sh in fast_cases(s, s.name in PRIMARY)])
                for s in CHUNKS[chunk]]

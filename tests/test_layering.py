@@ -95,7 +95,8 @@ def _imports(path: pathlib.Path) -> list[tuple[int, str, bool]]:
                     base = ".".join(pkg[: len(pkg) - child.level + 1] + ([base] if base else []))
                 # `from plait.x import y`: the submodule plait.x.y, or a name of plait.x.
                 names = [f"{base}.{a.name}" for a in child.names]
-            found.extend((child.lineno, n, top) for n in names
+            line = getattr(child, "lineno", 0)  # an Import or ImportFrom statement
+            found.extend((line, n, top) for n in names
                          if n == "plait" or n.startswith("plait."))
             # Class bodies and module-level if/try blocks run at import; function bodies don't.
             visit(child, top and not isinstance(
@@ -178,20 +179,23 @@ def test_module_level_imports_have_no_cycle() -> None:
     assert _cycles() == []
 
 
-def test_checker_detects_violations(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_checker_detects_violations(tmp_path: pathlib.Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "plait"
     for d in ("ir", "frontend/core", "frontend/api", "frontend/numpy"):
         (fake / d).mkdir(parents=True)
         (fake / d / "__init__.py").write_text("")
     (fake / "__init__.py").write_text("")
     (fake / "errors.py").write_text("")
-    (fake / "ir" / "bad.py").write_text("from plait.frontend.core import tracing\nimport plait.errors\n")
+    (fake / "ir" / "bad.py").write_text("from plait.frontend.core import tracing\nimport "
+                                        "plait.errors\n")
     (fake / "frontend" / "core" / "tracing.py").write_text(
         "from typing import TYPE_CHECKING\n"
         "from plait.frontend.api import jit\n"
         "if TYPE_CHECKING:\n    from plait.frontend.numpy import ok\n"
         "def f():\n    from plait.frontend.core import other\n")
-    (fake / "frontend" / "core" / "other.py").write_text("from plait.frontend.core import tracing\n")
+    (fake / "frontend" / "core" / "other.py").write_text(
+        "from plait.frontend.core import tracing\n")
     (fake / "frontend" / "api" / "jit.py").write_text("from plait.ir.errors import E\n")
     (fake / "frontend" / "numpy" / "ok.py").write_text("from plait.frontend.api import jit\n")
     (fake / "ir" / "errors.py").write_text("")

@@ -70,6 +70,10 @@ class _InternedLiteral(type):
         return lit
 
 
+def _python_scalar(value: Scalar | np.generic) -> Scalar:
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _normalize(value: Any, aval: ShapedArray) -> Scalar:
     if not isinstance(aval, ShapedArray) or aval.shape != ():
         raise TypeError(f"expected a scalar ShapedArray for a Literal, but got {aval!r}")
@@ -115,7 +119,9 @@ class Literal(metaclass=_InternedLiteral):
 
     _table: ClassVar[WeakInternTable] = WeakInternTable()
 
-    val: Scalar
+    # The converter types the constructor as it is called (NumPy scalars too); the
+    # metaclass has normalized the value already.
+    val: Scalar = attrs.field(converter=_python_scalar)
     """The constant, as a Python scalar (JAX's name)."""
     aval: ShapedArray
     """Its type: always of shape ``()``."""

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any, ClassVar, final
+from typing import Any, ClassVar, SupportsIndex, final
 
 import attrs
 import numpy as np
+from numpy.typing import DTypeLike
 
 from plait.ir import dtypes
 from plait.ir.caches import WeakInternTable
@@ -50,7 +51,7 @@ class _InternedAval(type):
         if hit is not None:
             return hit
         norm_shape = _normalize_shape(shape)
-        norm_dtype = dtype if isinstance(dtype, np.dtype) else dtypes._to_dtype(dtype)
+        norm_dtype = _as_dtype(dtype)
         if norm_dtype not in dtypes._SHORT:
             raise TypeError(
                 f"expected a dtype plait supports, but got {dtype!r} for ShapedArray")
@@ -66,7 +67,11 @@ class _InternedAval(type):
         return aval
 
 
-def _normalize_shape(shape: Any) -> tuple[int, ...]:
+def _as_dtype(dtype: DTypeLike) -> np.dtype[Any]:
+    return dtype if isinstance(dtype, np.dtype) else dtypes._to_dtype(dtype)
+
+
+def _normalize_shape(shape: Sequence[SupportsIndex]) -> tuple[int, ...]:
     try:
         dims = tuple(operator.index(d) for d in shape)
     except TypeError:
@@ -88,9 +93,11 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
 
     _table: ClassVar[WeakInternTable] = WeakInternTable()
 
-    shape: tuple[int, ...]
+    # The converters type the constructor as it is called (any shape sequence, any
+    # dtype-like); the metaclass has normalized both already, so they only check.
+    shape: tuple[int, ...] = attrs.field(converter=_normalize_shape)
     """The dimensions, each a non-negative int."""
-    dtype: np.dtype[Any]
+    dtype: np.dtype[Any] = attrs.field(converter=_as_dtype)
     """The element type (a NumPy dtype)."""
     weak_type: bool = False
     """True when the value came from a Python scalar and has no committed dtype."""

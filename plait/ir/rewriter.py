@@ -23,7 +23,7 @@ its operands.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar, cast, overload
 
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.builder import Builder
@@ -36,65 +36,96 @@ from plait.ir.primitive import Primitive
 
 __all__ = ["JaxprRewriter", "RewriteRule"]
 
-RewriteRule = Callable[["JaxprRewriter", Builder, Eqn, Sequence[Atom]], Sequence[Atom | None]]
+W = TypeVar("W", bound="JaxprRewriter")
+
+Rule: TypeAlias = Callable[[W, Builder, Eqn, Sequence[Atom]], Sequence[Atom | None]]
+"""A rule of rewriter class ``W``: ``rule(rewriter, builder, eqn, atoms) -> atoms``."""
+
+RewriteRule: TypeAlias = Rule["JaxprRewriter"]
 """``rule(rewriter, builder, eqn, atoms) -> atoms``.
 
 Forward: ``atoms`` stand for ``eqn.invars`` in the new jaxpr, and the rule returns
 one atom per ``eqn.outvars``.  Reverse: ``atoms`` stand for ``eqn.outvars`` and the
 rule returns one entry per ``eqn.invars`` (``None`` for a literal operand)."""
 
-R = TypeVar("R", bound=RewriteRule)
-
 
 class JaxprRewriter:
     """Copies a jaxpr through a :class:`Builder`, applying per-primitive rules.
 
-    Subclass it, register rules with ``@MyRewriter.rule(primitive)`` (each subclass
-    has its own table, starting from its parent's), and call :meth:`rewrite`.
+    Subclass it, register rules with ``@MyRewriter.rule(primitive)`` and call
+    :meth:`rewrite`.  A class uses its own rules and those of its bases (the
+    nearest class's rule wins), whenever they were registered.
     """
 
     rules: ClassVar[dict[Primitive, RewriteRule]] = {}
-    """The rules of this class, keyed by primitive."""
+    """The rules registered on this very class (see :meth:`rule_for` for lookup)."""
     reverse: ClassVar[bool] = False
     """Walk from the outputs back to the inputs (see the module docstring)."""
 
-    def __init__(self, *, recurse: bool = True, check: bool = True) -> None:
+    def __init__(self, *, recurse: bool = True, check: bool = True, cse: bool = False) -> None:
         self.recurse = recurse
-        """Rewrite the sub-jaxprs held in params (forward rewrites only)."""
+        """Rewrite the sub-jaxprs held in the params of copied equations."""
         self.check = check
-        """Run :func:`~plait.ir.check_jaxpr` on every result."""
+        """Run :func:`~plait.ir.check_jaxpr` on a changed result."""
+        self.cse = cse
+        """Merge duplicate pure equations (off by default, so that a copy is faithful:
+        a jaxpr that repeats an equation, say a parsed one, is copied as it is)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.rules = dict(cls.rules)  # registering on a subclass leaves its parent alone
+        cls.rules = {}  # each class its own table: registering on a subclass leaves its base alone
 
     @classmethod
-    def rule(cls, primitive: Primitive) -> Callable[[R], R]:
-        """Decorator: make the function the rule of ``primitive`` in this class."""
-        def register(fn: R) -> R:
-            cls.rules[primitive] = fn
+    def rule(cls: type[W], primitive: Primitive) -> Callable[[Rule[W]], Rule[W]]:
+        """Decorator: make the function the rule of ``primitive`` in this class.
+
+        Raises:
+          TypeError: called on :class:`JaxprRewriter` itself, whose rules every
+            rewriter would inherit.
+        """
+        if cls is JaxprRewriter:
+            raise TypeError("expected a subclass of JaxprRewriter to register a rule on, "
+                            "but got JaxprRewriter itself")
+
+        def register(fn: Rule[W]) -> Rule[W]:
+            # Only instances of cls (or of its subclasses) look rules up in cls's table.
+            cls.rules[primitive] = cast(RewriteRule, fn)
             return fn
         return register
 
+    @classmethod
+    def rule_for(cls, primitive: Primitive) -> RewriteRule | None:
+        """The rule of ``primitive`` in this class or its nearest base that has one."""
+        for klass in cls.__mro__:
+            table = vars(klass).get("rules")
+            if isinstance(table, dict) and primitive in table:
+                return cast(RewriteRule, table[primitive])
+        return None
+
     # -- entry points -------------------------------------------------------------
-    def rewrite(self, jaxpr: Jaxpr) -> Jaxpr:
-        """The rewritten jaxpr; ``jaxpr`` itself when no rule changed anything.
+    @overload
+    def rewrite(self, jaxpr: Jaxpr) -> Jaxpr: ...
+
+    @overload
+    def rewrite(self, jaxpr: ClosedJaxpr) -> ClosedJaxpr: ...
+
+    def rewrite(self, jaxpr: Jaxpr | ClosedJaxpr) -> Jaxpr | ClosedJaxpr:
+        """The rewritten jaxpr (closed if ``jaxpr`` is, with the same consts);
+        ``jaxpr`` itself when the result is structurally equal to it.
 
         Raises:
           RuleNotImplementedError: a reverse rewrite met a primitive without a rule.
           JaxprTypeError: a rule emitted ill-typed equations, or returned atoms of
             the wrong number or type.
         """
-        new = self._reverse(jaxpr) if self.reverse else self._forward(jaxpr)
-        if new.typed_key() == jaxpr.typed_key() and new.debug_info == jaxpr.debug_info:
-            return jaxpr
-        if self.check:
-            check_jaxpr(new)
+        new = self._rewrite_any(jaxpr)
+        if self.check and new is not jaxpr:
+            check_jaxpr(new)  # recursive: sub-jaxprs are checked here, once
         return new
 
     def rewrite_closed(self, closed: ClosedJaxpr) -> ClosedJaxpr:
         """:meth:`rewrite` of a closed jaxpr; its consts are kept."""
-        return closed.replace(jaxpr=self.rewrite(closed.jaxpr))
+        return self.rewrite(closed)
 
     # -- what subclasses may override ------------------------------------------
     def rewrite_eqn(self, builder: Builder, eqn: Eqn,
@@ -104,7 +135,7 @@ class JaxprRewriter:
         The default applies the class's rule for the primitive; without one it
         copies the equation (forward) or raises (reverse).
         """
-        rule = type(self).rules.get(eqn.primitive)
+        rule = self.rule_for(eqn.primitive)
         if rule is not None:
             return rule(self, builder, eqn, atoms)
         if self.reverse:
@@ -117,16 +148,32 @@ class JaxprRewriter:
         return builder.bind(eqn.primitive, tuple(invars), params, eqn.source_info)
 
     def rewrite_params(self, params: Params) -> Params:
-        """``params`` with every jaxpr it holds rewritten (the same object if none changes)."""
+        """``params`` with every jaxpr it holds rewritten (the same object if none changes).
+
+        In a reverse rewrite the sub-jaxprs are reversed too: a rule for ``jit``
+        can bind ``jit`` with these params to invert the callee.
+        """
         changes = {k: self._rewrite_value(v) for k, v in params.items()}
         return params.replace(**changes)
 
     # -- the walks --------------------------------------------------------------
+    def _rewrite_any(self, jaxpr: Jaxpr | ClosedJaxpr) -> Jaxpr | ClosedJaxpr:
+        # Unchecked: the entry point checks the outermost result, sub-jaxprs included.
+        if isinstance(jaxpr, ClosedJaxpr):
+            return jaxpr.replace(jaxpr=self._rewrite_jaxpr(jaxpr.jaxpr))
+        return self._rewrite_jaxpr(jaxpr)
+
+    def _rewrite_jaxpr(self, jaxpr: Jaxpr) -> Jaxpr:
+        new = self._reverse(jaxpr) if self.reverse else self._forward(jaxpr)
+        # A structurally equal result (weak types included) is the input: callers may
+        # then test `is` to learn that nothing changed, and caches keep hitting.
+        if new.typed_key() == jaxpr.typed_key() and new.debug_info == jaxpr.debug_info:
+            return jaxpr
+        return new
+
     def _rewrite_value(self, v: Any) -> Any:
-        if isinstance(v, ClosedJaxpr):
-            return self.rewrite_closed(v)
-        if isinstance(v, Jaxpr):
-            return self.rewrite(v)
+        if isinstance(v, Jaxpr | ClosedJaxpr):
+            return self._rewrite_any(v)
         if type(v) is tuple and any(isinstance(x, Jaxpr | ClosedJaxpr) for x in v):
             new = tuple(self._rewrite_value(x) for x in v)
             return v if all(a is b for a, b in zip(new, v)) else new
@@ -138,13 +185,13 @@ class JaxprRewriter:
         def read(a: Atom) -> Atom:
             return a if type(a) is Literal else env[a]
 
-        builder = Builder()
+        builder = Builder(cse=self.cse)
         constvars = [Var(v.aval) for v in jaxpr.constvars]
         invars = [Var(v.aval) for v in jaxpr.invars]
         env.update(zip(jaxpr.constvars, constvars))
         env.update(zip(jaxpr.invars, invars))
         for eqn in jaxpr.eqns:
-            builder.source_info = eqn.source_info
+            builder.source_info = eqn.source_info  # what a rule emits points at the user's line
             try:
                 outs = self.rewrite_eqn(builder, eqn, [read(a) for a in eqn.invars])
                 _bind_results(env, eqn.outvars, outs, eqn, "result")
@@ -160,7 +207,7 @@ class JaxprRewriter:
                                  f"got {len(jaxpr.constvars)}; convert them to inputs first "
                                  "(plait.ir.convert_constvars)")
         env: dict[Var, Atom] = {}
-        builder = Builder()
+        builder = Builder(cse=self.cse)
         invars = [Var(a.aval) for a in jaxpr.outvars]
         for old, new in zip(jaxpr.outvars, invars):
             if type(old) is Var:
@@ -168,11 +215,7 @@ class JaxprRewriter:
         for eqn in reversed(jaxpr.eqns):
             builder.source_info = eqn.source_info
             try:
-                unused = [i for i, v in enumerate(eqn.outvars) if v not in env]
-                if unused:
-                    raise JaxprTypeError("a reverse rewrite expected every result of an "
-                                         f"equation to be used, but results {unused} are not")
-                outs = self.rewrite_eqn(builder, eqn, [env[v] for v in eqn.outvars])
+                outs = self.rewrite_eqn(builder, eqn, _reverse_operands(env, eqn))
                 _bind_results(env, eqn.invars, outs, eqn, "operand")
             except Exception as exc:
                 note_equation(exc, jaxpr, eqn, f"rewriting ({type(self).__name__})")
@@ -182,6 +225,15 @@ class JaxprRewriter:
             raise JaxprTypeError(f"a reverse rewrite expected every input to reach an output, "
                                  f"but inputs {missing} do not")
         return builder.build(invars, [env[v] for v in jaxpr.invars])
+
+
+def _reverse_operands(env: dict[Var, Atom], eqn: Eqn) -> list[Atom]:
+    """The atoms standing for ``eqn.outvars`` in a reverse walk: all must be known."""
+    unused = [i for i, v in enumerate(eqn.outvars) if v not in env]
+    if unused:
+        raise JaxprTypeError("a reverse rewrite expected every result of an equation to be "
+                             f"used, but results {unused} are not")
+    return [env[v] for v in eqn.outvars]
 
 
 def _bind_results(env: dict[Var, Atom], targets: Sequence[Atom],
@@ -197,4 +249,5 @@ def _bind_results(env: dict[Var, Atom], targets: Sequence[Atom],
         if x is None:
             raise JaxprTypeError(f"{eqn.primitive.name}: expected an atom for {what} {i}, "
                                  f"but the rule returned None")
+        # setdefault: in a reverse walk an operand used twice keeps its first inverse.
         env.setdefault(t, x)

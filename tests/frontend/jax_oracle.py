@@ -53,7 +53,7 @@ def assert_close(got: Any, want: Any, rtol: float = 2e-5, atol: float = 2e-5) ->
     """Equal structures, shapes and dtypes; values equal up to float32 rounding."""
     g_leaves, g_tree = jax.tree_util.tree_flatten(got)
     w_leaves, w_tree = jax.tree_util.tree_flatten(want)
-    assert g_tree == w_tree, f"structure {g_tree} != {w_tree}"
+    assert str(g_tree) == str(w_tree), f"structure {g_tree} != {w_tree}"
     for g, w in zip(g_leaves, w_leaves):
         g, w = np.asarray(g), np.asarray(w)
         assert g.shape == w.shape and g.dtype == w.dtype, (g, w)

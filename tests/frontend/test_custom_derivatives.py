@@ -329,8 +329,9 @@ def test_jacfwd_of_custom_vjp_equals_jacrev(name: str) -> None:
         assert_close(plait.jacrev(fn.make(PLAIT), argnums=argnums)(*fn.args), want, rtol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["sin_times", "clipped_square",
-                                  *[pytest.param(n, marks=pytest.mark.slow) for n in LINEAR_BWD[1:]]])
+@pytest.mark.parametrize("name", [
+    "sin_times", "clipped_square",
+    *[pytest.param(n, marks=pytest.mark.slow) for n in LINEAR_BWD[1:]]])
 def test_hessian_of_custom_vjp_equals_jacfwd_of_jacrev(name: str) -> None:
     fn = next(f for f in FUNCTIONS if f.name == name)
     s = lambda L: _scalar(L, fn.make(L))  # noqa: E731
@@ -370,8 +371,8 @@ def test_forward_mode_of_custom_vjp_matches_closed_form() -> None:
     out, tangent = plait.jvp(f, (X, Y), (t, np.float32(0.5)))
     assert_close(out, np.sin(X) * Y)
     assert_close(tangent, np.cos(X) * Y * t + np.sin(X) * 0.5, rtol=1e-5)
-    assert_close(plait.vmap(lambda t: plait.jvp(lambda x: f(x, Y), (X,), (t,))[1])(np.eye(3, dtype=np.float32)),
-                 np.diag(np.cos(X) * Y))
+    jac = plait.vmap(lambda t: plait.jvp(lambda x: f(x, Y), (X,), (t,))[1])
+    assert_close(jac(np.eye(3, dtype=np.float32)), np.diag(np.cos(X) * Y))
 
 
 @pytest.mark.parametrize("how", ["jvp", "jacfwd", "jit_jvp", "linearize", "jacfwd_jacfwd"])

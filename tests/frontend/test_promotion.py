@@ -26,6 +26,7 @@ import plait
 import plait.numpy as pnp
 from plait.errors import TypePromotionError
 from plait.frontend.core.promotion import result_type_info
+from plait.ir import shaped
 
 NAMES = "b1 u1 u2 u4 u8 i1 i2 i4 i8 bf f2 f4 f8 c8 c16 i* f* c*".split()
 DTYPES: dict[str, Any] = dict(
@@ -147,7 +148,7 @@ def test_promotion_inside_traces_matches_jax() -> None:
     mismatches = []
     for a, b in PAIRS:
         x, y = host_value(a), host_value(b)
-        ours = plait.make_jaxpr(lambda u, v: u + v)(x, y).out_avals[0]
+        ours = shaped(plait.make_jaxpr(lambda u, v: u + v)(x, y).out_avals[0])
         theirs = jax.make_jaxpr(lambda u, v: u + v)(x, y).out_avals[0]
         if (ours.dtype, ours.weak_type) != (theirs.dtype, theirs.weak_type):
             mismatches.append((a, b, ours, theirs))
@@ -228,7 +229,7 @@ def test_values_follow_the_seed_table_in_x64_mode(x64: None) -> None:
     table = _parse_seed_table()
     mismatches = []
     for a, b in PAIRS:
-        out = plait.make_jaxpr(pnp.add)(host_value(a), host_value(b)).out_avals[0]
+        out = shaped(plait.make_jaxpr(pnp.add)(host_value(a), host_value(b)).out_avals[0])
         dtype = pnp.result_type(host_value(a), host_value(b))
         got = _lattice_name(out.dtype, out.weak_type)
         if got != table[a, b] or dtype != out.dtype:
@@ -325,7 +326,7 @@ def test_numpy_arrays_are_strong_and_python_scalars_weak() -> None:
     assert (x + np.array(1)).dtype == jnp.result_type(jnp.int16, np.array(1))
     # i2 + f* is f*: a weakly typed float (the seed's table).
     y, jy = x + 1.5, jnp.ones(2, jnp.int16) + 1.5
-    assert (y.dtype, y.weak_type) == (jy.dtype, jy.weak_type) == (np.float32, True)
+    assert (y.dtype, y.weak_type) == (jy.dtype, jy.weak_type) == (np.dtype(np.float32), True)
     w = pnp.asarray(3)  # weakly typed
     assert w.weak_type and (w + pnp.ones(2, pnp.uint8)).dtype == np.uint8
 

@@ -37,7 +37,7 @@ class Special:
         return f"Special(x={self.x}, y={self.y})"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and (self.x, self.y) == (other.x, other.y)  # type: ignore[attr-defined]
+        return isinstance(other, type(self)) and (self.x, self.y) == (other.x, other.y)
 
 
 class RegisteredSpecial(Special):
@@ -181,8 +181,9 @@ def test_flatten_matches_jax(tree: Any) -> None:
     assert _same(leaves, jleaves)
     assert str(treedef) == str(jtreedef)
     assert repr(treedef) == repr(jtreedef)
-    assert treedef.num_leaves == jtreedef.num_leaves
-    assert treedef.num_nodes == jtreedef.num_nodes
+    # (jaxlib has no type stubs: jax's PyTreeDef is untyped for mypy)
+    assert treedef.num_leaves == jtreedef.num_leaves  # type: ignore[attr-defined]
+    assert treedef.num_nodes == jtreedef.num_nodes  # type: ignore[attr-defined]
     assert _same(ptu.tree_unflatten(treedef, leaves), jtu.tree_unflatten(jtreedef, jleaves))
     assert ptu.tree_leaves(tree) == leaves
     assert ptu.tree_structure(tree) == treedef
@@ -237,7 +238,8 @@ def test_custom_node_init_with_placeholders() -> None:
     """Seed 003's MyTree: unflattening with object() leaves must not validate."""
     tree = MyTree(np.arange(5.0))
     treedef = ptu.tree_structure(tree)
-    assert str(treedef) == str(jtu.tree_structure(tree)) == "PyTreeDef(CustomNode(MyTree[None], [*]))"
+    assert str(treedef) == str(jtu.tree_structure(tree)) == \
+        "PyTreeDef(CustomNode(MyTree[None], [*]))"
     placeholder = ptu.tree_unflatten(treedef, [object()])
     assert type(placeholder.a) is object
 
@@ -275,8 +277,10 @@ def test_paths_match_jax(tree: Any) -> None:
 def test_keystr_examples() -> None:
     params = {"foo": {"bar": {"baz": 1, "bat": [2, 3]}}}
     paths = [ptu.keystr(p) for p, _ in ptu.tree_leaves_with_path(params)]
-    assert paths == ["['foo']['bar']['bat'][0]", "['foo']['bar']['bat'][1]", "['foo']['bar']['baz']"]
-    simple = [ptu.keystr(p, simple=True, separator="/") for p, _ in ptu.tree_leaves_with_path(params)]
+    assert paths == ["['foo']['bar']['bat'][0]", "['foo']['bar']['bat'][1]",
+                     "['foo']['bar']['baz']"]
+    simple = [ptu.keystr(p, simple=True, separator="/")
+              for p, _ in ptu.tree_leaves_with_path(params)]
     assert simple == ["foo/bar/bat/0", "foo/bar/bat/1", "foo/bar/baz"]
     (path, _), = ptu.tree_leaves_with_path(Point(None, 5))
     assert ptu.keystr(path) == ".y"
@@ -374,8 +378,8 @@ def test_reduce_transpose_tuple_and_one_level() -> None:
     with pytest.raises(TypeError):
         ptu.tree_transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3}])
     tup = ptu.treedef_tuple([ptu.tree_structure([0]), ptu.tree_structure(None)])
-    assert str(tup) == str(jtu.treedef_tuple([jtu.tree_structure([0]),
-                                              jtu.tree_structure(None)])) == "PyTreeDef(([*], None))"
+    theirs = jtu.treedef_tuple([jtu.tree_structure([0]), jtu.tree_structure(None)])
+    assert str(tup) == str(theirs) == "PyTreeDef(([*], None))"
     children, aux = ptu.flatten_one_level({"b": 1, "a": [2]})
     assert (list(children), aux) == ([[2], 1], ("a", "b"))
     with pytest.raises(ValueError):
@@ -435,7 +439,7 @@ def test_broadcast_prefix_errors_name_the_path(prefix: Any, where: str) -> None:
 
 def test_containers_registered_by_default() -> None:
     for tree in ([1], (1,), {"a": 1}, None, Point(1, 2), OrderedDict(a=1),
-                 collections.defaultdict(list, a=1)):
+                 collections.defaultdict(int, a=1)):
         assert not ptu.treedef_is_leaf(ptu.tree_structure(tree)) or tree is None
     assert ptu.treedef_is_leaf(ptu.tree_structure(Special(1, 2)))
     assert ptu.treedef_is_leaf(ptu.tree_structure(np.ones(3)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import threading
 
@@ -22,9 +23,13 @@ def test_lru_evicts_the_least_recently_used_and_counts() -> None:
     assert "b" not in c and "a" in c and "c" in c
     assert c.get("b") is None
     assert (c.hits, c.misses, len(c)) == (1, 1, 2)
-    calls = []
-    assert c.get_or_compute("d", lambda: calls.append(1) or 4) == 4
-    assert c.get_or_compute("d", lambda: calls.append(1) or 5) == 4
+    calls: list[int] = []
+
+    def compute(value: int) -> int:
+        calls.append(1)
+        return value
+    assert c.get_or_compute("d", lambda: compute(4)) == 4
+    assert c.get_or_compute("d", lambda: compute(5)) == 4
     assert calls == [1]
     assert cache_info()["test"] == (c.hits, c.misses, 2, 2)
 
@@ -49,7 +54,7 @@ def test_lru_is_safe_under_threads() -> None:
 
     def work(seed: int) -> None:
         for i in range(2000):
-            c.get_or_compute((seed * 7 + i) % 40, lambda: i)
+            c.get_or_compute((seed * 7 + i) % 40, functools.partial(int, i))
 
     threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
     for t in threads:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from typing import Any
 
 import attrs
 import numpy as np
@@ -52,7 +53,7 @@ def test_shaped_arrays_are_interned() -> None:
 
 @given(st.one_of(st.booleans(), st.integers(-2**31, 2**31 - 1),
                  st.floats(allow_nan=True, width=32)))
-def test_literals_are_interned_by_type_tagged_value(v: object) -> None:
+def test_literals_are_interned_by_type_tagged_value(v: bool | int | float) -> None:
     dtype = {bool: "bool", int: "int32", float: "float32"}[type(v)]
     aval = ShapedArray((), np.dtype(dtype))
     assert Literal(v, aval) is Literal(v, aval)
@@ -79,7 +80,7 @@ def test_literal_keys_are_type_tagged() -> None:
     (1.5, ShapedArray((), np.bool_), "expected a bool for a bool[] Literal, but got 1.5"),
     (1.0, V3, "expected a scalar ShapedArray for a Literal"),
 ])
-def test_bad_literals_are_type_errors(value: object, aval: ShapedArray, message: str) -> None:
+def test_bad_literals_are_type_errors(value: Any, aval: ShapedArray, message: str) -> None:
     with pytest.raises(TypeError, match=message.replace("[", r"\[").replace("]", r"\]")):
         Literal(value, aval)
 
@@ -93,7 +94,7 @@ def test_ir_objects_are_frozen() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         j.eqns[0].params = Params()  # type: ignore[misc]  # as above
     with pytest.raises(TypeError, match="Params are immutable"):
-        j.eqns[1].params["x"] = 1  # type: ignore[index]  # as above
+        j.eqns[1].params["x"] = 1
 
 
 def test_replace_returns_the_same_object_when_nothing_changes() -> None:

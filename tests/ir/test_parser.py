@@ -44,6 +44,7 @@ from plait.ir import (
     Var,
     check_jaxpr,
     parse_jaxpr,
+    shaped,
 )
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
@@ -508,8 +509,7 @@ def _scalar(draw: Draw, dtype: np.dtype[Any]) -> Any:
         return draw(st.integers(int(info.min), int(info.max)))
     if dtype == dt.complex64:
         return draw(st.complex_numbers(width=64))
-    width = 16 if dtype == dt.float16 else 32
-    v = draw(st.floats(width=width))
+    v = draw(st.floats(width=16) if dtype == dt.float16 else st.floats(width=32))
     return float(np.asarray(v, ml_dtypes.bfloat16)) if dtype == dt.bfloat16 else v
 
 
@@ -519,7 +519,7 @@ def _literal(draw: Draw, dtype: np.dtype[Any]) -> Literal:
 
 
 def _pick(draw: Draw, pool: Sequence[Var], ok: Callable[[ShapedArray], bool]) -> Var:
-    candidates = [v for v in pool if ok(v.aval)]
+    candidates = [v for v in pool if ok(shaped(v.aval))]
     if not candidates:
         raise _Skip
     return draw(st.sampled_from(candidates))
@@ -527,8 +527,9 @@ def _pick(draw: Draw, pool: Sequence[Var], ok: Callable[[ShapedArray], bool]) ->
 
 def _same_or_scalar(draw: Draw, pool: Sequence[Var], x: Var) -> Any:
     """A second operand for ``x``: a variable of its type, or a scalar of its dtype."""
-    a = x.aval
-    same = [v for v in pool if v.aval.dtype == a.dtype and v.aval.shape in (a.shape, ())]
+    a = shaped(x.aval)
+    same = [v for v in pool
+            if shaped(v.aval).dtype == a.dtype and shaped(v.aval).shape in (a.shape, ())]
     if same and draw(st.booleans()):
         return draw(st.sampled_from(same))
     return _literal(draw, a.dtype)
@@ -556,7 +557,7 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
         return b.bind(prim, (y, x) if draw(st.booleans()) else (x, y))
     if kind == "select":
         x = _pick(draw, pool, any_aval)
-        preds = [v for v in pool if v.aval.dtype == dt.bool_ and v.aval.shape in (x.aval.shape, ())]
+        preds = [v for v in pool if shaped(v.aval).dtype == dt.bool_ and shaped(v.aval).shape in (shaped(x.aval).shape, ())]
         pred = draw(st.sampled_from(preds)) if preds else Literal(draw(st.booleans()), ShapedArray((), dt.bool_))
         return b.bind(P.select_n_p, (pred, x, _pick(draw, pool, lambda a: a is x.aval)))
     if kind == "convert":
@@ -566,7 +567,7 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
     if kind == "reduce":
         prim, ok = draw(st.sampled_from(_REDUCE))
         x = _pick(draw, pool, lambda a: a.dtype in ok)
-        axes = list(_subset(draw, x.aval.ndim))
+        axes = list(_subset(draw, shaped(x.aval).ndim))
         random.Random(draw(st.integers(0, 9))).shuffle(axes)
         params: dict[str, Any] = {"axes": tuple(axes)}
         if prim is P.reduce_sum_p:
@@ -575,15 +576,15 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
     if kind == "argminmax":
         x = _pick(draw, pool, lambda a: a.dtype in _FLOATS | _INTS and a.ndim > 0)
         return b.bind(draw(st.sampled_from([P.argmax_p, P.argmin_p])), (x,), dict(
-            axes=(draw(st.integers(0, x.aval.ndim - 1)),),
+            axes=(draw(st.integers(0, shaped(x.aval).ndim - 1)),),
             index_dtype=draw(st.sampled_from([dt.int32, dt.int8]))))
     if kind == "cumulative":
         prim, ok = draw(st.sampled_from(_CUMULATIVE))
         x = _pick(draw, pool, lambda a: a.dtype in ok and a.ndim > 0)
-        return b.bind(prim, (x,), dict(axis=draw(st.integers(0, x.aval.ndim - 1)),
+        return b.bind(prim, (x,), dict(axis=draw(st.integers(0, shaped(x.aval).ndim - 1)),
                                        reverse=draw(st.booleans())))
     x = _pick(draw, pool, any_aval)
-    a: ShapedArray = x.aval
+    a = shaped(x.aval)
     if kind == "broadcast":
         out_ndim = a.ndim + draw(st.integers(0, 2))
         dims = tuple(sorted(draw(st.sets(st.integers(0, max(out_ndim - 1, 0)), min_size=a.ndim,
@@ -594,7 +595,8 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
         return b.bind(P.broadcast_in_dim_p, (x,), dict(shape=tuple(shape), broadcast_dimensions=dims,
                                                        sharding=None))
     if kind == "reshape":
-        sizes, n = [], a.size
+        sizes: list[int] = []
+        n = a.size
         while n > 1 and len(sizes) < 3:
             d = draw(st.sampled_from([k for k in range(1, n + 1) if n % k == 0]))
             sizes.append(d)
@@ -619,19 +621,19 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
     if kind == "pad":
         config = tuple((draw(st.integers(-1, 2)), draw(st.integers(-1, 2)), draw(st.integers(0, 2)))
                        for _ in a.shape)
-        return b.bind(P.pad_p, (x, _same_or_scalar(draw, [v for v in pool if not v.aval.shape], x)),
+        return b.bind(P.pad_p, (x, _same_or_scalar(draw, [v for v in pool if not shaped(v.aval).shape], x)),
                       dict(padding_config=config))
     if kind == "concatenate":
         if not a.ndim:
             raise _Skip
         dim = draw(st.integers(0, a.ndim - 1))
-        others = [v for v in pool if v.aval.dtype == a.dtype and v.aval.ndim == a.ndim and all(
-            p == q for i, (p, q) in enumerate(zip(v.aval.shape, a.shape)) if i != dim)]
+        others = [v for v in pool if shaped(v.aval).dtype == a.dtype and shaped(v.aval).ndim == a.ndim and all(
+            p == q for i, (p, q) in enumerate(zip(shaped(v.aval).shape, a.shape)) if i != dim)]
         return b.bind(P.concatenate_p, (x, *draw(st.lists(st.sampled_from(others), max_size=3))),
                       dict(dimension=dim))
     if kind == "dot":
         y = _pick(draw, pool, lambda c: c.dtype == a.dtype and a.dtype in _NUM)
-        pairs = [(i, j) for i, p in enumerate(a.shape) for j, q in enumerate(y.aval.shape) if p == q]
+        pairs = [(i, j) for i, p in enumerate(a.shape) for j, q in enumerate(shaped(y.aval).shape) if p == q]
         chosen = draw(st.lists(st.sampled_from(pairs), unique_by=(lambda p: p[0], lambda p: p[1]),
                                max_size=3)) if pairs else []
         n_batch = draw(st.integers(0, len(chosen)))
@@ -642,14 +644,15 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
             dimension_numbers=dn, precision=None, out_sharding=None,
             preferred_element_type=draw(st.sampled_from([None, a.dtype]))))
     if kind == "iota":
-        shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+        iota_shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
         return b.bind(P.iota_p, (), dict(dtype=draw(st.sampled_from([dt.int32, dt.float32, dt.uint8])),
-                                          shape=shape, dimension=draw(st.integers(0, len(shape) - 1)),
+                                          shape=iota_shape,
+                                          dimension=draw(st.integers(0, len(iota_shape) - 1)),
                                           sharding=None))
     if kind == "sort":
         if not a.ndim or a.dtype not in _ORDERED:
             raise _Skip
-        ops = [x, *draw(st.lists(st.sampled_from([v for v in pool if v.aval.shape == a.shape]),
+        ops = [x, *draw(st.lists(st.sampled_from([v for v in pool if shaped(v.aval).shape == a.shape]),
                                  max_size=2))]
         keys = 1
         while keys < len(ops) and ops[keys].aval.dtype in _ORDERED and draw(st.booleans()):
@@ -657,12 +660,12 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
         return b.bind(P.sort_p, tuple(ops), dict(dimension=draw(st.integers(0, a.ndim - 1)),
                                                  is_stable=draw(st.booleans()), num_keys=keys))
     if kind in ("dynamic_slice", "dynamic_update_slice"):
-        ints = [v for v in pool if v.aval.shape == () and v.aval.dtype in _INTS]
+        ints = [v for v in pool if shaped(v.aval).shape == () and shaped(v.aval).dtype in _INTS]
         idx = tuple(draw(st.sampled_from(ints)) if ints and draw(st.booleans())
                     else Literal(draw(st.integers(-3, 3)), ShapedArray((), dt.int32)) for _ in a.shape)
         if kind == "dynamic_slice":
-            sizes = tuple(draw(st.integers(0, d)) for d in a.shape)
-            return b.bind(P.dynamic_slice_p, (x, *idx), dict(slice_sizes=sizes))
+            slice_sizes = tuple(draw(st.integers(0, d)) for d in a.shape)
+            return b.bind(P.dynamic_slice_p, (x, *idx), dict(slice_sizes=slice_sizes))
         return b.bind(P.dynamic_update_slice_p, (x, _pick(draw, pool, lambda c: c is a), *idx))
     if kind == "clamp":
         if a.dtype not in _ORDERED:
@@ -691,13 +694,14 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
             jaxpr=ClosedJaxpr(callee), donated_invars=(False,) * len(args), keep_unused=False,
             inline=False))
     if kind == "cond":
-        ints = [v for v in pool if v.aval.shape == () and v.aval.dtype == dt.int32]
+        ints = [v for v in pool if shaped(v.aval).shape == () and shaped(v.aval).dtype == dt.int32]
         index = draw(st.sampled_from(ints)) if ints else Literal(draw(st.integers(-1, 3)), ShapedArray((), dt.int32))
         ops = draw(st.lists(st.sampled_from(pool), max_size=3))
         first = _build(draw, [v.aval for v in ops], depth + 1)
         branches = [first]
         for _ in range(draw(st.integers(0, 2))):
-            other = _build(draw, [v.aval for v in ops], depth + 1, first.out_avals)
+            other = _build(draw, [v.aval for v in ops], depth + 1,
+                           [shaped(a) for a in first.out_avals])
             branches.append(draw(st.sampled_from([other, first])))
         return b.bind(prim, (index, *ops), dict(branches=tuple(map(ClosedJaxpr, branches))))
     if kind == "while":
@@ -708,11 +712,11 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
         return b.bind(prim, tuple(carry), dict(cond_jaxpr=ClosedJaxpr(cond), body_jaxpr=ClosedJaxpr(body),
                                                cond_nconsts=0, body_nconsts=0))
     assert kind == "scan"
-    xs = [v for v in pool if v.aval.ndim and v.aval.shape[0] == a.shape[0]] if a.ndim else []
+    xs = [v for v in pool if shaped(v.aval).ndim and shaped(v.aval).shape[0] == a.shape[0]] if a.ndim else []
     xs = draw(st.lists(st.sampled_from(xs), max_size=2)) if xs else []
     consts = draw(st.lists(st.sampled_from(pool), max_size=2))
     carry = draw(st.lists(st.sampled_from(pool), max_size=2))
-    in_avals = [v.aval for v in consts + carry] + [x.aval.update(shape=x.aval.shape[1:]) for x in xs]
+    in_avals = [v.aval for v in consts + carry] + [shaped(x.aval).update(shape=shaped(x.aval).shape[1:]) for x in xs]
     body = _build(draw, in_avals, depth + 1, [v.aval for v in carry])
     return b.bind(prim, (*consts, *carry, *xs), dict(
         jaxpr=ClosedJaxpr(body), length=a.shape[0] if xs else draw(st.integers(0, 3)),
@@ -733,7 +737,7 @@ def _build(draw: Draw, in_avals: Sequence[ShapedArray], depth: int = 0,
             pass
     outs: list[Any] = []
     for aval in returns or ():
-        same = [v for v in pool if v.aval.strip_weak_type() is aval.strip_weak_type()]
+        same = [v for v in pool if shaped(v.aval).strip_weak_type() is aval.strip_weak_type()]
         if same:
             outs.append(draw(st.sampled_from(same)))
         elif aval.shape == ():

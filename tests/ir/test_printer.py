@@ -10,6 +10,7 @@ documents.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import hypothesis.strategies as st
 import jax
@@ -55,7 +56,8 @@ def test_text_matches_jax(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=f"frontend differs from JAX: {why}"))
+    pytest.param(c, marks=pytest.mark.xfail(strict=True,
+                                            reason=f"frontend differs from JAX: {why}"))
     for c, why in KNOWN_DIFFERENCES], ids=[c.name for c, _ in KNOWN_DIFFERENCES])
 def test_known_frontend_differences(case: Case) -> None:
     _, expected = jax_oracle_text(case)
@@ -104,7 +106,8 @@ def test_two_dropped_callee_results_are_not_both_named_underscore() -> None:
     x = np.ones(3, np.float32)
     theirs = str(jax.make_jaxpr(f(jjnp, jax.jit))(x))
     assert "_:f32[3] = sin a\n          _:f32[3] = cos a" in theirs and "in (_, _, b) }" in theirs
-    expected = theirs.replace("_:f32[3] = cos a", "c:f32[3] = cos a").replace("in (_, _, b)", "in (_, c, b)")
+    expected = (theirs.replace("_:f32[3] = cos a", "c:f32[3] = cos a")
+                .replace("in (_, _, b)", "in (_, c, b)"))
     assert str(plait.make_jaxpr(f(pjnp, plait.jit))(x)) == expected
 
 
@@ -133,8 +136,8 @@ def _docs() -> st.SearchStrategy[tuple[object, pp.Doc]]:
         st.sampled_from(["", " ", "; ", ", "]).map(lambda s: (jpp.brk(s), pp.brk(s))),
     )
 
-    def extend(children: st.SearchStrategy[tuple[object, pp.Doc]]
-               ) -> st.SearchStrategy[tuple[object, pp.Doc]]:
+    def extend(children: st.SearchStrategy[tuple[Any, pp.Doc]]
+               ) -> st.SearchStrategy[tuple[Any, pp.Doc]]:
         many = st.lists(children, max_size=4)
         return st.one_of(
             many.map(lambda ds: (jpp.concat([a for a, _ in ds]), pp.concat([b for _, b in ds]))),
@@ -142,13 +145,14 @@ def _docs() -> st.SearchStrategy[tuple[object, pp.Doc]]:
                 lambda nd: (jpp.nest(nd[0], nd[1][0]), pp.nest(nd[0], nd[1][1]))),
             children.map(lambda d: (jpp.group(d[0]), pp.group(d[1]))),
             st.tuples(leaves, many).map(lambda sd: (
-                jpp.join(sd[0][0], [a for a, _ in sd[1]]), pp.join(sd[0][1], [b for _, b in sd[1]]))),
+                jpp.join(sd[0][0], [a for a, _ in sd[1]]),
+                pp.join(sd[0][1], [b for _, b in sd[1]]))),
         )
     return st.recursive(leaves, extend, max_leaves=40)
 
 
 @given(_docs(), st.integers(0, 90))
-def test_layout_matches_jax_pretty_printer(docs: tuple[object, pp.Doc], width: int) -> None:
+def test_layout_matches_jax_pretty_printer(docs: tuple[Any, pp.Doc], width: int) -> None:
     jax_doc, doc = docs
     assert pp.format_doc(doc, width) == jax_doc.format(width=width, use_color=False)
 

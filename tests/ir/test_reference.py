@@ -33,6 +33,7 @@ from plait.ir import (
     check_jaxpr,
     eval_jaxpr,
     impl_rules,
+    shaped,
 )
 from plait.ir import primitives as P
 from tests.primitive_specs import ALL_DTYPES, SPECS, DType, PrimSpec, Shape
@@ -47,7 +48,7 @@ def _eval_plait(spec: PrimSpec, case: Case) -> tuple[list[np.ndarray], list[Shap
     outvars = b.bind(spec.primitive, tuple(invars), case.params)
     jaxpr = b.build(invars, outvars)
     check_jaxpr(jaxpr)
-    avals = [v.aval for v in outvars]
+    avals = [shaped(v.aval) for v in outvars]
     # The rule itself must produce the declared types: eval_jaxpr would cast silently.
     raw = impl_rules[spec.primitive](*case.args, **jaxpr.eqns[0].params)
     for r, aval in zip(raw, avals, strict=True):
@@ -164,7 +165,7 @@ def _jax_types(spec: PrimSpec, shape: Shape, probes: Sequence[Probe]) -> list[An
             except (TypeError, ValueError):
                 outs.append(None)
         return outs
-    return jax.eval_shape(run, [args for _, args in cases])  # type: ignore[no-any-return]
+    return jax.eval_shape(run, [args for _, args in cases])
 
 
 def _typing_problems(spec: PrimSpec, probes: Sequence[Probe]) -> list[str]:
@@ -228,7 +229,7 @@ _BINARY = [(P.add_p, np.add), (P.sub_p, np.subtract), (P.mul_p, np.multiply),
 def _chains(draw: st.DrawFn) -> tuple[list[Any], int, tuple[int, ...]]:
     shape = draw(st.sampled_from([(), (3,), (2, 3)]))
     n_inputs = draw(st.integers(1, 3))
-    steps = []
+    steps: list[tuple[Any, ...]] = []
     for _ in range(draw(st.integers(1, 8))):
         if draw(st.booleans()):
             steps.append(("u", draw(st.integers(0, len(_UNARY) - 1)), draw(st.integers(0, 99))))

@@ -179,9 +179,10 @@ def test_module_reads_like_jax(name: str) -> None:
 
 @pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static_argnums_0"])
 def test_seed_004_cost_analysis_matches_jax(static: bool) -> None:
-    kw = {"static_argnums": 0} if static else {}
+    kw: dict[str, Any] = {"static_argnums": 0} if static else {}
     compiled = plait.jit(f, **kw).lower(3, 4).compile()
     expected = jax.jit(f, **kw).lower(3, 4).compile().cost_analysis()
+    assert expected is not None
     assert compiled.cost_analysis()["flops"] == expected["flops"] == (1.0 if static else 2.0)
     assert int(compiled(3, 4) if not static else compiled(4)) == 10
 

@@ -1,4 +1,5 @@
-"""Every primitive lowered to StableHLO, compiled and run, against JAX and the reference interpreter.
+"""Every primitive lowered to StableHLO, compiled and run, against JAX and the reference
+interpreter.
 
 Each spec of ``tests/primitive_specs.py`` runs through plait's compile path
 (:func:`plait.frontend.core.apply_jaxpr.apply_jaxpr`: lower, compile, execute) and is
@@ -109,7 +110,7 @@ def _args_text(case: Case) -> str:
 
 
 def _check(spec: PrimSpec, cases: Sequence[Case], got: Outputs | BaseException,
-           expected: list[Results] | BaseException) -> None:
+           expected: Results | BaseException) -> None:
     """Compiled results against JAX's and the reference interpreter's."""
     if isinstance(expected, BaseException):
         raise AssertionError(f"JAX failed on {spec.name}") from expected

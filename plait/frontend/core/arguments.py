@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+from numpy.typing import DTypeLike
 
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.tree_util import KeyPath, PyTreeDef, keystr, tree_flatten_with_path
@@ -24,13 +25,17 @@ def _to_shape(shape: Any) -> tuple[int, ...]:
     return tuple(int(d) for d in shape)
 
 
+def _to_dtype(dtype: DTypeLike) -> np.dtype[Any]:
+    return np.dtype(dtype)
+
+
 @attrs.frozen(repr=False)
 class ShapeDtypeStruct:
     """A stand-in for an array argument: only its shape and dtype (as ``jax.ShapeDtypeStruct``)."""
 
     shape: tuple[int, ...] = attrs.field(converter=_to_shape)
     """The dimensions."""
-    dtype: np.dtype[Any] = attrs.field(converter=np.dtype)
+    dtype: np.dtype[Any] = attrs.field(converter=_to_dtype)
     """The element type."""
     weak_type: bool = False
     """Whether the dtype is weak."""

@@ -29,6 +29,54 @@ class Array:
         """The abstract value: shape, dtype and weak type."""
         raise NotImplementedError
 
+    # -- what only a concrete array can do (ArrayImpl overrides these) ----------
+    def _needs_concrete(self, what: str) -> NotImplementedError:
+        return NotImplementedError(
+            f"{what} needs a concrete array, but got a traced value of type "
+            f"{self.aval.str_short(short_dtypes=False)}; call it outside jit and the "
+            "other transformations")
+
+    def block_until_ready(self) -> Array:
+        """Wait until the array's value is computed; returns the array."""
+        raise self._needs_concrete("block_until_ready()")
+
+    def is_deleted(self) -> bool:
+        """Whether the array's device buffer was deleted (``delete``, or donation)."""
+        raise self._needs_concrete("is_deleted()")
+
+    def delete(self) -> None:
+        """Free the array's device buffer now."""
+        raise self._needs_concrete("delete()")
+
+    def devices(self) -> set[Any]:
+        """The devices holding the array."""
+        raise self._needs_concrete("devices()")
+
+    def item(self) -> Any:
+        """The value of a one-element array as a Python scalar."""
+        raise self._needs_concrete("item()")
+
+    def tolist(self) -> Any:
+        """The value as nested Python lists of scalars."""
+        raise self._needs_concrete("tolist()")
+
+    # Python conversions: ArrayImpl converts its value; Tracer converts a known value
+    # or raises JAX's concretization errors.
+    def __bool__(self) -> bool:
+        raise self._needs_concrete("bool()")
+
+    def __int__(self) -> int:
+        raise self._needs_concrete("int()")
+
+    def __float__(self) -> float:
+        raise self._needs_concrete("float()")
+
+    def __complex__(self) -> complex:
+        raise self._needs_concrete("complex()")
+
+    def __index__(self) -> int:
+        raise self._needs_concrete("__index__")
+
     @property
     def shape(self) -> tuple[int, ...]:
         """The dimensions."""
