@@ -63,6 +63,7 @@ class JaxprRewriter:
     """Walk from the outputs back to the inputs (see the module docstring)."""
 
     def __init__(self, *, recurse: bool = True, check: bool = True, cse: bool = False) -> None:
+        """A rewriter with these options (see the attributes of the same names)."""
         self.recurse = recurse
         """Rewrite the sub-jaxprs held in the params of copied equations."""
         self.check = check

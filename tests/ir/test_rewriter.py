@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 import plait
 import plait.lax as lax
 import plait.numpy as pnp
-from plait.errors import JaxprTypeError, RuleNotImplementedError
-from plait.errors import UnboundVariableError
+from plait.errors import JaxprTypeError, RuleNotImplementedError, UnboundVariableError
 from plait.ir import (
     Atom,
     Builder,
@@ -26,6 +25,7 @@ from plait.ir import (
     Eqn,
     JaxprRewriter,
     Literal,
+    Primitive,
     Var,
     check_jaxpr,
     convert_constvars,
@@ -256,9 +256,16 @@ class Inverse(JaxprRewriter):
     reverse = True
 
 
+def _apply(inverse: Primitive) -> Callable[[JaxprRewriter, Builder, Eqn, Sequence[Atom]],
+                                          list[Atom]]:
+    def rule(rw: JaxprRewriter, b: Builder, eqn: Eqn, outs: Sequence[Atom]) -> list[Atom]:
+        return list(b.bind(inverse, tuple(outs)))
+    return rule
+
+
 INVERSES = {P.exp_p: P.log_p, P.tanh_p: P.atanh_p, P.log_p: P.exp_p, P.neg_p: P.neg_p}
 for _prim, _inv in INVERSES.items():
-    Inverse.rule(_prim)(lambda rw, b, eqn, outs, _inv=_inv: list(b.bind(_inv, tuple(outs))))
+    Inverse.rule(_prim)(_apply(_inv))
 
 
 def test_inverse_of_exp_tanh() -> None:
@@ -363,7 +370,8 @@ def test_copy_through_of_random_programs(program: tuple[str, list[tuple[str, lis
     assert JaxprRewriter().rewrite(jaxpr) is jaxpr
     assert Copy().rewrite(jaxpr) is jaxpr
     # What sin -> cos computes, against NumPy on the equations themselves.
-    x, y = np.float32([0.1, -0.7, 1.3]), np.float32([2.0, 0.3, -0.4])
+    x = np.array([0.1, -0.7, 1.3], np.float32)
+    y = np.array([2.0, 0.3, -0.4], np.float32)
     vals = [x, y]
     for op, args in eqns[:-1]:
         vals.append(_ELEMENTWISE["cos" if op == "sin" else op](*[vals[j] for j in args]))
