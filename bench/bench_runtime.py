@@ -85,7 +85,7 @@ def main() -> None:
 
     from plait.frontend.core.compile_cache import executable_for
     exe = executable_for(plait.make_jaxpr(lambda a: a + 1.0)(x), "f")
-    buf = pnp.asarray(x).buffer  # type: ignore[attr-defined]  # ArrayImpl only
+    buf = pnp.asarray(x).buffer()  # type: ignore[attr-defined]  # ArrayImpl only
     t_raw = best_of(lambda: exe.execute([buf]), 20000)
     print(f"raw PJRT call from Python (execute_sharded + result handlers): {t_raw * 1e6:.2f} us")
     sys.stdout.flush()

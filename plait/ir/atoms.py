@@ -56,7 +56,8 @@ class _InternedLiteral(type):
         table = cls._table
         tv = type(value)
         if tv is not float or (value != 0.0 and value == value):
-            hit = table.get((tv, value, aval))
+            ref = table.refs.get((tv, value, aval))
+            hit = None if ref is None else ref()
             if hit is not None:
                 return hit
         scalar = _normalize(value, aval)

@@ -45,9 +45,10 @@ class _InternedAval(type):
     def __call__(cls, shape: Any, dtype: Any, weak_type: bool = False) -> Any:
         table = cls._table
         try:
-            hit = table.get((shape, dtype, weak_type))
+            ref = table.refs.get((shape, dtype, weak_type))
         except TypeError:
-            hit = None
+            ref = None
+        hit = None if ref is None else ref()
         if hit is not None:
             return hit
         norm_shape = _normalize_shape(shape)
