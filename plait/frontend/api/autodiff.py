@@ -33,6 +33,7 @@ from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import Jaxpr, consts_as_invars
+from plait.ir.lists import fill_in
 from plait.transforms.ad import linearize_jaxpr, value_and_grad_jaxpr, vjp_jaxprs
 from plait.transforms.jvp import jvp_jaxpr
 from plait.transforms.transpose import transpose_jaxpr
@@ -56,7 +57,8 @@ def _trace(fun: Callable[..., Any], args: Sequence[Any], purpose: str, concrete:
     return traced, closed.jaxpr, consts
 
 
-def _float0_zeros(aval: ShapedArray) -> np.ndarray:
+def float0_zeros(aval: ShapedArray) -> np.ndarray:
+    """The zero tangent of a value without a tangent space (JAX's float0 zeros)."""
     return np.zeros(aval.shape, dt.float0)
 
 
@@ -131,7 +133,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
 
 def _zeros_for(aval: Any) -> Any:
     if not dt.is_inexact(aval.dtype):
-        return _float0_zeros(aval)
+        return float0_zeros(aval)
     return lax.full(aval.shape, 0, aval.dtype)
 
 
@@ -155,9 +157,8 @@ def linearize(fun: Callable[..., R], *primals: Any) -> tuple[R, Callable[..., R]
                                 f"but got {t_tree}")
         args = [t for t, d in zip(t_leaves, diff[n_c:]) if d]
         touts = apply_jaxpr(linear, (), [*residuals, *args], "linearized")
-        it = iter(touts)
-        return tree_unflatten(traced.out_tree, [next(it) if nz else _zeros_for(a.aval)
-                                                for a, nz in zip(jaxpr.outvars, out_nz)])
+        return tree_unflatten(traced.out_tree, fill_in(out_nz, touts, jaxpr.outvars,
+                                                       lambda a: _zeros_for(a.aval)))
 
     return tree_unflatten(traced.out_tree, primal_outs), f_jvp
 
@@ -211,9 +212,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         cts_used += [_zeros_for(a.aval) for a, has in zip(jaxpr.outvars[n_main:],
                                                            pieces.out_tangent[n_main:]) if has]
         grads = apply_jaxpr(pieces.bwd, (), [*residuals, *cts_used], "vjp_backward")
-        it = iter(grads)
-        leaves = [next(it) if d else _float0_zeros(a) for d, a in zip(diff, traced.in_avals)]
-        return tree_unflatten(in_tree, leaves)
+        return tree_unflatten(in_tree, fill_in(diff, grads, traced.in_avals, float0_zeros))
 
     out = tree_unflatten(traced.out_tree, primal_outs)
     if has_aux:
@@ -320,7 +319,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
         kept = iter(outs[:n_kept])
         value = tree_unflatten(traced.out_tree, [next(kept) if k else None for k in keep])
         grad_it = iter(outs[n_kept:])
-        leaves = [next(grad_it) if d else _float0_zeros(a) for d, a in zip(diff, traced.in_avals)]
+        leaves = [next(grad_it) if d else float0_zeros(a) for d, a in zip(diff, traced.in_avals)]
         (dyn_grads, _) = tree_unflatten(call.in_tree, leaves)
         grads = tuple(dyn_grads[selected.index(i % n)] for i in nums)
         g = grads[0] if single else grads

@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import attrs
-import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.autodiff import float0_zeros
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
@@ -39,6 +39,7 @@ from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.debug_info import DebugInfo
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import ClosedJaxpr, convert_constvars
+from plait.ir.lists import fill_in
 from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p
 from plait.transforms.dce import dce_jaxpr
 from plait.transforms.jvp import tangent_aval
@@ -232,9 +233,7 @@ class custom_jvp(_CustomFunction[P, R]):
         def jvp_flat(*flat: Any) -> Any:
             primals = flat[:len(avals)]
             frame.inputs = primals
-            it = iter(flat[len(avals):])
-            tangents = [next(it) if ok else np.zeros(a.shape, dt.float0)
-                        for ok, a in zip(inexact, avals)]
+            tangents = fill_in(inexact, flat[len(avals):], avals, float0_zeros)
             p = tree_unflatten(in_tree, primals)
             t = tree_unflatten(in_tree, tangents)
             return rule(*static, p, t)
@@ -343,9 +342,7 @@ class custom_vjp(_CustomFunction[P, R]):
 
         def bwd_flat(*flat: Any) -> list[Any]:
             res = tree_unflatten(res_tree, flat[:len(res_avals)])
-            it = iter(flat[len(res_avals):])
-            cts = [next(it) if ok else np.zeros(a.shape, dt.float0)
-                   for ok, a in zip(out_inexact, out_avals)]
+            cts = fill_in(out_inexact, flat[len(res_avals):], out_avals, float0_zeros)
             ct = tree_unflatten(f.out_tree, cts)
             out = bwd_fun(*static, res, ct)
             return _bwd_leaves(out, in_tree, avals, in_inexact, name, bwd_fun)
