@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -37,16 +38,17 @@ def _traced_grad_with_constant(c: float) -> object:
     return plait.make_jaxpr(plait.grad(lambda x: pnp.sin(x) * c))(1.0)
 
 
-def _python_memory_growth(step: object, start: int, stop: int, checkpoint: int) -> int:
+def _python_memory_growth(step: Callable[[float], Any], start: int, stop: int,
+                          checkpoint: int) -> int:
     """Bytes allocated (and still held) between call ``checkpoint`` and call ``stop``."""
     tracemalloc.start()
     try:
         for i in range(start, checkpoint):
-            step(i + 0.25)  # type: ignore[operator]
+            step(i + 0.25)
         gc.collect()
         before = tracemalloc.get_traced_memory()[0]
         for i in range(checkpoint, stop):
-            step(i + 0.25)  # type: ignore[operator]
+            step(i + 0.25)
         gc.collect()
         return tracemalloc.get_traced_memory()[0] - before
     finally:

@@ -384,7 +384,7 @@ def scan_pytrees(L):
 
 
 # A program of the second table, named as the golden case above (both are registered).
-@prog(X3)  # type: ignore[no-redef]
+@prog(X3)  # type: ignore[no-redef]  # see the comment above
 def scan_xs_none(L):
     return lambda x: L.lax.scan(lambda c, _: (c * L.np.sin(c) + 1.0, L.np.sum(c)), x, None,
                                 length=5)

@@ -181,9 +181,8 @@ def test_flatten_matches_jax(tree: Any) -> None:
     assert _same(leaves, jleaves)
     assert str(treedef) == str(jtreedef)
     assert repr(treedef) == repr(jtreedef)
-    # (jaxlib has no type stubs: jax's PyTreeDef is untyped for mypy)
-    assert treedef.num_leaves == jtreedef.num_leaves  # type: ignore[attr-defined]
-    assert treedef.num_nodes == jtreedef.num_nodes  # type: ignore[attr-defined]
+    assert treedef.num_leaves == jtreedef.num_leaves  # type: ignore[attr-defined]  # no jaxlib stubs
+    assert treedef.num_nodes == jtreedef.num_nodes  # type: ignore[attr-defined]  # no jaxlib stubs
     assert _same(ptu.tree_unflatten(treedef, leaves), jtu.tree_unflatten(jtreedef, jleaves))
     assert ptu.tree_leaves(tree) == leaves
     assert ptu.tree_structure(tree) == treedef

@@ -502,7 +502,7 @@ def _in_dim_choices(args: Sequence[np.ndarray]) -> list[list[int | None]]:
         choices.append([mid if k == i else None for k in range(n)])
         if n > 1:  # everything mapped except operand i
             choices.append([None if k == i else 0 for k in range(n)])
-    return [c for c in dict.fromkeys(tuple(c) for c in choices)]  # type: ignore[misc]
+    return [list(c) for c in dict.fromkeys(tuple(c) for c in choices)]  # unique, in order
 
 
 def _check_vmap(spec: PrimSpec, dtype: DType, shape: Shape) -> None:
