@@ -56,8 +56,11 @@ class _InternedLiteral(type):
         table = cls._table
         tv = type(value)
         if tv is not float or (value != 0.0 and value == value):
-            ref = table.refs.get((tv, value, aval))
-            hit = None if ref is None else ref()
+            try:  # the hot path: this exact value and type were used recently
+                return table.recent[(tv, value, aval)]
+            except KeyError:
+                pass
+            hit = table.get((tv, value, aval))
             if hit is not None:
                 return hit
         scalar = _normalize(value, aval)
@@ -118,7 +121,7 @@ class Literal(metaclass=_InternedLiteral):
     ``float`` or ``complex``); ``1``, ``1.0`` and ``True`` are distinct.
     """
 
-    _table: ClassVar[WeakInternTable] = WeakInternTable()
+    _table: ClassVar[WeakInternTable] = WeakInternTable("literals")
 
     # The converter types the constructor as it is called (NumPy scalars too); the
     # metaclass has normalized the value already.

@@ -44,11 +44,14 @@ class _InternedAval(type):
 
     def __call__(cls, shape: Any, dtype: Any, weak_type: bool = False) -> Any:
         table = cls._table
+        try:  # the hot path: this exact spelling was used recently
+            return table.recent[(shape, dtype, weak_type)]
+        except (KeyError, TypeError):
+            pass
         try:
-            ref = table.refs.get((shape, dtype, weak_type))
+            hit = table.get((shape, dtype, weak_type))
         except TypeError:
-            ref = None
-        hit = None if ref is None else ref()
+            hit = None
         if hit is not None:
             return hit
         norm_shape = _normalize_shape(shape)
@@ -92,7 +95,7 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
     is combined with (JAX docs, "Type promotion semantics": "Weakly-typed values in JAX").
     """
 
-    _table: ClassVar[WeakInternTable] = WeakInternTable()
+    _table: ClassVar[WeakInternTable] = WeakInternTable("avals")
 
     # The converters type the constructor as it is called (any shape sequence, any
     # dtype-like); the metaclass has normalized both already, so they only check.

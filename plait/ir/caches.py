@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = ["LRUCache", "BoundedDict", "WeakInternTable", "register_cache", "clear_caches",
@@ -166,42 +166,79 @@ class LRUCache(Generic[K, V]):
         return f"LRUCache({self.name!r}, size={len(self._data)}, maxsize={self.maxsize})"
 
 
-class BoundedDict(dict[K, V]):
-    """A memo table for cheap entries on hot paths (MLIR type strings, source lines):
-    a plain dict, so a lookup costs what a dict's does, emptied whole when it would
-    pass ``maxsize`` entries; registered with :func:`clear_caches`."""
+class BoundedDict(Generic[K, V]):
+    """A memo table for cheap entries on hot paths (MLIR type strings, source lines),
+    emptied whole when it would pass ``maxsize`` entries; registered with
+    :func:`clear_caches`.
 
-    __slots__ = ("name", "maxsize", "__weakref__")
+    Lookups on hot paths read :attr:`data`, a plain ``dict`` (CPython specializes
+    subscripts of exact dicts only, so a dict subclass would cost ~15 ns a lookup);
+    stores go through ``table[key] = value``, which enforces the bound.
+    """
+
+    __slots__ = ("name", "maxsize", "data", "__weakref__")
 
     def __init__(self, name: str, maxsize: int = 4096) -> None:
-        super().__init__()
         self.name = name
         """What the table holds."""
         self.maxsize = maxsize
         """It is emptied before it would hold more entries than this."""
+        self.data: dict[K, V] = {}
+        """The entries (emptied in place, never replaced: hot paths may keep it)."""
         register_cache(self)
 
+    def get(self, key: K) -> V | None:
+        """The entry for ``key``, or ``None``."""
+        return self.data.get(key)
+
+    def __getitem__(self, key: K) -> V:
+        return self.data[key]
+
     def __setitem__(self, key: K, value: V) -> None:
-        if len(self) >= self.maxsize:
-            self.clear()
-        super().__setitem__(key, value)
+        data = self.data
+        if len(data) >= self.maxsize:
+            data.clear()
+        data[key] = value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.data
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self.data)
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        self.data.clear()
 
 
 class WeakInternTable:
-    """An intern table that does not keep its objects alive.
+    """An intern table that does not keep its objects alive, for long.
 
     ``table.get(key)`` is the live object interned under ``key`` or ``None``;
-    ``table.put(key, obj)`` interns it.  An entry goes away with its object.  A
-    plain dict of weak references: a lookup is two C calls (a
-    ``WeakValueDictionary`` costs several Python-level ones, on the tracing path).
+    ``table.put(key, obj)`` interns it.  The canonical table is a plain dict of weak
+    references (a ``WeakValueDictionary`` costs several Python-level calls a lookup,
+    on the tracing path): an entry goes away with its object.  In front of it,
+    :attr:`recent` holds the last few hundred objects looked up or interned
+    strongly, so that the hot path (the same avals and literals on every traced
+    equation) is one exact-dict subscript.  Identity is kept: ``recent`` only holds
+    objects that are canonical, and emptying it only lets them die.
     """
 
-    __slots__ = ("refs",)
+    __slots__ = ("name", "refs", "recent", "recent_size", "__weakref__")
 
-    def __init__(self) -> None:
+    def __init__(self, name: str, recent_size: int = 256) -> None:
+        self.name = name
+        """What the table interns."""
         self.refs: dict[Any, weakref.ref[Any]] = {}
-        """The weak references by key.  Hot paths (interning an aval or a literal on
-        every traced equation) look up here directly, saving :meth:`get`'s call."""
+        """The canonical entries, by key: weak references."""
+        self.recent: dict[Any, Any] = {}
+        """Strong references to recently used objects, by key; hot paths read it first."""
+        self.recent_size = recent_size
+        """``recent`` is emptied when it would hold more entries than this."""
+        register_cache(self)  # clear_caches() drops the strong references
 
     def get(self, key: Any) -> Any:
         """The live object interned under ``key``, or ``None``.
@@ -209,8 +246,14 @@ class WeakInternTable:
         Raises:
           TypeError: ``key`` is unhashable.
         """
+        hit = self.recent.get(key)
+        if hit is not None:
+            return hit
         ref = self.refs.get(key)
-        return None if ref is None else ref()
+        hit = None if ref is None else ref()
+        if hit is not None:
+            self._remember(key, hit)
+        return hit
 
     def put(self, key: Any, obj: Any) -> None:
         """Intern ``obj`` under ``key`` (it may be interned under several keys)."""
@@ -221,6 +264,17 @@ class WeakInternTable:
                 del refs[key]
 
         refs[key] = weakref.ref(obj, drop)
+        self._remember(key, obj)
+
+    def _remember(self, key: Any, obj: Any) -> None:
+        recent = self.recent
+        if len(recent) >= self.recent_size:
+            recent.clear()
+        recent[key] = obj
+
+    def clear(self) -> None:
+        """Drop the strong references (the canonical weak entries stay while alive)."""
+        self.recent.clear()
 
     def __len__(self) -> int:
         return len(self.refs)

@@ -46,7 +46,7 @@ _type_cache: BoundedDict[AbstractValue | _TypeKey, str] = BoundedDict("MLIR tens
 def tensor_type(aval: AbstractValue | _TypeKey) -> str:
     """``tensor<2x3xf32>`` for an aval (or a (shape, dtype) pair)."""
     # Avals are interned: the aval itself is the cheapest key (this runs per equation).
-    t = _type_cache.get(aval)
+    t = _type_cache.data.get(aval)
     if t is None:
         # ShapedArray is the only array type: anything else is (meant to be) a pair.
         shape, dtype = ((aval.shape, aval.dtype) if isinstance(aval, ShapedArray)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gc
 import threading
+import weakref
 
 import numpy as np
 from hypothesis import given
@@ -69,14 +70,14 @@ def test_bounded_dict_empties_when_full_and_clear_caches_reaches_it() -> None:
     for i in range(3):
         d[i] = i
     d[3] = 3
-    assert dict(d) == {3: 3}
+    assert d.data == {3: 3} and 3 in d and d[3] == 3 and list(d) == [3]
     d[4] = 4
     clear_caches()
     assert len(d) == 0
 
 
 def test_intern_tables_hold_objects_weakly() -> None:
-    table = WeakInternTable()
+    table = WeakInternTable("test", recent_size=4)
 
     class Obj:
         pass
@@ -85,9 +86,17 @@ def test_intern_tables_hold_objects_weakly() -> None:
     table.put("k", o)
     table.put("alias", o)
     assert table.get("k") is o and table.get("alias") is o
+    alive = weakref.ref(o)
     del o
     gc.collect()
-    assert table.get("k") is None and len(table) == 0
+    assert alive() is not None  # still among the recently used (strong, bounded)
+    for i in range(4):  # pushed out of the recent set: only weak references remain
+        table.put(i, Obj())
+    gc.collect()
+    assert alive() is None and table.get("k") is None and len(table.recent) <= 4
+    clear_caches()  # drops the recent set too
+    gc.collect()
+    assert len(table) == 0 and table.recent == {}
 
 
 def test_literals_and_avals_are_interned_while_alive_and_then_freed() -> None:
@@ -99,6 +108,7 @@ def test_literals_and_avals_are_interned_while_alive_and_then_freed() -> None:
     made = [Literal(i + 0.5, f32) for i in range(1000)]
     assert len(Literal._table) >= before + 1000
     del made
+    clear_caches()  # the recently used ones are held strongly until then
     gc.collect()
     assert len(Literal._table) <= before + 2
     # Type tags still apart: 1, 1.0 and True are three literals.

@@ -188,7 +188,7 @@ def scalar_buffer(lit: Literal) -> Any:
     """A device buffer holding ``lit``, cached: a program's constant scalar arguments
     (hyperparameters, literals of eager ops) are copied to the device once, and a
     buffer that has been on the device for a while is ready when a program runs."""
-    buf = _scalar_buffers.get(lit)
+    buf = _scalar_buffers.data.get(lit)
     if buf is None:
         buf = runtime.device_put(np.asarray(lit.val, lit.aval.dtype), lit.aval)
         _scalar_buffers[lit] = buf

@@ -91,7 +91,7 @@ def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
             bufs.append(buf)
             key.append(aval)
     op_key = tuple(key)
-    op = _ops.get(op_key)
+    op = _ops.data.get(op_key)
     if op is None:
         op = _ops[op_key] = _compile(prim, full, op_key[2:])
     try:

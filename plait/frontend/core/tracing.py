@@ -294,15 +294,15 @@ _source_cache: BoundedDict[tuple[CodeType, int], SourceInfo] = BoundedDict("sour
 def user_frame_info() -> SourceInfo | None:
     """The innermost stack frame outside plait, as a :class:`SourceInfo`."""
     f: FrameType | None = sys._getframe(1)
-    internal = _internal_code
+    internal = _internal_code.data
     while f is not None:
         code = f.f_code
         is_internal = internal.get(code)
         if is_internal is None:
-            is_internal = internal[code] = is_plait_code(code.co_filename)
+            is_internal = _internal_code[code] = is_plait_code(code.co_filename)
         if not is_internal:
             key = (code, f.f_lineno)
-            info = _source_cache.get(key)
+            info = _source_cache.data.get(key)
             if info is None:
                 info = _source_cache[key] = SourceInfo(code.co_filename, f.f_lineno, code.co_name)
             return info

@@ -105,7 +105,7 @@ def _strong_literal(x: Any, dtype: np.dtype[Any]) -> Literal:
     key = (type(x), x, dtype)
     # Not for nan (unequal to itself) nor zeros (0.0 == -0.0 would share an entry).
     cached = type(x) is not float or (x == x and x != 0.0)
-    lit = _strong_cache.get(key) if cached else None
+    lit = _strong_cache.data.get(key) if cached else None
     if lit is None:
         weak = scalar_literal(x, dtype)
         lit = Literal(weak.val, weak.aval.strip_weak_type())
