@@ -7,7 +7,8 @@ transformation caches at 2048 too), evicts the least recently used one, and
 counts its hits and misses.  :func:`clear_caches` (public as
 ``plait.clear_caches``) empties every registered cache; :func:`cache_info`
 reports them.  Interned literals and avals are held weakly (see
-:class:`WeakInternTable`), so a value nothing uses any more is freed.
+:class:`WeakInternTable`; only the few hundred most recently used are also held
+strongly), so a value nothing uses any more is freed.
 """
 
 from __future__ import annotations
