@@ -1,4 +1,11 @@
-"""``x[index]``: basic NumPy indexing (ints, slices, ``None``, ``...``, traced scalar ints)."""
+"""``x[index]``: basic NumPy indexing (ints, slices, ``None``, ``...``, traced scalar ints).
+
+As ``jax.numpy`` does, an index of static, in-bounds ints and slices becomes a
+``slice`` (then ``rev``, ``squeeze``, ``expand_dims``); one with a traced int or a
+static int out of bounds becomes a ``dynamic_slice`` over every axis, whose start
+indices XLA clamps into bounds: ``jnp.arange(10.)[11]`` is the last element, and
+``[-12]`` the first (JAX documents this, where NumPy raises ``IndexError``).
+"""
 
 from __future__ import annotations
 
@@ -66,10 +73,66 @@ def _expand(index: Any, nd: int) -> list[Any]:
 
 
 def getitem(x: Array, index: Any) -> Array:
-    """``x[index]`` for basic indices; out-of-range static ints raise ``IndexError``."""
+    """``x[index]`` for basic indices; out-of-bounds ints are clamped, as in JAX."""
     x, = promote("getitem", x)
     s = shape(x)
     idx = _expand(index, ndim(x))
+    dims = [e for e in idx if e is not None]
+    static = all(isinstance(e, slice) or _in_bounds(_static_int(e), n) for e, n in zip(dims, s))
+    if not static and all(not isinstance(e, slice) or e.step in (None, 1, -1) for e in dims):
+        return _dynamic_getitem(x, idx, s)
+    return _static_getitem(x, idx, s)
+
+
+def _in_bounds(i: int | None, n: int) -> bool:
+    return i is not None and -n <= i < n
+
+
+def _dynamic_getitem(x: Array, idx: list[Any], s: tuple[int, ...]) -> Array:
+    """JAX's dynamic-slice path: a start index and a size for every axis."""
+    starts: list[Any] = []
+    sizes: list[int] = []
+    revs: list[int] = []
+    squeezes: list[int] = []
+    new_axes: list[int] = []
+    for e in idx:
+        if e is None:
+            new_axes.append(len(starts) - len(squeezes) + len(new_axes))
+            continue
+        axis = len(starts)
+        if isinstance(e, slice):
+            start, stop, step = e.indices(s[axis])
+            if step < 0:  # the same elements in increasing order, reversed after
+                starts.append(stop + 1)
+                sizes.append(max(0, start - stop))
+                revs.append(axis)
+            else:
+                starts.append(start)
+                sizes.append(max(0, stop - start))
+            continue
+        if s[axis] == 0:
+            raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+        i = _static_int(e)
+        # A static index is a constant array (not a Python int, which dynamic_slice would
+        # fold): its sign is tested in the program, as in JAX's printed jaxprs.
+        starts.append(np.asarray(i, dt.int32) if i is not None else e)
+        sizes.append(1)
+        squeezes.append(axis)
+    if len(starts) > 1:  # dynamic_slice needs start indices of one dtype
+        starts = [lax.convert_element_type(i, dt.int32) for i in starts]
+    x = lax.dynamic_slice(x, starts, sizes)
+    if revs:
+        x = lax.rev(x, revs)
+    if squeezes:
+        x = lax.squeeze(x, squeezes)
+    if new_axes:
+        x = lax.expand_dims(x, new_axes)
+    return x
+
+
+def _static_getitem(x: Array, idx: list[Any], s: tuple[int, ...]) -> Array:
+    """Slices (then ``rev``, ``squeeze``, ``expand_dims``); a traced or out-of-bounds int
+    next to a strided slice (a gather in JAX) is a ``dynamic_slice`` of the sliced array."""
     starts, limits, strides, revs, squeezes, dynamic = [], [], [], [], [], []
     new_axes: list[int] = []
     dim = 0
@@ -101,16 +164,16 @@ def getitem(x: Array, index: Any) -> Array:
                 strides.append(-step)
                 revs.append(dim)
             out_pos += 1
-        elif i is not None:
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+        elif i is not None and _in_bounds(i, n):
             i %= n
             starts.append(i)
             limits.append(i + 1)
             strides.append(1)
             squeezes.append(dim)
         else:
-            dynamic.append((dim, e))
+            if n == 0:
+                raise IndexError(f"index is out of bounds for axis {dim} with size 0")
+            dynamic.append((dim, e if i is None else np.asarray(i, dt.int32)))
             starts.append(0)
             limits.append(n)
             strides.append(1)
