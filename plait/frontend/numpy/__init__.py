@@ -47,6 +47,22 @@ from plait.frontend.numpy.creation import (
     zeros_like,
 )
 from plait.frontend.numpy.einsum import einsum
+from plait.frontend.numpy.index_tricks import (
+    diag_indices,
+    diag_indices_from,
+    index_exp,
+    indices,
+    ix_,
+    mgrid,
+    ogrid,
+    ravel_multi_index,
+    s_,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    unravel_index,
+)
 from plait.frontend.numpy.joining import (
     append,
     array_split,
@@ -310,4 +326,8 @@ __all__ = [
     # Reductions, differences and statistics.
     "cumulative_prod", "diff", "average", "corrcoef", "cov", "nanmax", "nanmean", "nanmin",
     "nanprod", "nansum",
+    # Index arrays and grids.
+    "diag_indices", "diag_indices_from", "index_exp", "indices", "ix_", "mgrid", "ogrid",
+    "ravel_multi_index", "s_", "tril_indices", "tril_indices_from", "triu_indices",
+    "triu_indices_from", "unravel_index",
 ]
