@@ -140,3 +140,34 @@ def test_bad_inputs() -> None:
         pnp.indices((2,), np.float32)
     with pytest.raises(ConcretizationTypeError):
         plait.jit(lambda n: pnp.tril_indices(n))(3)
+
+
+X1 = np.array([1, 2, 3])
+Y2 = np.array([[4.0, 5.0], [6.0, 7.0]])
+R_KEYS = [np.s_[1:4, 0, X1], np.s_["0,2", [1, 2], [3, 4]], np.s_["1,2,0", [1, 2], [3, 4]],
+          np.s_["r", [1, 2]], np.s_["c", [1, 2, 3]], np.s_[X1, X1], np.s_["-1,3,1", X1],
+          np.s_[0:1:4j, 2], np.s_[Y2, Y2], np.s_["1", Y2, Y2], np.s_[2.5, True]]
+C_KEYS = [np.s_[X1, X1], np.s_[np.array([[1, 2], [3, 4]]), np.array([[5], [6]])],
+          np.s_[1:4, X1], np.s_["0", X1, X1]]
+
+
+@pytest.mark.parametrize("key", R_KEYS, ids=repr)
+def test_r_matches_jax(key: Any) -> None:
+    assert_same(pnp.r_[key], jnp.r_[key], "r_")
+
+
+@pytest.mark.parametrize("key", C_KEYS, ids=repr)
+def test_c_matches_jax(key: Any) -> None:
+    assert_same(pnp.c_[key], jnp.c_[key], "c_")
+
+
+def test_concatenator_errors() -> None:
+    with pytest.raises(TypeError):
+        jnp.c_[X1, 7, X1]
+    with pytest.raises(TypeError, match="concatenation axis"):
+        pnp.c_[X1, 7, X1]
+    with pytest.raises(ValueError, match="string directive must come first"):
+        pnp.r_[X1, "0"]
+    with pytest.raises(ValueError, match="could not understand directive 'a,b'"):
+        pnp.r_["a,b", X1]
+    assert len(pnp.r_) == len(jnp.r_) == 0

@@ -48,6 +48,7 @@ from plait.frontend.numpy.creation import (
 )
 from plait.frontend.numpy.einsum import einsum
 from plait.frontend.numpy.index_tricks import (
+    c_,
     diag_indices,
     diag_indices_from,
     index_exp,
@@ -55,6 +56,7 @@ from plait.frontend.numpy.index_tricks import (
     ix_,
     mgrid,
     ogrid,
+    r_,
     ravel_multi_index,
     s_,
     tril_indices,
@@ -327,7 +329,8 @@ __all__ = [
     "cumulative_prod", "diff", "average", "corrcoef", "cov", "nanmax", "nanmean", "nanmin",
     "nanprod", "nansum",
     # Index arrays and grids.
-    "diag_indices", "diag_indices_from", "index_exp", "indices", "ix_", "mgrid", "ogrid",
+    "c_", "diag_indices", "diag_indices_from", "index_exp", "indices", "ix_", "mgrid", "ogrid",
+    "r_",
     "ravel_multi_index", "s_", "tril_indices", "tril_indices_from", "triu_indices",
     "triu_indices_from", "unravel_index",
 ]

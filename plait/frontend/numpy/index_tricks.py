@@ -1,5 +1,6 @@
 """Index arrays and grids: ``tril_indices``, ``diag_indices``, ``indices``, ``ix_``,
-``unravel_index``, ``ravel_multi_index``, ``mgrid``/``ogrid``, ``s_``/``index_exp``.
+``unravel_index``, ``ravel_multi_index``, ``mgrid``/``ogrid``, ``r_``/``c_``,
+``s_``/``index_exp``.
 
 Shapes and sizes are static (Python ints), as in ``jax.numpy``: an index array
 whose length depends on them is built on the host and becomes a constant.
@@ -19,12 +20,18 @@ from plait.frontend.core.promotion import result_type
 from plait.frontend.numpy import composite_ufuncs, reductions, ufuncs
 from plait.frontend.numpy._core import ndim, shape
 from plait.frontend.numpy.creation import arange, asarray, linspace
-from plait.frontend.numpy.manipulation import reshape, stack
+from plait.frontend.numpy.manipulation import (
+    concatenate,
+    expand_dims,
+    reshape,
+    stack,
+    transpose,
+)
 from plait.ir import dtypes as dt
 
 __all__ = ["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
            "diag_indices", "diag_indices_from", "indices", "ix_", "unravel_index",
-           "ravel_multi_index", "mgrid", "ogrid", "s_", "index_exp"]
+           "ravel_multi_index", "mgrid", "ogrid", "r_", "c_", "s_", "index_exp"]
 
 s_ = np.s_
 """``s_[1:3, ::2]`` is the index tuple itself (NumPy's object, as ``jnp.s_`` is)."""
@@ -231,6 +238,69 @@ def _axis(s: Any, name: str) -> Array:
         return linspace(start, s.stop, count)
     return arange(start, s.stop, step)
 
+
+class _Concatenator:
+    """``r_[...]`` / ``c_[...]``: slices (as in ``mgrid``), scalars and arrays
+    concatenated along an axis, after a NumPy string directive if one leads:
+    ``"axis,ndmin,trans1d"``, or ``"r"``/``"c"`` (a 1-d result as a row / column)."""
+
+    def __init__(self, axis: int, ndmin: int, trans1d: int, name: str) -> None:
+        self._defaults = (axis, ndmin, trans1d)
+        self._name = name
+
+    def __getitem__(self, key: Any) -> Array:
+        items = key if isinstance(key, tuple) else (key,)
+        axis, ndmin, trans1d = self._defaults
+        matrix = -1
+        if items and isinstance(items[0], str):
+            directive, items = items[0], items[1:]
+            if directive in ("r", "c"):
+                matrix = 0 if directive == "r" else 1
+            else:
+                axis, ndmin, trans1d = _directive(directive, (axis, ndmin, trans1d))
+        parts = []
+        for item in items:
+            if isinstance(item, str):
+                raise ValueError(f"{self._name}: a string directive must come first, but "
+                                 f"got {item!r} later")
+            part = _axis(item, self._name) if isinstance(item, slice) else asarray(item)
+            own_ndim = 0 if isinstance(item, slice) else ndim(part)
+            part = _with_ndmin(part, ndmin)
+            if trans1d != -1 and ndmin > own_ndim:
+                # NumPy's rule: the item's own axes go where trans1d says, by a rotation.
+                shift = ndmin - abs(ndmin + trans1d + 1) % ndmin
+                order = list(range(ndmin))
+                part = transpose(part, order[shift:] + order[:shift])
+            parts.append(part)
+        out = concatenate(parts, axis=axis)
+        if matrix != -1 and ndim(out) == 1:
+            out = expand_dims(out, matrix)
+        return out
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _directive(text: str, defaults: tuple[int, int, int]) -> tuple[int, int, int]:
+    fields = text.split(",")[:3]
+    try:
+        values = [int(f) for f in fields]
+    except ValueError:
+        raise ValueError(f"could not understand directive {text!r}: expected "
+                         "'axis[,ndmin[,trans1d]]', 'r' or 'c'") from None
+    axis, ndmin, trans1d = values + list(defaults[len(values):])
+    return axis, ndmin, trans1d
+
+
+def _with_ndmin(a: Array, ndmin: int) -> Array:
+    s = tuple(shape(a))
+    return a if len(s) >= ndmin else reshape(a, (1,) * (ndmin - len(s)) + s)
+
+
+r_ = _Concatenator(axis=0, ndmin=1, trans1d=-1, name="r_")
+"""``r_[1:4, 0, x]``: concatenation along the first axis (NumPy's ``r_``)."""
+c_ = _Concatenator(axis=-1, ndmin=2, trans1d=0, name="c_")
+"""``c_[x, y]``: 1-d inputs as columns, concatenated along the last axis (NumPy's ``c_``)."""
 
 mgrid = _Grid(sparse=False, name="mgrid")
 """``mgrid[0:3, 0:2]``: a dense grid, stacked on a first axis."""
