@@ -32,6 +32,7 @@ import plait.numpy as pnp
 from plait.errors import ArgumentError, IncompatibleShapesError
 from plait.frontend.numpy._scalar_types import ScalarType
 from tests.frontend.test_index_tricks import COVERED as INDEX_TRICKS
+from tests.frontend.test_searching import COVERED as SEARCHING
 from tests.ir.jaxpr_corpus import merge_duplicates
 
 F32, I32, B, U8, I8, F16, BF16, C64 = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(bool),
@@ -1894,7 +1895,7 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     "ones", "empty", "full", "eye", "identity", "zeros_like", "ones_like", "full_like",
     "empty_like", "arange", "linspace", "asarray", "array", "astype", "ndim", "shape", "size",
     "promote_types", "result_type", "dtype", "iinfo", "finfo", "issubdtype"} | set(EXTRA)
-    | INDEX_TRICKS)
+    | INDEX_TRICKS | SEARCHING)
 
 
 def test_every_function_with_a_jax_counterpart_is_tested() -> None:

@@ -138,6 +138,7 @@ from plait.frontend.numpy.reductions import (
     sum,
     var,
 )
+from plait.frontend.numpy.searching import digitize, isin, searchsorted
 from plait.frontend.numpy.statistics import (
     average,
     corrcoef,
@@ -333,4 +334,6 @@ __all__ = [
     "r_",
     "ravel_multi_index", "s_", "tril_indices", "tril_indices_from", "triu_indices",
     "triu_indices_from", "unravel_index",
+    # Searching and membership.
+    "digitize", "isin", "searchsorted",
 ]
