@@ -29,8 +29,9 @@ import pytest
 
 import plait
 import plait.numpy as pnp
-from plait.errors import ArgumentError, IncompatibleShapesError
+from plait.errors import ArgumentError, ConcretizationTypeError, IncompatibleShapesError
 from plait.frontend.numpy._scalar_types import ScalarType
+from tests.frontend.test_counting import COVERED as COUNTING
 from tests.frontend.test_index_tricks import COVERED as INDEX_TRICKS
 from tests.frontend.test_searching import COVERED as SEARCHING
 from tests.ir.jaxpr_corpus import merge_duplicates
@@ -1895,7 +1896,7 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     "ones", "empty", "full", "eye", "identity", "zeros_like", "ones_like", "full_like",
     "empty_like", "arange", "linspace", "asarray", "array", "astype", "ndim", "shape", "size",
     "promote_types", "result_type", "dtype", "iinfo", "finfo", "issubdtype"} | set(EXTRA)
-    | INDEX_TRICKS | SEARCHING)
+    | INDEX_TRICKS | SEARCHING | COUNTING | {"choose"})
 
 
 def test_every_function_with_a_jax_counterpart_is_tested() -> None:
@@ -1936,4 +1937,30 @@ def test_argument_error_is_a_type_error() -> None:
     assert issubclass(ArgumentError, TypeError)
     with pytest.raises(TypeError):
         pnp.sum(np.ones(3), axis="a")
+
+
+@pytest.mark.parametrize("mode", ["raise", "clip", "wrap"])
+def test_choose_matches_jax(mode: str) -> None:
+    index = np.array([0, 1, 2, 1]) if mode == "raise" else np.array([0, 3, -1, -5, 7, 2])
+    n = len(index)
+    choices: list[Any] = [np.arange(n), np.arange(n) * 10.0, np.int8(7)]
+    assert_same(pnp.choose(index, choices, mode=mode), jnp.choose(index, choices, mode=mode),
+                mode)
+    if mode != "raise":
+        ours = plait.jit(lambda i: pnp.choose(i, choices, mode=mode))(index)
+        assert_same(ours, jnp.choose(index, choices, mode=mode), f"jit {mode}")
+    rows = np.array([[0], [1]])
+    assert_same(pnp.choose(rows, [np.arange(3), 7]), jnp.choose(rows, [np.arange(3), 7]), "2d")
+
+
+def test_choose_errors() -> None:
+    with pytest.raises(ValueError):
+        jnp.choose(np.array([0, 3]), [np.arange(2), np.arange(2)])
+    with pytest.raises(ValueError, match=r"invalid entry in choice array: expected values in "
+                                         r"\[0, 2\)"):
+        pnp.choose(np.array([0, 3]), [np.arange(2), np.arange(2)])
+    with pytest.raises(ConcretizationTypeError):
+        plait.jit(lambda i: pnp.choose(i, [np.arange(2), np.arange(2)]))(np.array([0, 1]))
+    with pytest.raises(ValueError, match="expected mode"):
+        pnp.choose(np.array([0]), [np.arange(1)], mode="nope")
 

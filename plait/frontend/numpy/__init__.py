@@ -27,6 +27,7 @@ from plait.frontend.numpy.composite_ufuncs import (
     nan_to_num,
     sinc,
 )
+from plait.frontend.numpy.counting import bincount, histogram, histogram_bin_edges
 from plait.frontend.numpy.creation import (
     arange,
     array,
@@ -76,7 +77,14 @@ from plait.frontend.numpy.joining import (
     vsplit,
 )
 from plait.frontend.numpy.linalg_ops import dot, inner, matmul, outer, tensordot, vdot
-from plait.frontend.numpy.logic import allclose, array_equal, array_equiv, isclose, select
+from plait.frontend.numpy.logic import (
+    allclose,
+    array_equal,
+    array_equiv,
+    choose,
+    isclose,
+    select,
+)
 from plait.frontend.numpy.manipulation import (
     argsort,
     atleast_1d,
@@ -322,7 +330,7 @@ __all__ = [
     "copy", "meshgrid", "append", "array_split", "atleast_3d", "column_stack", "dsplit",
     "dstack", "hsplit", "vsplit", "fliplr", "flipud", "roll", "rollaxis", "rot90", "pad",
     # Logic.
-    "allclose", "array_equal", "array_equiv", "isclose", "select",
+    "allclose", "array_equal", "array_equiv", "choose", "isclose", "select",
     # Matrices and products.
     "cross", "diag", "diagonal", "kron", "matrix_transpose", "trace", "tri", "tril", "triu",
     "vecdot", "einsum",
@@ -336,4 +344,6 @@ __all__ = [
     "triu_indices_from", "unravel_index",
     # Searching and membership.
     "digitize", "isin", "searchsorted",
+    # Counting into bins.
+    "bincount", "histogram", "histogram_bin_edges",
 ]

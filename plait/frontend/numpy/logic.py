@@ -17,10 +17,11 @@ from plait.frontend.numpy._core import (
 from plait.frontend.numpy.creation import asarray
 from plait.frontend.numpy.manipulation import broadcast_arrays, stack
 from plait.frontend.numpy.reductions import all, argmax
+from plait.frontend.numpy.reductions import any as any_
 from plait.frontend.numpy.ufuncs import _real_dtype, equal, isfinite, isnan, logical_and, logical_or
 from plait.ir import dtypes as dt
 
-__all__ = ["isclose", "allclose", "array_equal", "array_equiv", "select"]
+__all__ = ["isclose", "allclose", "array_equal", "array_equiv", "select", "choose"]
 
 
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
@@ -90,3 +91,40 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
         conditions = lax.convert_element_type(conditions, dt.bool_)
     idx = argmax(conditions, axis=0)
     return lax.select_n(*broadcast_arrays(idx, *choices))
+
+
+def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise") -> Array:
+    """Elementwise, ``choices[a]`` (all broadcast together).
+
+    ``mode`` is ``'raise'`` (outside ``jit``: ``a`` must be concrete and in range),
+    ``'wrap'`` or ``'clip'``.
+
+    Raises:
+      ValueError: an entry out of range with ``mode='raise'``, or an unknown mode.
+      NotImplementedError: ``out`` (arrays are immutable).
+    """
+    if out is not None:
+        raise NotImplementedError("choose: the out argument is not supported (arrays are "
+                                  "immutable); use the result")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"choose: expected mode 'raise', 'wrap' or 'clip', but got {mode!r}")
+    check_arraylike("choose", a, *choices)
+    index = asarray(a)
+    if not dt.is_integer(index.dtype):
+        raise TypeError(f"choose: expected integer choices, but got {index.dtype}")
+    n = len(choices)
+    if mode == "raise":
+        # Needs values: under jit, bool() of a tracer raises JAX's concretization error.
+        if bool(any_(logical_or(lax.lt(index, lax.full_like(index, 0)),
+                                lax.ge(index, lax.full_like(index, n))))):
+            raise ValueError(f"choose: invalid entry in choice array: expected values in "
+                             f"[0, {n})")
+    elif mode == "clip":
+        index = lax.clamp(lax.full_like(index, 0), index, lax.full_like(index, n - 1))
+    else:
+        index = lax.rem(lax.add(lax.rem(index, lax.full_like(index, n)),
+                                lax.full_like(index, n)), lax.full_like(index, n))
+    options = [as_array(c) for c in promote_dtypes("choose", *[asarray(c) for c in choices])]
+    index, *options = broadcast_arrays(index, *options)
+    return lax.select_n(lax.convert_element_type(index, dt.int32), *options)
+

@@ -1,0 +1,114 @@
+"""Counting into bins: ``bincount``, ``histogram_bin_edges``, ``histogram``.
+
+Results equal ``jax.numpy``'s. JAX adds into the bins with a scatter-add; until
+plait has scatters, each bin sums a comparison of every value with its index
+(``len(values) * n_bins`` work, the same numbers).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import numpy as np
+
+from plait.frontend import lax
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.promotion import result_type
+from plait.frontend.numpy import reductions, ufuncs
+from plait.frontend.numpy._core import ndim, shape
+from plait.frontend.numpy.creation import asarray, linspace, ones_like
+from plait.frontend.numpy.manipulation import ravel, reshape
+from plait.frontend.numpy.searching import searchsorted
+from plait.ir import dtypes as dt
+
+__all__ = ["bincount", "histogram_bin_edges", "histogram"]
+
+
+def _sum_into_bins(bin_index: Array, weights: Array, n_bins: int) -> Array:
+    """``out[k] = sum(weights[bin_index == k])`` for ``k < n_bins``; other indices drop."""
+    bins = lax.broadcast_in_dim(lax.iota(bin_index.dtype, n_bins), (n_bins, 1), (0,))
+    hit = ufuncs.equal(bins, reshape(bin_index, (1, -1)))
+    zero = lax.full((), 0, weights.dtype)
+    return reductions.sum(ufuncs.where(hit, reshape(weights, (1, -1)), zero), axis=1,
+                          dtype=weights.dtype)
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
+             length: int | None = None) -> Array:
+    """How often each non-negative int occurs in the 1-d ``x`` (summing ``weights``).
+
+    As in JAX, negative values count in bin 0 and values past ``length`` are
+    dropped; without ``length`` the length is ``max(x) + 1``, which needs concrete
+    values (pass ``length=`` under ``jit``).
+
+    Raises:
+      TypeError: ``x`` is not of an integer (or bool) dtype.
+      ValueError: ``x`` is not 1-d, or ``minlength`` is negative.
+    """
+    values = asarray(x)
+    if not (dt.is_integer(values.dtype) or dt.is_bool(values.dtype)):
+        raise TypeError(f"bincount: expected integer values, but got {values.dtype}")
+    if ndim(values) != 1:
+        raise ValueError(f"bincount: expected a 1-d array, but got shape "
+                         f"{tuple(shape(values))}")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError(f"bincount: expected a non-negative minlength, but got {minlength}")
+    if length is None:
+        # int() of a traced maximum raises JAX's concretization error, naming the cause.
+        top = int(reductions.max(ufuncs.clip(values, 0, None))) + 1 if shape(values)[0] else 0
+        length = builtins.max(minlength, top)
+    n_bins = operator.index(length)
+    if weights is None:
+        w = ones_like(values, dtype=dt.canonicalize(np.dtype(int)))
+    else:
+        w = asarray(weights)
+        if shape(w) != shape(values):
+            raise ValueError(f"bincount: expected weights of shape {tuple(shape(values))}, "
+                             f"but got {tuple(shape(w))}")
+    index = ufuncs.clip(values.astype(dt.int32), 0, None)  # negative values count in bin 0
+    return _sum_into_bins(index, w, n_bins)
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,
+                        weights: Any = None) -> Array:
+    """The edges of ``bins`` equal bins over ``range`` (the data's min and max by
+    default), or ``bins`` itself when it is an array of edges."""
+    if ndim(bins) == 1:
+        return asarray(bins)
+    a = ravel(asarray(a))
+    dtype = result_type(a, 1.0)
+    if not dt.is_inexact(dtype):
+        dtype = dt.canonicalize(np.dtype(float))
+    n = operator.index(bins)
+    if n < 1:
+        raise ValueError(f"histogram: expected a positive number of bins, but got {n}")
+    if range is None:
+        lo, hi = reductions.min(a).astype(dtype), reductions.max(a).astype(dtype)
+    else:
+        lo, hi = asarray(range[0], dtype), asarray(range[1], dtype)
+    # Equal bounds: a unit-wide range around them, as NumPy and JAX.
+    same = ufuncs.equal(lo, hi)
+    lo = ufuncs.where(same, ufuncs.subtract(lo, 0.5), lo)
+    hi = ufuncs.where(same, ufuncs.add(hi, 0.5), hi)
+    return linspace(lo, hi, n + 1, dtype=dtype)
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,
+              density: bool | None = None) -> tuple[Array, Array]:
+    """The counts of ``a`` in each bin, and the bin edges (see
+    :func:`histogram_bin_edges`); the last bin includes its right edge."""
+    data = ravel(asarray(a))
+    edges = histogram_bin_edges(data, bins, range)
+    n_edges = shape(edges)[0]
+    index = searchsorted(edges, data, side="right")
+    index = ufuncs.where(ufuncs.equal(data, edges[-1]), n_edges - 1, index)
+    w = ones_like(data, dtype=edges.dtype) if weights is None else ravel(asarray(weights))
+    # Bin 0 holds what lies below the first edge; above the last edge is past the end.
+    counts = _sum_into_bins(index, w, n_edges)[1:]
+    if density:
+        widths = ufuncs.subtract(edges[1:], edges[:-1])
+        counts = ufuncs.divide(ufuncs.divide(counts, widths), reductions.sum(counts))
+    return counts, edges
