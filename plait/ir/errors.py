@@ -23,6 +23,7 @@ __all__ = [
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
     "TracerArrayConversionError",
+    "NonConcreteBooleanIndexError",
     "TypePromotionError",
     "ArgumentError",
     "StaticArgumentError",
@@ -94,6 +95,11 @@ class TracerIntegerConversionError(ConcretizationTypeError):
 
 class TracerArrayConversionError(TracerError, TypeError):
     """A traced value was passed where a NumPy array was needed."""
+
+
+class NonConcreteBooleanIndexError(TracerError, IndexError):
+    """A traced boolean mask was used as an index: the number of its true values, the
+    result's size, is unknown while tracing (JAX's error of the same name)."""
 
 
 class TypePromotionError(PlaitError, TypeError):

@@ -29,7 +29,12 @@ import pytest
 
 import plait
 import plait.numpy as pnp
-from plait.errors import ArgumentError, ConcretizationTypeError, IncompatibleShapesError
+from plait.errors import (
+    ArgumentError,
+    ConcretizationTypeError,
+    IncompatibleShapesError,
+    NonConcreteBooleanIndexError,
+)
 from plait.frontend.numpy._scalar_types import ScalarType
 from tests.frontend.test_counting import COVERED as COUNTING
 from tests.frontend.test_index_tricks import COVERED as INDEX_TRICKS
@@ -1725,6 +1730,19 @@ def test_advanced_indexing_is_not_implemented(index: Any) -> None:
         index = pnp.asarray([0, 1])
     with pytest.raises(NotImplementedError, match="advanced indexing|boolean"):
         pnp.asarray(X)[index]
+
+
+def test_traced_boolean_mask_is_jax_non_concrete_boolean_index_error() -> None:
+    mask = np.array([True, False, True, True])
+    with pytest.raises(jax.errors.NonConcreteBooleanIndexError,
+                       match=r"Array boolean indices must be concrete; got bool\[4\]"):
+        jax.jit(lambda a, m: a[m])(X, mask)
+    for f in (lambda a, m: a[m], lambda a, m: a[1, m[:5]], lambda a, m: a[a > 0]):
+        with pytest.raises(NonConcreteBooleanIndexError,
+                           match=r"Array boolean indices must be concrete; got bool\[") as info:
+            plait.jit(f)(X, mask)
+        assert isinstance(info.value, IndexError)
+        assert "pnp.where(mask, x, fill_value)" in str(info.value)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import Tracer
+from plait.frontend.core.tracing import Tracer, is_concretizable
 from plait.frontend.numpy._core import aval_of, ndim, promote, shape
 from plait.ir import dtypes as dt
+from plait.ir.errors import NonConcreteBooleanIndexError
 
 __all__ = ["getitem"]
 
@@ -44,6 +45,13 @@ def _is_dynamic_int(e: Any) -> bool:
 def _expand(index: Any, nd: int) -> list[Any]:
     idx = list(index) if isinstance(index, tuple) else [index]
     for e in idx:
+        av = aval_of(e)
+        if av is not None and dt.is_bool(av.dtype) and not is_concretizable(e):
+            raise NonConcreteBooleanIndexError(
+                f"Array boolean indices must be concrete; got "
+                f"{av.str_short(short_dtypes=False)}: the number of true values is the size "
+                "of the result, which is unknown while tracing. Use pnp.where(mask, x, "
+                "fill_value) to keep the shape instead.")
         # A 0-d integer array (NumPy's or plait's) is a scalar index, as in JAX.
         zero_d_int = isinstance(e, np.ndarray) and e.ndim == 0 and dt.is_integer(e.dtype)
         if (isinstance(e, list | np.ndarray) and not zero_d_int) or (
