@@ -17,7 +17,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 __all__ = ["LRUCache", "BoundedDict", "WeakInternTable", "register_cache", "clear_caches",
            "cache_info",
@@ -61,30 +61,17 @@ def clear_caches() -> None:
         c.clear()
 
 
-class CacheInfo(tuple[int, int, int, int]):
+class CacheInfo(NamedTuple):
     """``(hits, misses, size, maxsize)`` of one cache."""
 
-    __slots__ = ()
-
-    @property
-    def hits(self) -> int:
-        """Lookups that found an entry."""
-        return self[0]
-
-    @property
-    def misses(self) -> int:
-        """Lookups that did not."""
-        return self[1]
-
-    @property
-    def size(self) -> int:
-        """Entries held now."""
-        return self[2]
-
-    @property
-    def maxsize(self) -> int:
-        """The bound."""
-        return self[3]
+    hits: int
+    """Lookups that found an entry."""
+    misses: int
+    """Lookups that did not."""
+    size: int
+    """Entries held now."""
+    maxsize: int
+    """The bound."""
 
 
 def cache_info() -> dict[str, CacheInfo]:
@@ -161,7 +148,7 @@ class LRUCache(Generic[K, V]):
 
     def info(self) -> CacheInfo:
         """``(hits, misses, size, maxsize)``."""
-        return CacheInfo((self.hits, self.misses, len(self._data), self.maxsize))
+        return CacheInfo(self.hits, self.misses, len(self._data), self.maxsize)
 
     def __repr__(self) -> str:
         return f"LRUCache({self.name!r}, size={len(self._data)}, maxsize={self.maxsize})"

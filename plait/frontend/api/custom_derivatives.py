@@ -126,10 +126,13 @@ class _CustomFunction(Generic[P, R]):
     """What custom_jvp and custom_vjp share: the call, guarded against a rule that calls
     the function itself (JAX's documented pattern), which would otherwise recurse."""
 
-    fun: Callable[..., Any]
-    nondiff_argnums: tuple[int, ...]
-    _depth: int
-    _self_calls: list[_SelfCall]
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int]) -> None:
+        functools.update_wrapper(self, fun)  # first: it copies fun.__dict__ over ours
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.symbolic_zeros = False
+        self._depth = 0  # rules of this function being traced (see MAX_RULE_DEPTH)
+        self._self_calls: list[_SelfCall] = []
 
     def _missing_rule(self) -> str | None:
         raise NotImplementedError
@@ -183,13 +186,8 @@ class custom_jvp(_CustomFunction[P, R]):
     """A function with a custom JVP rule (``defjvp``/``defjvps``)."""
 
     def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
-        functools.update_wrapper(self, fun)  # first: it copies fun.__dict__ over ours
-        self.fun: Callable[..., Any] = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
-        self.symbolic_zeros = False
-        self._depth = 0  # rules of this function being traced (see MAX_RULE_DEPTH)
-        self._self_calls = []
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         """Set the rule ``jvp(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``."""
@@ -280,14 +278,9 @@ class custom_vjp(_CustomFunction[P, R]):
     """A function with a custom VJP (``defvjp(fwd, bwd)``)."""
 
     def __init__(self, fun: Callable[P, R], nondiff_argnums: Sequence[int] = ()) -> None:
-        functools.update_wrapper(self, fun)  # first: it copies fun.__dict__ over ours
-        self.fun: Callable[..., Any] = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
-        self.symbolic_zeros = False
-        self._depth = 0  # rules of this function being traced (see MAX_RULE_DEPTH)
-        self._self_calls = []
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
                symbolic_zeros: bool = False) -> None:
