@@ -7,11 +7,12 @@ Run: python bench/bench_tracing.py
 from __future__ import annotations
 
 import time
+from types import ModuleType
 
 import numpy as np
 
 
-def chain(np_: object, n: int = 1000):
+def chain(np_: ModuleType, n: int = 1000):
     def f(x):
         for _ in range(n):
             x = np_.sin(x) * 1.5 + x

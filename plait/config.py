@@ -5,4 +5,5 @@ layer may read them; this is their public name.
 """
 
 from plait.ir.config import *  # noqa: F401,F403
-from plait.ir.config import __all__, values  # noqa: F401
+from plait.ir.config import __all__ as __all__
+from plait.ir.config import values as values

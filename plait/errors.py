@@ -5,4 +5,4 @@ layer may raise them; this is their public name.
 """
 
 from plait.ir.errors import *  # noqa: F401,F403
-from plait.ir.errors import __all__  # noqa: F401
+from plait.ir.errors import __all__ as __all__

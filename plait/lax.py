@@ -1,6 +1,12 @@
 """``plait.lax``: primitive-level operations, structured control flow, and the primitives."""
 
-from plait.frontend.api.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401  (re-exported: see __all__)
+# ``name as name`` marks a re-export for mypy --strict users.
+from plait.frontend.api.control_flow import cond as cond
+from plait.frontend.api.control_flow import fori_loop as fori_loop
+from plait.frontend.api.control_flow import map as map
+from plait.frontend.api.control_flow import scan as scan
+from plait.frontend.api.control_flow import switch as switch
+from plait.frontend.api.control_flow import while_loop as while_loop
 from plait.frontend.lax import *  # noqa: F401,F403
 from plait.frontend.lax import __all__ as _lax_all
 from plait.ir.primitives import *  # noqa: F401,F403

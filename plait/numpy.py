@@ -1,4 +1,4 @@
 """``plait.numpy``: the NumPy-compatible array namespace (see :mod:`plait.frontend.numpy`)."""
 
 from plait.frontend.numpy import *  # noqa: F401,F403
-from plait.frontend.numpy import __all__  # noqa: F401
+from plait.frontend.numpy import __all__ as __all__

@@ -134,3 +134,29 @@ def test_every_type_ignore_has_an_error_code_and_a_reason() -> None:
            for n, line in _unexplained_ignores(path.read_text(encoding="utf-8"))]
     assert bad == [], ("each `# type: ignore` needs an error code and a reason, "
                        "`# type: ignore[code]  # why`:\n" + "\n".join(bad))
+
+
+PUBLIC_MODULES = ["plait", "plait.lax", "plait.numpy", "plait.errors", "plait.config",
+                  "plait.tree_util", "plait.typing", "plait.ir"]
+
+
+def test_every_public_name_is_exported_to_strict_users(mypy_tmp: Path) -> None:
+    # With --strict (no implicit re-export) a name a facade imports without
+    # ``as name`` or a static ``__all__`` is invisible to the user's mypy.
+    import importlib
+    lines = []
+    for i, mod in enumerate(PUBLIC_MODULES):
+        lines.append(f"import {mod} as m{i}")
+        names = importlib.import_module(mod).__all__
+        assert names, mod
+        lines += [f"m{i}.{name}" for name in names]
+    tmp = mypy_tmp / "exports"
+    tmp.mkdir()
+    (tmp / "uses_every_name.py").write_text("\n".join(lines) + "\n")
+    (tmp / "mypy.ini").write_text(f"[mypy]\nstrict = True\nfollow_imports = silent\n"
+                                  f"mypy_path = {ROOT}\n")
+    stdout, stderr, _ = mypy_api.run([
+        "--config-file", str(tmp / "mypy.ini"), "--cache-dir", str(mypy_tmp / "cache"),
+        "--no-pretty", "--show-error-codes", "--no-error-summary",
+        str(tmp / "uses_every_name.py")])
+    assert stdout + stderr == ""

@@ -365,7 +365,8 @@ def scan_over_first_argument(L):
 @prog(X3, XS)
 def scan_reverse_unroll(L):
     def f(x, xs):
-        body = lambda c, a: (c * L.np.cos(a) + a, L.np.sin(c))  # noqa: E731
+        def body(c, a):
+            return c * L.np.cos(a) + a, L.np.sin(c)
         return (L.lax.scan(body, x, xs, reverse=True, unroll=3),
                 L.lax.scan(body, x * 2.0, xs, unroll=True))
     return f
@@ -399,7 +400,8 @@ def lax_map(L):
 def nested_fori_cond_scan(L):
     def f(x, xs):
         def body(c, a):
-            t = lambda v: L.lax.fori_loop(0, 3, lambda i, w: w * L.np.cos(w) + a * x, v)  # noqa: E731
+            def t(v):
+                return L.lax.fori_loop(0, 3, lambda i, w: w * L.np.cos(w) + a * x, v)
             c = L.lax.cond(L.np.sum(a) > 0.0, t, lambda v: v * a - 1.0, c)
             return c, L.np.sum(c)
         return L.lax.scan(body, x, xs)
@@ -410,7 +412,8 @@ def nested_fori_cond_scan(L):
 def nested_scan_in_scan(L):
     def f(x, xs):
         def outer(c, a):
-            inner = lambda d, b: (d * L.np.cos(b) + c, d * b)  # noqa: E731
+            def inner(d, b):
+                return d * L.np.cos(b) + c, d * b
             d, ys = L.lax.scan(inner, c, L.np.stack([a, a * 2.0]))
             return d, ys
         return L.lax.scan(outer, x, xs)
@@ -421,8 +424,9 @@ def nested_scan_in_scan(L):
 def nested_while_cond_scan(L):
     def f(x, xs):
         def body(c, a):
-            t = lambda v: L.lax.while_loop(lambda w: L.np.sum(w * w) < 9.0,  # noqa: E731
-                                           lambda w: w * 1.5 + a * x, v)
+            def t(v):
+                return L.lax.while_loop(lambda w: L.np.sum(w * w) < 9.0,
+                                        lambda w: w * 1.5 + a * x, v)
             c = L.lax.cond(L.np.sum(a) > 0.0, t, lambda v: v * a, c)
             return c, c[0]
         return L.lax.scan(body, x, xs)
@@ -576,11 +580,13 @@ def test_switch_clamps_the_index_on_both_sides() -> None:
 def test_map_batch_size_matches_jax(batch_size: int | None) -> None:
     # Batches of vmap(f) in a scan, the remainder after: same values and gradients.
     def f(L: Lib) -> Callable[[Any], Any]:
-        g = lambda r: {"s": L.np.sin(r) * r[0], "n": L.np.sum(r * r)}  # noqa: E731
+        def g(r):
+            return {"s": L.np.sin(r) * r[0], "n": L.np.sum(r * r)}
         return lambda xs: L.lax.map(g, xs, batch_size=batch_size)
     xs = np.linspace(-1.0, 1.0, 14, dtype=np.float32).reshape(7, 2)
     assert_close(f(PLAIT)(xs), f(JAX)(xs))
-    s = lambda L: lambda xs: L.np.sum(f(L)(xs)["s"]) + L.np.sum(f(L)(xs)["n"])  # noqa: E731
+    def s(L: Lib) -> Callable[[Any], Any]:
+        return lambda xs: L.np.sum(f(L)(xs)["s"]) + L.np.sum(f(L)(xs)["n"])
     assert_close(plait.grad(s(PLAIT))(xs), jax.grad(s(JAX))(xs))
 
 
@@ -629,7 +635,8 @@ JAX_WHILE_GRAD_MESSAGE = (
 @pytest.mark.parametrize("how", ["while_loop", "fori_loop_traced_bound", "vjp", "jacrev"])
 def test_reverse_mode_through_while_is_a_clear_error(how: str) -> None:
     def make(L: Lib) -> Callable[[], Any]:
-        f = lambda x: L.lax.while_loop(lambda c: L.np.all(c < 10.0), lambda c: c * 2.0, x)  # noqa: E731
+        def f(x):
+            return L.lax.while_loop(lambda c: L.np.all(c < 10.0), lambda c: c * 2.0, x)
         fori = L.jit(lambda x, n: L.lax.fori_loop(0, n, lambda i, c: c * 2.0, x))
         return {"while_loop": lambda: L.grad(f)(1.0),
                 "fori_loop_traced_bound": lambda: L.grad(fori)(1.0, 3),
@@ -646,14 +653,16 @@ def test_reverse_mode_through_while_is_a_clear_error(how: str) -> None:
 
 def test_jit_of_jvp_with_integer_outputs() -> None:
     def f(L: Lib) -> Callable[[Any], Any]:
-        g = lambda x: (x * 2.0, x.astype(L.np.int32), L.np.int32(3))  # noqa: E731
+        def g(x):
+            return x * 2.0, x.astype(L.np.int32), L.np.int32(3)
         return L.jit(lambda x: L.jvp(g, (x,), (x,)))
     assert_close(f(PLAIT)(X3), f(JAX)(X3))
 
 
 def test_forward_mode_through_while_matches_jax() -> None:
     def f(L: Lib) -> Callable[[Any], Any]:
-        body = lambda c: c * 1.5 + 1.0 + 0.1 * L.np.sin(c)  # noqa: E731
+        def body(c):
+            return c * 1.5 + 1.0 + 0.1 * L.np.sin(c)
         return lambda x: L.lax.while_loop(lambda c: L.np.all(c < 10.0), body, x)
     assert_close(plait.jvp(f(PLAIT), (1.0,), (1.0,)), jax.jvp(f(JAX), (1.0,), (1.0,)))
     assert_close(plait.jacfwd(f(PLAIT))(X3), jax.jacfwd(f(JAX))(X3))

@@ -262,7 +262,8 @@ def test_matches_jax(fn: Fn, transform: str) -> None:
 # -- custom_jvp: the motivating example --------------------------------------------
 
 def test_custom_jvp_gives_finite_gradients_where_plain_autodiff_gives_nan() -> None:
-    plain = lambda L: lambda x: L.np.log1p(L.np.exp(x))  # noqa: E731
+    def plain(L):
+        return lambda x: L.np.log1p(L.np.exp(x))
     for L in (JAX, PLAIT):
         assert np.isnan(float(L.grad(plain(L))(100.0)))
     assert float(plait.grad(log1pexp(PLAIT))(100.0)) == 1.0
@@ -277,7 +278,8 @@ def test_custom_jvp_gives_finite_gradients_where_plain_autodiff_gives_nan() -> N
 def test_second_derivative_uses_the_rule_of_the_nested_call() -> None:
     # The rule calls log1pexp again; differentiating the rule uses that call's rule.
     x = f32(-2.0, 0.5, 80.0)
-    f = lambda L: lambda x: L.grad(log1pexp(L))(x)  # noqa: E731
+    def f(L):
+        return lambda x: L.grad(log1pexp(L))(x)
     got = plait.vmap(plait.grad(f(PLAIT)))(x)
     assert_close(got, jax.vmap(jax.grad(f(JAX)))(x))
     s = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
@@ -334,7 +336,8 @@ def test_jacfwd_of_custom_vjp_equals_jacrev(name: str) -> None:
     *[pytest.param(n, marks=pytest.mark.slow) for n in LINEAR_BWD[1:]]])
 def test_hessian_of_custom_vjp_equals_jacfwd_of_jacrev(name: str) -> None:
     fn = next(f for f in FUNCTIONS if f.name == name)
-    s = lambda L: _scalar(L, fn.make(L))  # noqa: E731
+    def s(L):
+        return _scalar(L, fn.make(L))
     # JAX 0.10.2 refuses jacfwd(jacrev(f)) of most custom_vjp functions (forward mode
     # over the fwd rule: see test_jax_refuses_forward_mode); reverse over reverse
     # differentiates the same fwd and bwd.  (plait's hessian differentiates the reverse
@@ -349,7 +352,8 @@ def test_hessian_of_custom_vjp_equals_jacfwd_of_jacrev(name: str) -> None:
 def test_forward_over_forward_of_custom_vjp_equals_reverse_over_reverse(name: str) -> None:
     # Both forward passes go through the transposed bwd (the second one differentiates it).
     fn = next(f for f in FUNCTIONS if f.name == name)
-    f = lambda L: lambda x: fn.make(L)(x, *fn.args[1:])  # noqa: E731
+    def f(L):
+        return lambda x: fn.make(L)(x, *fn.args[1:])
     want = jax.jacrev(jax.jacrev(f(JAX)))(fn.args[0])
     assert_close(plait.jacfwd(plait.jacfwd(f(PLAIT)))(fn.args[0]), want, rtol=1e-4, atol=1e-4)
 

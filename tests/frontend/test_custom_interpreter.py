@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -11,13 +12,13 @@ import numpy as np
 import plait
 import plait.lax as plax
 import plait.numpy as pnp
-from plait.ir import Literal
+from plait.ir import Atom, Literal
 
 inverse_registry = {plax.exp_p: pnp.log, plax.tanh_p: pnp.arctanh}
 
 
 def inverse_jaxpr(jaxpr, consts, *args):
-    env = {}
+    env: dict[Atom, Any] = {}
 
     def read(var):
         return var.val if type(var) is Literal else env[var]

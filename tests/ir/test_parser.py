@@ -546,7 +546,8 @@ def _emit(draw: Draw, b: Builder, pool: list[Var], depth: int) -> Sequence[Var]:
                                  "squeeze", "dynamic_slice", "dynamic_update_slice", "clamp",
                                  "integer_pow", "round", "complex", "jit", "cond", "while",
                                  "scan"]))
-    any_aval: Callable[[ShapedArray], bool] = lambda a: True  # noqa: E731
+    def any_aval(a: ShapedArray) -> bool:
+        return True
     if kind == "unary":
         prim, ok = draw(st.sampled_from(_UNARY))
         return b.bind(prim, (_pick(draw, pool, lambda a: a.dtype in ok),))
