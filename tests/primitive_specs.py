@@ -32,6 +32,7 @@ from jax import lax
 
 from plait.ir import Builder, ClosedJaxpr, Literal, Primitive, ShapedArray, Var
 from plait.ir import primitives as P
+from plait.ir.primitives.indexing import combiner_jaxpr
 
 jax.config.update("jax_platforms", "cpu")
 
@@ -847,6 +848,117 @@ spec("iota", P.iota_p, lambda d, s: {"dtype": d, "shape": s, "dimension": len(s)
 spec("iota_first", P.iota_p, lambda d, s: {"dtype": d, "shape": s, "dimension": 0,
                                            "sharding": None},
      lambda rng, d, s: [], (I32, F32), shapes=((2, 3, 4),))
+
+# -- gather and scatter -----------------------------------------------------------------------
+# Case shape (5,): rows of a vector.  Case shape (2, 3, 4): index vectors into
+# dimensions (0, 2) with a (1, 2, 2) window (gather), or scatters into dimension 1
+# of windows (2, 4).
+
+_GDN_1 = P.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+_GDN_3 = P.GatherDimensionNumbers(offset_dims=(2, 3), collapsed_slice_dims=(0,),
+                                  start_index_map=(0, 2))
+_SDN_1 = P.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                   scatter_dims_to_operand_dims=(0,))
+_SDN_3 = P.ScatterDimensionNumbers(update_window_dims=(1, 2), inserted_window_dims=(1,),
+                                   scatter_dims_to_operand_dims=(1,))
+_MODES = {m.name: m for m in P.GatherScatterMode}
+
+
+def _gather_params(mode: str, fill: Any = None) -> ParamsFn:
+    def make(d: DType, s: Shape) -> dict[str, Any]:
+        one = len(s) == 1
+        return {"dimension_numbers": _GDN_1 if one else _GDN_3,
+                "slice_sizes": (1,) if one else (1, 2, 2), "indices_are_sorted": False,
+                "unique_indices": False, "mode": _MODES[mode],
+                "fill_value": fill if mode == "FILL_OR_DROP" else None}
+    return make
+
+
+def _gather_args(lo: int, hi: int, idx: DType = I32) -> ArgMaker:
+    # Starts drawn from [lo, size - window + hi]: hi > 0 or lo < 0 reaches out of bounds.
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        if len(s) == 1:
+            i = rng.integers(lo, s[0] + hi, size=(3, 1))
+        else:
+            i = np.stack([rng.integers(lo, 2 + hi, size=(2, 2)),
+                          rng.integers(lo, 3 + hi, size=(2, 2))], -1)
+        return [rand(rng, d, s), i.astype(idx)]
+    return make
+
+
+def _jax_gather(x: Any, i: Any, *, dimension_numbers: Any, mode: Any, **kw: Any) -> Any:
+    return lax.gather(x, i, lax.GatherDimensionNumbers(*dimension_numbers),
+                      mode=lax.GatherScatterMode(mode.value), **kw)
+
+
+# A fill value makes the gather affine, not linear; out-of-bounds promises break the
+# transpose (JAX: "gradients will not be correct").
+for _mode, _lo, _hi, _lin in [("PROMISE_IN_BOUNDS", 0, 0, (0,)), ("CLIP", -3, 3, (0,)),
+                              ("FILL_OR_DROP", -3, 3, ()), ("PROMISE_IN_BOUNDS", -3, 3, ())]:
+    _sfx = "" if _hi == 0 else f"_{_mode.lower()}_out_of_bounds"
+    spec(f"gather{_sfx}", P.gather_p, _gather_params(_mode, 0.5 if _hi else None),
+         _gather_args(_lo, _hi), ALL if _hi == 0 else (F32, I32, BOOL), shapes=NONSCALAR,
+         jax_fn=_jax_gather, differentiable=_mode != "PROMISE_IN_BOUNDS" or not _hi,
+         linear_in=_lin)
+spec("gather_fill_zero", P.gather_p, _gather_params("FILL_OR_DROP", 0), _gather_args(-3, 3),
+     (F32,), shapes=NONSCALAR, jax_fn=_jax_gather, differentiable=True, linear_in=(0,))
+spec("gather_fill_default", P.gather_p, _gather_params("FILL_OR_DROP"), _gather_args(-3, 3),
+     (F32, I8, U8, BOOL), shapes=NONSCALAR, jax_fn=_jax_gather)
+spec("gather_uint8_indices", P.gather_p, _gather_params("CLIP"), _gather_args(0, 3, U8), (F32,),
+     shapes=NONSCALAR, jax_fn=_jax_gather, differentiable=True, linear_in=(0,))
+
+
+def _scatter_params(prim: Primitive, mode: str, unique: bool = False) -> ParamsFn:
+    def make(d: DType, s: Shape) -> dict[str, Any]:
+        return {"dimension_numbers": _SDN_1 if len(s) == 1 else _SDN_3,
+                "indices_are_sorted": False, "unique_indices": unique, "mode": _MODES[mode],
+                "update_jaxpr": combiner_jaxpr(prim, d), "update_consts": ()}
+    return make
+
+
+def _scatter_args(lo: int, hi: int, unique: bool) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        n = s[0] if len(s) == 1 else s[1]
+        if unique:
+            i = rng.permutation(n)[:3]
+        else:
+            i = rng.integers(lo, n + hi, size=3)
+        ushape = (3,) if len(s) == 1 else (3, 2, 4)
+        return [rand(rng, d, s), i.astype(np.int32)[:, None], rand(rng, d, ushape)]
+    return make
+
+
+def _jax_scatter(name: str) -> Callable[..., Any]:
+    def run(x: Any, i: Any, u: Any, *, dimension_numbers: Any, mode: Any, update_jaxpr: Any,
+            update_consts: Any, **kw: Any) -> Any:
+        return getattr(lax, name)(x, i, u, lax.ScatterDimensionNumbers(*dimension_numbers),
+                                  mode=lax.GatherScatterMode(mode.value), **kw)
+    return run
+
+
+_SCATTER_SPECS = [
+    ("scatter", P.scatter_p, ALL, True, (0, 2)),
+    ("scatter_add", P.scatter_add_p, NUM, False, (0, 2)),
+    ("scatter_sub", P.scatter_sub_p, NUM, False, (0, 2)),
+    ("scatter_mul", P.scatter_mul_p, NUM, True, (0,)),
+    ("scatter_min", P.scatter_min_p, ORDERED, False, ()),
+    ("scatter_max", P.scatter_max_p, ORDERED, False, ()),
+]
+for _name, _prim, _dtypes, _unique, _linear in _SCATTER_SPECS:
+    spec(_name, _prim, _scatter_params(_prim, "FILL_OR_DROP", _unique),
+         _scatter_args(0, 0, _unique), _dtypes, shapes=NONSCALAR, jax_fn=_jax_scatter(_name),
+         differentiable=True, linear_in=_linear)
+    if not _unique:
+        for _mode in ("FILL_OR_DROP", "CLIP"):
+            spec(f"{_name}_{_mode.lower()}_out_of_bounds", _prim, _scatter_params(_prim, _mode),
+                 _scatter_args(-4, 4, False), (F32, I32), shapes=NONSCALAR,
+                 jax_fn=_jax_scatter(_name), linear_in=_linear,
+                 differentiable=_prim in (P.scatter_add_p, P.scatter_sub_p))
+spec("scatter_repeated_indices", P.scatter_p, _scatter_params(P.scatter_p, "FILL_OR_DROP"),
+     _scatter_args(0, 0, False), (F32,), shapes=NONSCALAR, jax_fn=_jax_scatter("scatter"),
+     differentiable=True)
+
+
 
 # -- jit ------------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ __all__ = [
     "Params", "EMPTY_PARAMS", "ParamDef", "Derived", "REQUIRED", "Show",
     "decode_int", "decode_bool", "decode_ints", "decode_optional_ints",
     "decode_dtype", "decode_optional_dtype", "decode_str", "decode_none",
-    "decode_nested_ints", "decode_enum", "decode_bools", "decode_any",
+    "decode_nested_ints", "decode_enum", "decode_bools", "decode_any", "ParsedCall",
 ]
 
 
@@ -97,6 +97,15 @@ class Derived:
     """
 
     fn: Callable[[Sequence[AbstractValue], Sequence[AbstractValue]], Any]
+
+
+@attrs.frozen
+class ParsedCall:
+    """A parameter printed as a constructor call, ``Name(key=value, ...)``, as the
+    parser reads it; the parameter's decoder builds the typed value."""
+
+    name: str
+    kwargs: tuple[tuple[str, Any], ...]
 
 
 Show: TypeAlias = Literal["always", "nondefault", "never"]

@@ -35,7 +35,7 @@ from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.errors import JaxprParseError, JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
-from plait.ir.params import REQUIRED, Params
+from plait.ir.params import REQUIRED, Params, ParsedCall
 from plait.ir.primitive import PRIMITIVES, Primitive
 
 __all__ = ["parse_jaxpr"]
@@ -44,7 +44,7 @@ _TOKEN: Final = re.compile(r"""
     (?P<ws>\s+)
   | (?P<complex>(?:\([-+0-9.eEinfa]*j\)|-?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan)j)(?![\w<>]))
   | (?P<num>-inf\b|-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)(?![\w<>]))
-  | (?P<word><[A-Za-z_][A-Za-z0-9_]*>|[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<word><[A-Za-z_][A-Za-z0-9_]*>|[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)
   | (?P<punct>[{}()\[\],;:=.])
 """, re.VERBOSE)
 
@@ -352,8 +352,28 @@ class _Parser:
         if t.kind == "complex":
             return complex(t.text)
         if t.kind == "word":
+            if self.is_punct("(") and self.peek(1).kind == "word" and self.is_punct("=", 2):
+                return self.call(t.text)
+            if self.is_punct(".") and self.peek(1).kind == "word":  # an enum member
+                self.next()
+                return f"{t.text}.{self.next().text}"
             return {"None": None, "True": True, "False": False}.get(t.text, t.text)
         self.error(f"expected a parameter value, but got {t.text or 'end of input'!r}", t)
+
+    def call(self, name: str) -> ParsedCall:
+        """``Name(key=value, ...)``, after ``Name``: a record such as dimension numbers."""
+        self.expect("(")
+        kwargs = []
+        while not self.is_punct(")"):
+            key = self.next()
+            if key.kind != "word":
+                self.error(f"expected a field name, but got {key.text or 'end of input'!r}", key)
+            self.expect("=")
+            kwargs.append((key.text, self.value()))
+            if not self.is_punct(")"):
+                self.expect(",")
+        self.next()
+        return ParsedCall(name, tuple(kwargs))
 
     def atom(self, scope: dict[str, Var]) -> tuple[Atom, int] | None:
         """The next operand and, if it may be read as a binder instead, its token index."""

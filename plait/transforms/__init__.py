@@ -9,6 +9,7 @@ from plait.transforms import batching_rules as _batching_rules  # noqa: F401  (r
 from plait.transforms import call_rules as _call_rules  # noqa: F401
 from plait.transforms import control_flow_rules as _control_flow_rules  # noqa: F401
 from plait.transforms import custom_rules as _custom_rules  # noqa: F401
+from plait.transforms import indexing_rules as _indexing_rules  # noqa: F401
 from plait.transforms import jvp_rules as _jvp_rules  # noqa: F401
 from plait.transforms import jvp_rules_structural as _jvp_rules_structural  # noqa: F401
 from plait.transforms import transpose_rules as _transpose_rules  # noqa: F401

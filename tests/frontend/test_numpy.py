@@ -1724,13 +1724,20 @@ def test_invalid_indices(index: Any, error: type) -> None:
 
 
 @pytest.mark.parametrize("index", [
-    [0, 1], np.array([0, 1]), (slice(None), [1, 2]), np.array([True, False, True, True]), True,
+    np.array([0, 1]), (slice(None), [1, 2]), np.array([True, False, True, True]), True,
     "plait-array"], ids=repr)
-def test_advanced_indexing_is_not_implemented(index: Any) -> None:
-    if isinstance(index, str):
-        index = pnp.asarray([0, 1])
-    with pytest.raises(NotImplementedError, match="advanced indexing|boolean"):
-        pnp.asarray(X)[index]
+def test_array_indices_match_jax(index: Any) -> None:
+    theirs = jnp.asarray(X)[jnp.asarray([0, 1]) if isinstance(index, str) else index]
+    ours = pnp.asarray(X)[pnp.asarray([0, 1]) if isinstance(index, str) else index]
+    assert_same(ours, theirs, repr(index))
+
+
+def test_a_list_index_is_refused_as_in_jax() -> None:
+    with pytest.raises(TypeError, match="non-tuple sequence") as theirs:
+        jnp.asarray(X)[[0, 1]]
+    with pytest.raises(TypeError) as ours:
+        pnp.asarray(X)[[0, 1]]
+    assert str(ours.value) == str(theirs.value).split("\n")[0]
 
 
 def test_traced_boolean_mask_is_jax_non_concrete_boolean_index_error() -> None:
@@ -1744,6 +1751,7 @@ def test_traced_boolean_mask_is_jax_non_concrete_boolean_index_error() -> None:
             plait.jit(f)(X, mask)
         assert isinstance(info.value, IndexError)
         assert "pnp.where(mask, x, fill_value)" in str(info.value)
+        assert "nonzero(mask, size=...)" in str(info.value)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -180,6 +180,17 @@ _CALLABLE_PARAMS = ("JAX prints Python callables as params (jvp=f, bwd=<lambda>,
                     "policy=<function ...>), which no text can restore; plait holds jaxprs instead")
 
 
+_GDN = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+_SDN = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                   scatter_dims_to_operand_dims=(0,))
+_IDX = np.array([[0], [2]], np.int32)
+
+
+def _scatter_example(fn: Any) -> list[Example]:
+    return [(lambda x, u: fn(x, _IDX, u, _SDN), (_f32(3, 4), _f32(2, 4))),
+            (lambda x, u: fn(x, _IDX, u, _SDN, mode="clip", unique_indices=True), (_f32(3, 4), _f32(2, 4)))]
+
+
 JAX_EXAMPLES: dict[str, list[Example]] = {
     "abs": _un(lax.abs) + _un(lax.abs, _c64(2)), "acos": _un(lax.acos), "acosh": _un(lax.acosh),
     "add": _bin(lax.add), "add_any": [(lambda x: add_jaxvals_p.bind(x, x), (_f32(2, 3),))],
@@ -282,6 +293,18 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "scan": [(lambda x: lax.scan(lambda c, y: (c + y, c * y), 0.0, x), (_f32(3),)),
              (lambda x: lax.scan(lambda c, y: (c + y, c * y), 0.0, x, reverse=True, unroll=2), (_f32(3),)),
              (lambda x: lax.fori_loop(0, 3, lambda i, c: c + i, x), (_f32(3),))],
+    "gather": [(lambda x, i: x[i], (_f32(3, 4), _IDX[:, 0])),
+               (lambda x: lax.gather(x, _IDX, _GDN, (1, 4), mode="fill", fill_value=-1.0), (_f32(3, 4),)),
+               (lambda x: lax.gather(x, _IDX, _GDN, (1, 4), mode="clip", indices_are_sorted=True), (_f32(3, 4),)),
+               (lambda x: jax.vmap(lambda r, i: r[i])(x, _IDX), (_f32(2, 4),),
+                "JAX prints the dimension numbers vmap makes with np.int64(...) entries")],
+    "scatter": _scatter_example(lax.scatter) + [
+        (lambda x: x.at[_IDX[:, 0]].apply(jnp.sin), (_f32(3, 4),))],
+    "scatter-add": _scatter_example(lax.scatter_add) + [(lambda x: x.at[_IDX[:, 0]].add(1.0), (_f32(3, 4),))],
+    "scatter-sub": _scatter_example(lax.scatter_sub),
+    "scatter-mul": _scatter_example(lax.scatter_mul),
+    "scatter-min": _scatter_example(lax.scatter_min),
+    "scatter-max": _scatter_example(lax.scatter_max) + [(lambda x: x.at[1].max(2), (_i32(3),))],
     "custom_jvp_call": [(lambda x: _custom_jvp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_vjp_call": [(lambda x: _custom_vjp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_lin": [(lambda x: jax.linearize(_custom_vjp, x)[1](x), (_f32(3),), _CALLABLE_PARAMS)],

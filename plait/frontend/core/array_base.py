@@ -125,6 +125,11 @@ class Array:
     def __getitem__(self, index: Any) -> Array:
         return _getitem(self, index)
 
+    @property
+    def at(self) -> IndexUpdateHelper:
+        """Functional indexed updates: ``x.at[idx].set(v)``, ``.add(v)``, ``.get()`` ..."""
+        return _at(self)
+
     # Arithmetic.
     def __neg__(self) -> Array: return _pnp.negative(self)
     def __pos__(self) -> Array: return _pnp.positive(self)
@@ -283,14 +288,18 @@ class Array:
 # the module itself.
 if TYPE_CHECKING:
     from plait.frontend import numpy as _pnp
+    from plait.frontend.numpy.at import IndexUpdateHelper
 else:
     _pnp = None
 _getitem: Callable[[Array, Any], Array]
+_at: Callable[[Array], IndexUpdateHelper]
 
 
-def set_array_namespace(namespace: Any, getitem: Callable[[Array, Any], Array]) -> None:
+def set_array_namespace(namespace: Any, getitem: Callable[[Array, Any], Array],
+                        at: Callable[[Array], IndexUpdateHelper]) -> None:
     """Make ``namespace`` (``plait.frontend.numpy``) the implementation of Array's
-    operators and methods, and ``getitem`` that of indexing."""
-    global _pnp, _getitem
+    operators and methods, ``getitem`` that of indexing and ``at`` that of ``x.at``."""
+    global _pnp, _getitem, _at
     _pnp = namespace
     _getitem = getitem
+    _at = at

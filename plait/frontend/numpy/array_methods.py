@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 from plait.frontend.core.array_base import set_array_namespace
+from plait.frontend.numpy.at import IndexUpdateHelper
 from plait.frontend.numpy.indexing import getitem
 
 __all__ = ["install_array_methods"]
@@ -19,4 +20,4 @@ __all__ = ["install_array_methods"]
 def install_array_methods() -> None:
     """Route ``Array``'s operators and methods to :mod:`plait.frontend.numpy`
     (called once, at the end of that package's import)."""
-    set_array_namespace(sys.modules["plait.frontend.numpy"], getitem)
+    set_array_namespace(sys.modules["plait.frontend.numpy"], getitem, IndexUpdateHelper)

@@ -18,6 +18,7 @@ from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import Tracer, is_concretizable
 from plait.frontend.numpy._core import aval_of, ndim, promote, shape
+from plait.frontend.numpy.gather_indexing import gather_getitem, is_advanced
 from plait.ir import dtypes as dt
 from plait.ir.errors import NonConcreteBooleanIndexError
 
@@ -81,8 +82,14 @@ def _expand(index: Any, nd: int) -> list[Any]:
 
 
 def getitem(x: Array, index: Any) -> Array:
-    """``x[index]`` for basic indices; out-of-bounds ints are clamped, as in JAX."""
+    """``x[index]``; out-of-bounds ints are clamped, as in JAX."""
     x, = promote("getitem", x)
+    if isinstance(index, list):
+        raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
+                        "allowed; use `arr[array(seq)]` instead of `arr[seq]`. See "
+                        "https://github.com/jax-ml/jax/issues/4564 for more information.")
+    if is_advanced(index):
+        return gather_getitem(x, index)
     s = shape(x)
     idx = _expand(index, ndim(x))
     dims = [e for e in idx if e is not None]

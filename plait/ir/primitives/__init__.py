@@ -75,6 +75,19 @@ from plait.ir.primitives.elementwise import (
                                              tanh_p,
                                              xor_p,
 )
+from plait.ir.primitives.indexing import (
+                                             SCATTERS,
+                                             GatherDimensionNumbers,
+                                             GatherScatterMode,
+                                             ScatterDimensionNumbers,
+                                             gather_p,
+                                             scatter_add_p,
+                                             scatter_max_p,
+                                             scatter_min_p,
+                                             scatter_mul_p,
+                                             scatter_p,
+                                             scatter_sub_p,
+)
 from plait.ir.primitives.linalg import dot_general_p
 from plait.ir.primitives.reductions import (
                                              argmax_p,
@@ -121,5 +134,7 @@ __all__ = [
     "dynamic_slice_p", "dynamic_update_slice_p",
     "iota_p", "pad_p", "reshape_p", "rev_p", "slice_p", "squeeze_p", "transpose_p", "jit_p",
     "cond_p", "scan_p", "while_p", "POLICIES", "RematPolicy", "custom_jvp_call_p", "custom_lin_p",
-    "custom_vjp_call_p", "remat_p",
+    "custom_vjp_call_p", "remat_p", "GatherDimensionNumbers", "GatherScatterMode",
+    "ScatterDimensionNumbers", "SCATTERS", "gather_p", "scatter_p", "scatter_add_p",
+    "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p",
 ]

@@ -1,3 +1,9 @@
 """NumPy implementations of every primitive, registered in :data:`plait.ir.impl_rules`."""
 
-from plait.ir.reference import calls, control_flow, elementwise, structural  # noqa: F401
+from plait.ir.reference import (  # noqa: F401
+    calls,
+    control_flow,
+    elementwise,
+    indexing,
+    structural,
+)

@@ -1,3 +1,9 @@
 """Lowering rules, one per primitive, registered in :data:`plait.lowering.lower.lowering_rules`."""
 
-from plait.lowering.rules import calls, control_flow, elementwise, structural  # noqa: F401
+from plait.lowering.rules import (  # noqa: F401
+    calls,
+    control_flow,
+    elementwise,
+    indexing,
+    structural,
+)

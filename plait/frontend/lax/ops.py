@@ -1,4 +1,4 @@
-"""``plait.lax``: thin wrappers over the primitives, with ``jax.lax``'s signatures.
+"""Thin wrappers over the non-indexing primitives, with ``jax.lax``'s signatures.
 
 Unlike :mod:`plait.numpy`, these do no implicit promotion between arrays:
 operands must share a dtype.  Python scalars are accepted and take the

@@ -1,0 +1,9 @@
+"""``plait.lax``'s functions: thin wrappers over the primitives, with ``jax.lax``'s
+signatures (``ops``: everything but indexing; ``slicing``: gather and scatter).
+
+No ``__all__`` here: the star imports re-export each module's own list, which
+mypy follows; ``plait.lax`` builds the public list from the two."""
+
+from plait.frontend.lax.ops import *  # noqa: F403
+from plait.frontend.lax.ops import bind_dynamic_slice as bind_dynamic_slice
+from plait.frontend.lax.slicing import *  # noqa: F403
