@@ -960,6 +960,26 @@ spec("scatter_repeated_indices", P.scatter_p, _scatter_params(P.scatter_p, "FILL
 
 
 
+# -- top_k ---------------------------------------------------------------------------------
+
+
+def _top_k_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    # Distinct values (ties are exercised by the lax tests): derivatives are well defined.
+    n = math.prod(s)
+    return [(rng.permutation(n).reshape(s) % 120).astype(d) if d.kind in "iub"
+            else (rng.permutation(n).reshape(s) * 0.25 - 3).astype(d)]
+
+
+def _top_k_params(which: str) -> ParamsFn:
+    return lambda d, s: {"k": min(2, s[_dim(which)(s)]), "axis": _dim(which)(s)}
+
+
+for _axis in ("first", "last"):
+    spec(f"top_k_{_axis}", P.top_k_p, _top_k_params(_axis), _top_k_args, (F32, I32, U8, F16),
+         shapes=NONSCALAR,
+         jax_fn=lambda x, k, axis: lax.top_k(x, k, axis=axis), differentiable=True)
+
+
 # -- jit ------------------------------------------------------------------------------------
 
 

@@ -55,7 +55,10 @@ class _InternedLiteral(type):
     def __call__(cls, value: Any, aval: ShapedArray) -> Any:
         table = cls._table
         tv = type(value)
-        if tv is not float or (value != 0.0 and value == value):
+        # Equal keys would conflate 0.0 with -0.0 (and miss NaN): those, and complex
+        # values (whose parts may be either), take the exact key below.
+        fast = tv is not complex and (tv is not float or (value != 0.0 and value == value))
+        if fast:
             try:  # the hot path: this exact value and type were used recently
                 return table.recent[(tv, value, aval)]
             except KeyError:
@@ -69,7 +72,7 @@ class _InternedLiteral(type):
         if lit is None:
             lit = super().__call__(scalar, aval)
             table.put(key, lit)
-        if type(scalar) is tv and (tv is not float or (value != 0.0 and value == value)):
+        if type(scalar) is tv and fast:
             table.put((tv, value, aval), lit)
         return lit
 

@@ -357,3 +357,39 @@ def _scatter_batch(prim: Primitive) -> Any:
 
 for _p in P.SCATTERS:
     batching_rules[_p] = _scatter_batch(_p)
+
+
+# -- top_k: its tangent is the tangent at the chosen indices --------------------------
+
+def take_along(e: Emitter, x: Atom, idx: Atom, axis: int) -> Var:
+    """``x`` indexed along ``axis`` by ``idx`` (same shape but that axis): a gather
+    pairing every other dimension."""
+    ia = shaped(idx.aval)
+    others = tuple(d for d in range(ia.ndim) if d != axis)
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                start_index_map=(axis,), operand_batching_dims=others,
+                                start_indices_batching_dims=others)
+    vectors = e.reshape(idx, ia.shape + (1,))
+    return gather(e, x, vectors, dn, (1,) * ia.ndim, GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _top_k_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *, k: int,
+               axis: int) -> tuple[list[Var], list[Tangent]]:
+    values, idx = e.bind(P.top_k_p, *primals, k=k, axis=axis)
+    t = tangents[0]
+    t_idx = Zero(tangent_aval(idx.aval))
+    if isinstance(t, Zero):
+        return [values, idx], [Zero(tangent_aval(values.aval)), t_idx]
+    return [values, idx], [take_along(e, t, idx, axis), t_idx]
+
+
+jvp_rules[P.top_k_p] = _top_k_jvp
+
+
+def _top_k_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, k: int,
+                 axis: int) -> Result:
+    x = bdim_to_front(e, vals[0], dims[0], size)
+    return e.bind(P.top_k_p, x, k=k, axis=axis + 1), [0, 0]
+
+
+batching_rules[P.top_k_p] = _top_k_batch

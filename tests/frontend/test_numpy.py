@@ -38,7 +38,9 @@ from plait.errors import (
 from plait.frontend.numpy._scalar_types import ScalarType
 from tests.frontend.test_counting import COVERED as COUNTING
 from tests.frontend.test_index_tricks import COVERED as INDEX_TRICKS
+from tests.frontend.test_interp_histograms import COVERED as INTERP_HISTOGRAMS
 from tests.frontend.test_searching import COVERED as SEARCHING
+from tests.frontend.test_take_put import COVERED as TAKE_PUT
 from tests.ir.jaxpr_corpus import merge_duplicates
 
 F32, I32, B, U8, I8, F16, BF16, C64 = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(bool),
@@ -563,8 +565,8 @@ def test_where_and_clip(exhaustive: bool) -> None:
     for a, lo, hi in CLIPS if exhaustive else CLIPS[:3] + CLIPS[-1:]:
         check("clip", a, min=lo, max=hi)
         check("clip", a, lo, hi)
-    with pytest.raises(NotImplementedError, match="one-argument"):
-        pnp.where(WHERE_CONDITIONS[0])
+    c = np.asarray(WHERE_CONDITIONS[0])
+    assert_same(pnp.where(c), jnp.where(c), "one-argument where")
 
 
 @pytest.mark.parametrize("decimals", [0, 2, -1, pytest.param(1, marks=pytest.mark.slow),
@@ -1923,7 +1925,8 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     "ones", "empty", "full", "eye", "identity", "zeros_like", "ones_like", "full_like",
     "empty_like", "arange", "linspace", "asarray", "array", "astype", "ndim", "shape", "size",
     "promote_types", "result_type", "dtype", "iinfo", "finfo", "issubdtype"} | set(EXTRA)
-    | INDEX_TRICKS | SEARCHING | COUNTING | {"choose"})
+    | INDEX_TRICKS | SEARCHING | COUNTING | TAKE_PUT
+    | INTERP_HISTOGRAMS | {"choose"})
 
 
 def test_every_function_with_a_jax_counterpart_is_tested() -> None:

@@ -41,7 +41,7 @@ def test_searchsorted_matches_jax(dtype: str, data: st.DataObject) -> None:
     a = np.sort(np.array(data.draw(st.lists(_values(dtype), max_size=8)), dtype))
     v = np.array(data.draw(st.lists(_values(dtype), min_size=1, max_size=6)), dtype)
     side = data.draw(st.sampled_from(["left", "right"]))
-    method = data.draw(st.sampled_from(["scan", "sort", "compare_all"]))
+    method = data.draw(st.sampled_from(["scan", "scan_unrolled", "sort", "compare_all"]))
     assert_same(pnp.searchsorted(a, v, side=side, method=method),
                 jnp.searchsorted(a, v, side=side, method=method), f"{a} {v} {side}")
     ours = plait.jit(lambda a, v: pnp.searchsorted(a, v, side=side))(a, v)
@@ -102,9 +102,17 @@ def test_isin_matches_jax(element: Any, tests: Any, invert: bool) -> None:
                 jnp.isin(element, tests, invert=invert), "jit")
 
 
+def test_searchsorted_with_a_sorter_matches_jax() -> None:
+    a = np.array([3.0, np.nan, 1.0, 2.0, 1.0], np.float32)
+    order = np.argsort(a)
+    v = np.array([0.0, 1.0, 2.5, np.nan, 9.0], np.float32)
+    for side in ("left", "right"):
+        for method in ("scan", "sort", "compare_all"):
+            assert_same(pnp.searchsorted(a, v, side, sorter=order, method=method),
+                        jnp.searchsorted(a, v, side, sorter=order, method=method), method)
+
+
 def test_bad_inputs() -> None:
-    with pytest.raises(NotImplementedError, match="sorter= needs a gather"):
-        pnp.searchsorted(np.array([1, 2]), 1, sorter=np.array([1, 0]))
     with pytest.raises(ValueError, match=r"expected a 1-d sorted array, but got shape \(2, 2\)"):
         pnp.searchsorted(np.ones((2, 2)), 1.0)
     with pytest.raises(ValueError, match="expected side 'left' or 'right', but got 'up'"):

@@ -305,6 +305,7 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "scatter-mul": _scatter_example(lax.scatter_mul),
     "scatter-min": _scatter_example(lax.scatter_min),
     "scatter-max": _scatter_example(lax.scatter_max) + [(lambda x: x.at[1].max(2), (_i32(3),))],
+    "top_k": [(lambda x: lax.top_k(x, 2), (_f32(2, 3),)), (lambda x: lax.top_k(x, 1, axis=0), (_i32(2, 3),))],
     "custom_jvp_call": [(lambda x: _custom_jvp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_vjp_call": [(lambda x: _custom_vjp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_lin": [(lambda x: jax.linearize(_custom_vjp, x)[1](x), (_f32(3),), _CALLABLE_PARAMS)],

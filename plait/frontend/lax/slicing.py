@@ -9,7 +9,7 @@ import numpy as np
 
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.trace_to_jaxpr import trace_to_jaxpr
-from plait.frontend.core.tracing import bind1
+from plait.frontend.core.tracing import bind1, bind_n
 from plait.frontend.core.tree_util import tree_structure
 from plait.frontend.lax.ops import (
     _operands,
@@ -37,7 +37,7 @@ from plait.ir.primitives.indexing import (
 __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
     "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
-    "scatter_apply", "index_take", "dynamic_update_index_in_dim",
+    "scatter_apply", "index_take", "dynamic_update_index_in_dim", "top_k",
 ]
 
 
@@ -176,3 +176,19 @@ def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int
     if len(_shape_of(update)) == len(shape) - 1:
         update = expand_dims(update, (axis,))
     return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
+def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Array, Array]:
+    """The ``k`` largest entries of ``operand`` along ``axis`` (NaN counts as largest;
+    ties keep index order) and their indices (int32)."""
+    nd = len(_shape_of(operand))
+    if nd == 0:
+        raise TypeError("top_k operand must have >= 1 dimension, got ()")
+    ax = int(axis)
+    if not -nd <= ax < nd:
+        raise ValueError(f"top_k: expected an axis in [{-nd}, {nd}), but got {axis}")
+    k = int(k)
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    values, indices = bind_n(P.top_k_p, operand, k=k, axis=ax % nd)
+    return values, indices

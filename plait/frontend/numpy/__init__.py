@@ -27,7 +27,13 @@ from plait.frontend.numpy.composite_ufuncs import (
     nan_to_num,
     sinc,
 )
-from plait.frontend.numpy.counting import bincount, histogram, histogram_bin_edges
+from plait.frontend.numpy.counting import (
+    bincount,
+    histogram,
+    histogram2d,
+    histogram_bin_edges,
+    histogramdd,
+)
 from plait.frontend.numpy.creation import (
     arange,
     array,
@@ -66,6 +72,8 @@ from plait.frontend.numpy.index_tricks import (
     triu_indices_from,
     unravel_index,
 )
+from plait.frontend.numpy.insert_delete import delete, insert
+from plait.frontend.numpy.interpolation import interp
 from plait.frontend.numpy.joining import (
     append,
     array_split,
@@ -123,7 +131,9 @@ from plait.frontend.numpy.matrices import (
     triu,
     vecdot,
 )
+from plait.frontend.numpy.nonzero import argwhere, flatnonzero, mask_indices, nonzero, where
 from plait.frontend.numpy.padding import pad
+from plait.frontend.numpy.partitioning import argpartition, lexsort, partition, sort_complex
 from plait.frontend.numpy.rearranging import fliplr, flipud, roll, rollaxis, rot90
 from plait.frontend.numpy.reductions import (
     all,
@@ -156,6 +166,15 @@ from plait.frontend.numpy.statistics import (
     nanmin,
     nanprod,
     nansum,
+)
+from plait.frontend.numpy.take_put import (
+    compress,
+    extract,
+    place,
+    put,
+    put_along_axis,
+    take,
+    take_along_axis,
 )
 from plait.frontend.numpy.ufuncs import (
     abs,
@@ -237,7 +256,6 @@ from plait.frontend.numpy.ufuncs import (
     tanh,
     true_divide,
     trunc,
-    where,
 )
 from plait.ir import dtypes as _dt
 
@@ -320,6 +338,10 @@ __all__ = [
     "negative", "nextafter", "not_equal", "positive", "power", "rad2deg", "real",
     "reciprocal", "remainder", "rint", "round", "rsqrt", "sign", "signbit", "sin", "sinh",
     "sqrt", "square", "subtract", "tan", "tanh", "true_divide", "trunc", "where",
+    "nonzero", "flatnonzero", "argwhere", "take", "take_along_axis",
+    "put", "put_along_axis", "place", "compress", "extract", "lexsort", "partition",
+    "argpartition", "sort_complex", "insert", "delete", "interp", "mask_indices",
+    "histogram2d", "histogramdd",
     "promote_types", "result_type", "bool_", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "bfloat16", "float16", "float32", "float64", "complex64",
     "complex128", "dtype", "iinfo", "finfo", "issubdtype", "pi", "e", "inf", "nan", "newaxis",

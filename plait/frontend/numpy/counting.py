@@ -1,14 +1,16 @@
-"""Counting into bins: ``bincount``, ``histogram_bin_edges``, ``histogram``.
+"""Counting into bins: ``bincount``, ``histogram_bin_edges``, ``histogram``,
+``histogram2d``, ``histogramdd``.
 
-Results equal ``jax.numpy``'s. JAX adds into the bins with a scatter-add; until
-plait has scatters, each bin sums a comparison of every value with its index
-(``len(values) * n_bins`` work, the same numbers).
+Results equal ``jax.numpy``'s; as in JAX, values add into their bins with a
+scatter-add (``zeros.at[index].add(weights)``), dropping indices past the end.
 """
 
 from __future__ import annotations
 
 import builtins
+import math
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,20 +21,17 @@ from plait.frontend.core.promotion import result_type
 from plait.frontend.numpy import reductions, ufuncs
 from plait.frontend.numpy._core import ndim, shape
 from plait.frontend.numpy.creation import asarray, linspace, ones_like
-from plait.frontend.numpy.manipulation import ravel, reshape
+from plait.frontend.numpy.index_tricks import ix_, ravel_multi_index
+from plait.frontend.numpy.manipulation import ravel, reshape, stack
 from plait.frontend.numpy.searching import searchsorted
 from plait.ir import dtypes as dt
 
-__all__ = ["bincount", "histogram_bin_edges", "histogram"]
+__all__ = ["bincount", "histogram_bin_edges", "histogram", "histogramdd", "histogram2d"]
 
 
 def _sum_into_bins(bin_index: Array, weights: Array, n_bins: int) -> Array:
     """``out[k] = sum(weights[bin_index == k])`` for ``k < n_bins``; other indices drop."""
-    bins = lax.broadcast_in_dim(lax.iota(bin_index.dtype, n_bins), (n_bins, 1), (0,))
-    hit = ufuncs.equal(bins, reshape(bin_index, (1, -1)))
-    zero = lax.full((), 0, weights.dtype)
-    return reductions.sum(ufuncs.where(hit, reshape(weights, (1, -1)), zero), axis=1,
-                          dtype=weights.dtype)
+    return lax.full((n_bins,), 0, weights.dtype).at[bin_index].add(weights, mode="drop")
 
 
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
@@ -112,3 +111,64 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,
         widths = ufuncs.subtract(edges[1:], edges[:-1])
         counts = ufuncs.divide(ufuncs.divide(counts, widths), reductions.sum(counts))
     return counts, edges
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Sequence[Any] | None = None,
+                weights: Any = None, density: bool | None = None) -> tuple[Array, list[Array]]:
+    """The counts of the ``(N, D)`` points ``sample`` in a grid of bins (``bins`` per
+    dimension, or one number or edge array for all), and each dimension's edges."""
+    data = asarray(sample)
+    data = data.astype(_inexact(data.dtype))
+    if weights is not None:
+        weights = asarray(weights)
+        if shape(weights) != shape(data)[:1]:
+            raise ValueError("should have one weight for each sample.")
+    n, d = shape(data)
+    if range is not None and (len(range) != d or any(
+            r is not None and np.shape(r)[0] != 2 for r in range)):
+        raise ValueError(f"For sample.shape={(n, d)}, range must be a sequence of {d} pairs "
+                         f"or Nones; got range={range}")
+    try:
+        per_dim = list(bins)
+    except TypeError:  # one bin count for every dimension
+        per_dim = [bins] * d
+    else:
+        if len(per_dim) != d:
+            raise ValueError("should be a bin for each dimension.")
+    indices, edges = [], []
+    for i in builtins.range(d):
+        column = data[:, i]
+        e = histogram_bin_edges(column, per_dim[i], None if range is None else range[i])
+        index = searchsorted(e, column, side="right")
+        indices.append(ufuncs.where(ufuncs.equal(column, e[-1]), index - 1, index))
+        edges.append(e)
+    n_bins = tuple(shape(e)[0] + 1 for e in edges)
+    flat = ravel_multi_index(tuple(indices), n_bins, mode="clip")
+    hist = reshape(bincount(flat, weights, length=math.prod(n_bins)), n_bins)
+    hist = hist[(slice(1, -1),) * d]
+    if density:
+        hist = hist.astype(data.dtype)
+        hist = ufuncs.divide(hist, reductions.sum(hist))
+        for width in ix_(*(ufuncs.subtract(e[1:], e[:-1]) for e in edges)):
+            hist = ufuncs.divide(hist, width)
+    return hist, edges
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Sequence[Any] | None = None,
+                weights: Any = None, density: bool | None = None
+                ) -> tuple[Array, Array, Array]:
+    """:func:`histogramdd` of the points ``(x[i], y[i])``; returns the counts and the
+    x and y edges."""
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):  # one array of edges for both
+        bins = [asarray(bins), asarray(bins)]
+    points = stack([asarray(x), asarray(y)], axis=1)
+    hist, edges = histogramdd(points, bins, range, weights, density)
+    return hist, edges[0], edges[1]
+
+
+def _inexact(d: np.dtype[Any]) -> np.dtype[Any]:
+    return d if dt.is_inexact(d) else dt.canonicalize(np.dtype(float))

@@ -1,10 +1,10 @@
 """Searching sorted arrays and testing membership: ``searchsorted``, ``digitize``, ``isin``.
 
 Results equal ``jax.numpy``'s, in NumPy's total order (NaNs last, ``-0.0`` equal to
-``0.0``). Every ``method`` is computed the way JAX's ``'compare_all'`` is: each query
-is compared with every element. That costs ``O(len(a) * len(v))``, where JAX's
-default binary search (a gather per step) costs ``O(len(v) * log(len(a)))``;
-plait has no gather yet.
+``0.0``), with JAX's methods: ``'scan'`` (the default) and ``'scan_unrolled'`` are a
+binary search, one gather per halving (in a ``fori_loop``, or unrolled);
+``'sort'`` ranks queries and elements in one sort; ``'compare_all'`` compares each
+query with every element.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from plait.frontend import lax
+from plait.frontend.api.control_flow import fori_loop
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import result_type
 from plait.frontend.numpy import reductions, ufuncs
@@ -48,27 +50,68 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
 
     ``side='left'`` gives the first such position, ``'right'`` the last.
 
+    ``sorter``: indices that sort ``a`` (as ``argsort`` gives), when it is not sorted.
+
     Raises:
       ValueError: ``a`` is not 1-d, or ``side`` or ``method`` is unknown.
-      NotImplementedError: a ``sorter`` (it needs a gather, which plait lacks yet).
     """
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: expected side 'left' or 'right', but got {side!r}")
     if method not in _METHODS:
         raise ValueError(f"searchsorted: expected method in {_METHODS}, but got {method!r}")
-    if sorter is not None:
-        raise NotImplementedError("searchsorted: sorter= needs a gather, which plait does not "
-                                  "support yet; sort a first")
     a, v = asarray(a), asarray(v)
     if ndim(a) != 1:
         raise ValueError(f"searchsorted: expected a 1-d sorted array, but got shape "
                          f"{tuple(shape(a))}")
     common = result_type(a, v)
     a, v = a.astype(common), v.astype(common)
+    if sorter is not None:
+        a = a[asarray(sorter)]
+    n = shape(a)[0]
+    index_dtype = dt.canonicalize(np.dtype(int)) if n > 2**31 - 1 else dt.int32
+    if n == 0:
+        return lax.full(shape(v), 0, index_dtype)
+    if method in ("scan", "scan_unrolled"):
+        return _binary_search(a, v, side, method == "scan_unrolled").astype(index_dtype)
+    if method == "sort":
+        return _by_sorting(a, v, side).astype(index_dtype)
     # One row per query: how many elements of a come before it.
     before = _before(a, expand_dims(v, -1), strict=(side == "left"))
-    index_dtype = dt.canonicalize(np.dtype(int)) if shape(a)[0] > 2**31 - 1 else dt.int32
     return reductions.sum(before, axis=-1, dtype=index_dtype)
+
+
+def _binary_search(a: Array, v: Array, side: str, unrolled: bool) -> Array:
+    # The insertion point stays in [low, high]; each step halves it with one gather.
+    n = shape(a)[0]
+    levels = int(np.ceil(np.log2(n + 1)))
+
+    def step(_: Any, bounds: tuple[Array, Array]) -> tuple[Array, Array]:
+        low, high = bounds
+        mid = low + (high - low) // 2
+        go_left = _before(v, a[mid], strict=(side == "right"))
+        return ufuncs.where(go_left, low, mid), ufuncs.where(go_left, mid, high)
+    bounds = (lax.full(shape(v), 0, dt.uint32), lax.full(shape(v), n, dt.uint32))
+    if unrolled:
+        for i in range(levels):
+            bounds = step(i, bounds)
+    else:
+        bounds = fori_loop(0, levels, step, bounds)
+    return bounds[1]
+
+
+def _by_sorting(a: Array, v: Array, side: str) -> Array:
+    # A query's insertion point is its rank among queries and elements together, less
+    # its rank among the queries.
+    def rank(x: Array) -> Array:
+        idx = lax.iota(dt.int32, shape(x)[0])
+        return lax.full(shape(idx), 0, dt.int32).at[lax.sort((x, idx), num_keys=1)[1]].set(idx)
+    q = ravel(v)
+    nq = shape(q)[0]
+    if side == "left":
+        both = rank(lax.concatenate([q, a], 0))[:nq]
+    else:
+        both = rank(lax.concatenate([a, q], 0))[shape(a)[0]:]
+    return lax.reshape(both - rank(q), shape(v))
 
 
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Array:

@@ -104,7 +104,7 @@ from plait.ir.primitives.reductions import (
                                              reduce_sum_p,
                                              reduce_xor_p,
 )
-from plait.ir.primitives.sorting import sort_p
+from plait.ir.primitives.sorting import sort_p, top_k_p
 from plait.ir.primitives.structural import (
                                              broadcast_in_dim_p,
                                              concatenate_p,
@@ -136,5 +136,5 @@ __all__ = [
     "cond_p", "scan_p", "while_p", "POLICIES", "RematPolicy", "custom_jvp_call_p", "custom_lin_p",
     "custom_vjp_call_p", "remat_p", "GatherDimensionNumbers", "GatherScatterMode",
     "ScatterDimensionNumbers", "SCATTERS", "gather_p", "scatter_p", "scatter_add_p",
-    "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p",
+    "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p", "top_k_p",
 ]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.params import ParamDef, decode_bool, decode_int
 from plait.ir.primitive import Primitive
-from plait.ir.primitives._typing import ANY, check_axes, check_dtype, fail
+from plait.ir.primitives._typing import ANY, ORDERED, check_axes, check_dtype, fail
 
 
 def _sort_rule(*xs: ShapedArray, dimension: int, is_stable: bool,
@@ -27,3 +28,24 @@ sort_p = Primitive("sort", _sort_rule, (
     ParamDef("is_stable", True, decode=decode_bool),
     ParamDef("num_keys", 1, decode=decode_int),
 ), multiple_results=True)
+
+
+def _top_k_rule(x: ShapedArray, *, k: int, axis: int) -> tuple[ShapedArray, ...]:
+    check_dtype(x, ORDERED, "top_k operand")
+    if x.ndim == 0:
+        fail(f"expected an operand of rank at least 1, but got {x.str_short()}")
+    check_axes((axis,), x.ndim, "axis")
+    if type(k) is not int or not 0 <= k <= x.shape[axis]:
+        fail(f"expected k in [0, {x.shape[axis]}] (the size of axis {axis} of "
+             f"{x.str_short()}), but got {k!r}")
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
+    # (The indices are weak when the operand is: JAX's typing, kept for equal jaxprs.)
+    return (ShapedArray(shape, x.dtype, x.weak_type), ShapedArray(shape, dt.int32, x.weak_type))
+
+
+top_k_p = Primitive("top_k", _top_k_rule, (
+    ParamDef("k", decode=decode_int),
+    ParamDef("axis", decode=decode_int),
+), multiple_results=True)
+"""The ``k`` largest entries along ``axis`` (NaN first, ties by index) and their
+indices."""

@@ -252,3 +252,20 @@ def _sort(*xs: np.ndarray, dimension: int, is_stable: bool, num_keys: int) -> li
 
 
 impl_rules[P.sort_p] = _sort
+
+
+def _top_k(x: np.ndarray, *, k: int, axis: int) -> list[np.ndarray]:
+    # Descending, NaNs first, ties (and -0.0 with +0.0) in index order: a stable sort of
+    # the negated keys, NaNs given the smallest key.
+    moved = np.moveaxis(x, axis, -1)
+    key = moved.astype(np.float64) if dt.is_float(moved.dtype) else moved.astype(np.int64)
+    if dt.is_bool(x.dtype):
+        key = moved.astype(np.int64)
+    neg = np.where(np.isnan(key), -np.inf, -key) if dt.is_float(moved.dtype) else -key
+    nan_first = ~np.isnan(key) if dt.is_float(moved.dtype) else np.zeros(key.shape, bool)
+    order = np.lexsort((neg, nan_first), axis=-1)[..., :k]
+    values = np.take_along_axis(moved, order, axis=-1)
+    return [np.moveaxis(values, -1, axis), np.moveaxis(order.astype(np.int32), -1, axis)]
+
+
+impl_rules[P.top_k_p] = _top_k

@@ -306,3 +306,24 @@ def _sort(ctx: LoweringContext, *xs: Value, dimension: int, is_stable: bool,
     attrs = f"dimension = {dimension} : i64, is_stable = {'true' if is_stable else 'false'}"
     return fn.op("stablehlo.sort", list(xs), [tensor_type(a) for a in ctx.avals_out], attrs,
                  [region.text([result])])
+
+
+@register(P.top_k_p)
+def _top_k(ctx: LoweringContext, x: Value, *, k: int, axis: int) -> Sequence[Value]:
+    # chlo.top_k works on the last dimension: swap the axis with it and back (as JAX).
+    fn = ctx.fn
+    xa = shaped(ctx.avals_in[0])
+    last = xa.ndim - 1
+    if axis == last:
+        return fn.op("chlo.top_k", [x], [tensor_type(a) for a in ctx.avals_out],
+                     f"k = {k} : i64")
+    perm = list(range(xa.ndim))
+    perm[axis], perm[last] = last, axis
+    swapped = tuple(xa.shape[d] for d in perm)
+    x = fn.op1("stablehlo.transpose", [x], tensor_type((swapped, xa.dtype)),
+               f"permutation = {i64_array(perm)}")
+    moved = swapped[:-1] + (k,)
+    outs = fn.op("chlo.top_k", [x], [tensor_type((moved, xa.dtype)),
+                                      tensor_type((moved, dt.int32))], f"k = {k} : i64")
+    return [fn.op1("stablehlo.transpose", [o], tensor_type(a), f"permutation = {i64_array(perm)}")
+            for o, a in zip(outs, ctx.avals_out)]
