@@ -96,8 +96,9 @@ def test_digitize_empty_bins_and_gradient() -> None:
     (np.array([1, 2], np.int8), np.array([2.0, 9.5]))], ids=range(5))
 @pytest.mark.parametrize("invert", [False, True])
 def test_isin_matches_jax(element: Any, tests: Any, invert: bool) -> None:
-    assert_same(pnp.isin(element, tests, invert=invert),
-                jnp.isin(element, tests, invert=invert), "isin")
+    for method in ("auto", "compare_all", "binary_search", "sort"):
+        assert_same(pnp.isin(element, tests, invert=invert, method=method),
+                    jnp.isin(element, tests, invert=invert, method=method), method)
     assert_same(plait.jit(lambda e, t: pnp.isin(e, t, invert=invert))(element, tests),
                 jnp.isin(element, tests, invert=invert), "jit")
 

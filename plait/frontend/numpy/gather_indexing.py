@@ -289,8 +289,9 @@ def _broadcast(arrays: list[Any]) -> list[Any]:
     try:
         target = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
-                         "with shapes " + " ".join(str(s) for s in shapes)) from None
+        # (ValueError, as JAX; NumPy raises IndexError.)
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}: the index "
+                         "arrays must broadcast together") from None
     out = []
     for a, s in zip(arrays, shapes):
         if s != target:

@@ -141,5 +141,10 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
         raise ValueError(f"isin: expected method 'auto', 'compare_all', 'binary_search' or "
                          f"'sort', but got {method!r}")
     element, tests = asarray(element), ravel(asarray(test_elements))
-    found = reductions.any(ufuncs.equal(expand_dims(element, -1), tests), axis=-1)
+    if method in ("auto", "compare_all") or tests.size == 0:  # JAX's 'auto' compares all
+        found = reductions.any(ufuncs.equal(expand_dims(element, -1), tests), axis=-1)
+    else:  # 'binary_search', and 'sort' (the same answers): look up in the sorted tests
+        common = result_type(element, tests)
+        element, tests = element.astype(common), lax.sort(tests.astype(common))
+        found = ufuncs.equal(element, tests[searchsorted(tests, element)])
     return ufuncs.logical_not(found) if invert else found
