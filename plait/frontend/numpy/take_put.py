@@ -10,6 +10,7 @@ value, or a static ``size=``, as in JAX.
 from __future__ import annotations
 
 import operator
+import string
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike, ndim, shape
+from plait.frontend.numpy.einsum import einsum
 from plait.frontend.numpy.index_tricks import unravel_index
 from plait.frontend.numpy.manipulation import (
     argsort,
@@ -128,6 +130,8 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1,
         idx = lax.convert_element_type(idx, d)
     if wrap_negative_indices:
         idx = _normalized(idx, size)
+    if mode == "one_hot":
+        return _take_one_hot(a, idx, ax, size)
     index_dims = [d for d, s in enumerate(i_shape) if d == ax or s != 1]
     idx = reshape(idx, (*(out_shape[d] for d in index_dims), 1))
     slice_sizes, offset, start_map, collapsed, obatch, ibatch, squeeze = [], [], [], [], [], [], []
@@ -158,6 +162,20 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1,
                                 tuple(obatch), tuple(ibatch))
     return lax.gather(a, idx, dn, slice_sizes, mode="fill" if mode is None else mode,
                       fill_value=fill_value)
+
+
+def _take_one_hot(a: Array, idx: Array, axis: int, size: int) -> Array:
+    # A contraction with the one-hot encoding of the indices (JAX's mode="one_hot").
+    hot = lax.eq(lax.expand_dims(idx, (ndim(idx),)),
+                 lax.broadcast_in_dim(lax.iota(idx.dtype, size), (*shape(idx), size),
+                                      (ndim(idx),)))
+    if ndim(a) == 1:
+        return einsum("...b,b->...", hot, a, preferred_element_type=a.dtype)
+    if axis > len(string.ascii_letters) - 2:
+        raise ValueError("One Hot indexing is only supported for up to 50 leading dimensions.")
+    labels = string.ascii_letters[:axis]
+    return einsum(f"{labels}y...z,{labels}z...->{labels}y...", hot, a,
+                  preferred_element_type=a.dtype)
 
 
 def _inplace_error(name: str) -> ValueError:
