@@ -300,6 +300,30 @@ for _p in [P.exp_p, P.log_p, P.log1p_p, P.expm1_p, P.tanh_p, P.logistic_p, P.sin
 for _p in [P.asin_p, P.atan_p, P.sinh_p, P.cosh_p, P.asinh_p, P.acosh_p, P.atanh_p]:
     special_spec(_p.name, _p, {}, (F32,), tol=2)
 
+# -- special functions ----------------------------------------------------------------------
+# The reference computes in float64; XLA's float32 approximations are within a few ulps
+# away from poles.
+
+for _p, _maker in [(P.erf_p, _uniform(-3, 3)), (P.erfc_p, _uniform(-2, 3)),
+                   (P.erf_inv_p, _uniform(-0.95, 0.95)), (P.lgamma_p, _uniform(0.1, 8)),
+                   (P.digamma_p, _uniform(0.2, 8))]:
+    spec(_p.name, _p, {}, _maker, (F32, F16), tol=32, differentiable=True)
+spec("lgamma_negative", P.lgamma_p, {}, _uniform(-3.9, -3.1), (F32,), tol=64,
+     differentiable=True)
+for _p in [P.erf_p, P.erfc_p, P.erf_inv_p, P.lgamma_p, P.digamma_p]:
+    special_spec(_p.name, _p, {}, (F32,), tol=32)
+
+
+def _polygamma_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    return [rng.integers(0, 4, s).astype(d), rand(rng, d, s, 0.5, 6)]
+
+
+# (Their derivatives exist in one operand only: tests/frontend/test_special.py.)
+spec("polygamma", P.polygamma_p, {}, _polygamma_args, (F32,), tol=64)
+spec("zeta", P.zeta_p, {}, lambda rng, d, s: [rand(rng, d, s, 1.5, 6), rand(rng, d, s, 0.5, 6)],
+     (F32,), tol=64)
+
+
 # -- unary, no params ------------------------------------------------------------------------
 
 spec("neg", P.neg_p, {}, _uniform(-100, 100), NUM, differentiable=True, linear_in=(0,))

@@ -215,3 +215,29 @@ def _convert_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent
 
 
 jvp_rules[P.convert_element_type_p] = _convert_jvp
+
+
+# -- special functions ---------------------------------------------------------------
+
+def _gauss(e: Emitter, x: Atom, scale: float) -> Var:
+    # scale * exp(-x^2): the derivative of erf (scale 2/sqrt(pi)) and erfc.
+    return e.mul(_c(e, x, scale), e.unary(P.exp_p, e.neg(_sq(e, x)), accuracy=None))
+
+
+def _no_gradient(name: str, operand: str) -> Any:
+    def partial(e: Emitter, t: Atom, *_: Atom, **__: Any) -> Atom:
+        raise ValueError(f"{name} gradient with respect to {operand} is not supported")
+    return partial
+
+
+defjvp(P.erf_p, lambda e, t, x, **_: e.mul(t, _gauss(e, x, 2 / math.sqrt(math.pi))))
+defjvp(P.erfc_p, lambda e, t, x, **_: e.mul(t, _gauss(e, x, -2 / math.sqrt(math.pi))))
+defjvp2(P.erf_inv_p, lambda e, t, ans, x, **_: e.mul(
+    t, e.mul(_c(e, x, math.sqrt(math.pi) / 2), e.unary(P.exp_p, _sq(e, ans), accuracy=None))))
+defjvp(P.lgamma_p, lambda e, t, x, **_: e.mul(t, e.unary(P.digamma_p, x)))
+defjvp(P.digamma_p, lambda e, t, x, **_: e.mul(t, e.bind1(P.polygamma_p, _c(e, x, 1), x)))
+defjvp(P.polygamma_p, _no_gradient("polygamma", "m"),
+       lambda e, t, m, x, **_: e.mul(t, e.bind1(P.polygamma_p, e.add(m, _c(e, m, 1)), x)))
+# d/dq zeta(s, q) = -s zeta(s + 1, q); JAX defines no derivative of zeta at all.
+defjvp(P.zeta_p, _no_gradient("zeta", "s"), lambda e, t, s, q, **_: e.mul(
+    t, e.neg(e.mul(s, e.bind1(P.zeta_p, e.add(s, _c(e, s, 1)), q)))))

@@ -39,6 +39,7 @@ __all__ = [
     "sort_key_val", "full", "full_like", "square", "reciprocal", "RoundingMethod", "copy",
     "dynamic_index_in_dim", "index_in_dim", "slice_in_dim", "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim", "collapse", "real", "imag", "conj", "complex",
+    "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta",
 ]
 
 
@@ -109,6 +110,11 @@ logistic = _unary(P.logistic_p)
 sin = _unary(P.sin_p)
 cos = _unary(P.cos_p)
 tan = _unary(P.tan_p)
+erf = _unary(P.erf_p)
+erfc = _unary(P.erfc_p)
+erf_inv = _unary(P.erf_inv_p)
+lgamma = _unary(P.lgamma_p)
+digamma = _unary(P.digamma_p)
 asin = _unary(P.asin_p)
 acos = _unary(P.acos_p)
 atan = _unary(P.atan_p)
@@ -136,6 +142,8 @@ max = _binary(P.max_p)
 min = _binary(P.min_p)
 atan2 = _binary(P.atan2_p)
 nextafter = _binary(P.nextafter_p)
+polygamma = _binary(P.polygamma_p)
+zeta = _binary(P.zeta_p)
 complex = _binary(P.complex_p)
 bitwise_and = _binary(P.and_p)
 bitwise_or = _binary(P.or_p)

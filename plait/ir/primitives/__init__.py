@@ -105,6 +105,15 @@ from plait.ir.primitives.reductions import (
                                              reduce_xor_p,
 )
 from plait.ir.primitives.sorting import sort_p, top_k_p
+from plait.ir.primitives.special import (
+                                             digamma_p,
+                                             erf_inv_p,
+                                             erf_p,
+                                             erfc_p,
+                                             lgamma_p,
+                                             polygamma_p,
+                                             zeta_p,
+)
 from plait.ir.primitives.structural import (
                                              broadcast_in_dim_p,
                                              concatenate_p,
@@ -137,4 +146,5 @@ __all__ = [
     "custom_vjp_call_p", "remat_p", "GatherDimensionNumbers", "GatherScatterMode",
     "ScatterDimensionNumbers", "SCATTERS", "gather_p", "scatter_p", "scatter_add_p",
     "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p", "top_k_p",
+    "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p", "polygamma_p", "zeta_p",
 ]

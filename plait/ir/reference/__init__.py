@@ -5,5 +5,6 @@ from plait.ir.reference import (  # noqa: F401
     control_flow,
     elementwise,
     indexing,
+    special,
     structural,
 )

@@ -34,6 +34,9 @@ _SIMPLE = {
     P.min_p: "stablehlo.minimum", P.atan2_p: "stablehlo.atan2",
     P.nextafter_p: "chlo.next_after", P.and_p: "stablehlo.and", P.or_p: "stablehlo.or",
     P.xor_p: "stablehlo.xor", P.complex_p: "stablehlo.complex",
+    P.erf_p: "chlo.erf", P.erfc_p: "chlo.erfc", P.erf_inv_p: "chlo.erf_inv",
+    P.lgamma_p: "chlo.lgamma", P.digamma_p: "chlo.digamma", P.polygamma_p: "chlo.polygamma",
+    P.zeta_p: "chlo.zeta",
 }
 for _prim, _name in _SIMPLE.items():
     lowering_rules[_prim] = nary(_name)

@@ -1,0 +1,126 @@
+"""Reference rules of the special functions, computed in float64 (XLA's edge cases:
+poles give inf or NaN as CHLO defines them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from plait.ir import primitives as P
+from plait.ir.reference.elementwise import _def
+
+
+def _vectorized(fn: Callable[[float], float]) -> Callable[..., np.ndarray]:
+    def rule(x: np.ndarray, **_: Any) -> np.ndarray:
+        flat = np.asarray(x, np.float64).ravel()
+        out = np.array([fn(float(v)) for v in flat], np.float64)
+        return out.reshape(np.shape(x)).astype(x.dtype)
+    return rule
+
+
+def _whole(x: float) -> bool:
+    return math.isfinite(x) and x == math.floor(x)
+
+
+def _lgamma(x: float) -> float:
+    if not math.isfinite(x):
+        return x if x != x else math.inf
+    if x <= 0 and _whole(x):
+        return math.inf
+    return math.lgamma(x)
+
+
+def _erf_inv(y: float) -> float:
+    if y != y or abs(y) > 1:
+        return math.nan
+    if abs(y) == 1:
+        return math.copysign(math.inf, y)
+    # Newton's method on erf from a logarithmic first guess; erf' = 2/sqrt(pi) e^{-x^2}.
+    w = -math.log((1 - y) * (1 + y))
+    x = math.copysign(math.sqrt(max(w - math.log(max(w, 1e-300)) / 2, 0.0)), y) if w > 1 \
+        else y * math.sqrt(math.pi) / 2
+    for _ in range(100):
+        step = (math.erf(x) - y) / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+        x -= step
+        if abs(step) <= 1e-17 * max(1.0, abs(x)):
+            break
+    return x
+
+
+def _digamma(x: float) -> float:
+    if x != x or x == -math.inf:
+        return math.nan
+    if x == math.inf:
+        return math.inf
+    if x <= 0 and _whole(x):
+        return math.nan
+    if x < 0:  # reflection: psi(1 - x) - psi(x) = pi / tan(pi x)
+        return _digamma(1 - x) - math.pi / math.tan(math.pi * x)
+    acc = 0.0
+    while x < 8:
+        acc -= 1 / x
+        x += 1
+    inv2 = 1 / (x * x)
+    series = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    return acc + math.log(x) - 0.5 / x - series
+
+
+# Bernoulli numbers B_2j / (2j)!, for the Euler-Maclaurin tail of the Hurwitz zeta.
+_B2J_OVER_FACT = [1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
+                  -691 / 1307674368000, 1 / 74724249600]
+
+
+def _zeta(s: float, q: float) -> float:
+    if s != s or q != q:
+        return math.nan
+    if s == 1:
+        return math.inf
+    if s < 1:
+        return math.nan
+    if q <= 0:
+        if _whole(q):
+            return math.inf
+        if not _whole(s):  # (q + k) ** -s is not real
+            return math.nan
+        shift = math.ceil(-q)  # zeta(s, q) = sum_{k < shift} (q + k) ** -s + zeta(s, q + shift)
+        head: float = sum((q + k) ** -s for k in range(shift))
+        return head + _zeta(s, q + shift)
+    n = 12
+    total: float = sum((q + k) ** -s for k in range(n))
+    a = q + n
+    total += a ** (1 - s) / (s - 1) + a ** -s / 2
+    term = s * a ** (-s - 1)  # s (s+1) ... (s+2j-2) a^(-s-2j+1), for j = 1, 2, ...
+    for j, b in enumerate(_B2J_OVER_FACT, start=1):
+        total += b * term
+        term *= (s + 2 * j - 1) * (s + 2 * j) / (a * a)
+    return total
+
+
+def _polygamma(m: float, x: float) -> float:
+    if not _whole(m) or m < 0:
+        return math.nan
+    if m == 0:
+        return _digamma(x)
+    sign = -1.0 if int(m) % 2 == 0 else 1.0
+    return sign * math.gamma(m + 1) * _zeta(m + 1.0, x)
+
+
+def _binary(fn: Callable[[float, float], float]) -> Callable[..., np.ndarray]:
+    def rule(a: np.ndarray, b: np.ndarray, **_: Any) -> np.ndarray:
+        a64, b64 = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+        out = np.array([fn(float(u), float(v)) for u, v in zip(a64.ravel(), b64.ravel())],
+                       np.float64).reshape(a64.shape)
+        return out.astype(np.result_type(a, b))
+    return rule
+
+
+_def(P.erf_p, _vectorized(math.erf))
+_def(P.erfc_p, _vectorized(math.erfc))
+_def(P.erf_inv_p, _vectorized(_erf_inv))
+_def(P.lgamma_p, _vectorized(_lgamma))
+_def(P.digamma_p, _vectorized(_digamma))
+_def(P.polygamma_p, _binary(_polygamma))
+_def(P.zeta_p, _binary(_zeta))

@@ -1,0 +1,53 @@
+"""plait.lax's special functions against jax.lax 0.10.2 beyond the spec table: the
+derivatives that exist in one operand only, higher derivatives, vmap, and errors."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from jax import lax as jlax
+
+import plait
+import plait.lax as plax
+
+X = np.array([0.3, 1.0, 2.5, 6.0], np.float32)
+
+
+def test_derivative_chains_match_jax() -> None:
+    # lgamma' = digamma, digamma' = polygamma(1, .), polygamma(m, .)' = polygamma(m + 1, .)
+    for name in ("lgamma", "digamma", "erf", "erfc"):
+        ours = plait.vmap(plait.grad(plait.grad(getattr(plax, name))))(X)
+        theirs = jax.vmap(jax.grad(jax.grad(getattr(jlax, name))))(X)
+        np.testing.assert_allclose(ours, theirs, rtol=2e-5, err_msg=name)
+    y = np.array([-0.9, -0.2, 0.4, 0.8], np.float32)
+    np.testing.assert_allclose(plait.vmap(plait.grad(plax.erf_inv))(y),
+                               jax.vmap(jax.grad(jlax.erf_inv))(y), rtol=2e-5)
+    m = np.float32(2.0)
+    np.testing.assert_allclose(plait.vmap(plait.grad(lambda x: plax.polygamma(m, x)))(X),
+                               jax.vmap(jax.grad(lambda x: jlax.polygamma(m, x)))(X), rtol=1e-4)
+
+
+def test_zeta_derivative_in_q_is_minus_s_zeta_s_plus_1() -> None:
+    # JAX defines no derivative of zeta; d/dq zeta(s, q) = -s zeta(s + 1, q).
+    s, q = np.float32(3.0), np.array([0.7, 1.5, 4.0], np.float32)
+    g = plait.vmap(plait.grad(lambda v: plax.zeta(s, v)))(q)
+    np.testing.assert_allclose(g, -s * np.asarray(jlax.zeta(s + 1, q)), rtol=1e-5)
+    h = 1e-3
+    fd = (np.asarray(jlax.zeta(s, q + h), np.float64)
+          - np.asarray(jlax.zeta(s, q - h), np.float64)) / (2 * h)
+    np.testing.assert_allclose(g, fd, rtol=1e-2)
+
+
+def test_derivatives_that_do_not_exist_are_clear_errors() -> None:
+    with pytest.raises(ValueError, match="polygamma gradient with respect to m is not supported"):
+        plait.grad(lambda m: plax.polygamma(m, np.float32(2.0)))(np.float32(1.0))
+    with pytest.raises(ValueError, match="zeta gradient with respect to s is not supported"):
+        plait.grad(lambda s: plax.zeta(s, np.float32(2.0)))(np.float32(3.0))
+
+
+def test_jaxprs_and_integer_inputs() -> None:
+    assert str(plait.make_jaxpr(lambda x: plax.erf_inv(plax.erf(x)))(X)) == \
+        str(jax.make_jaxpr(lambda x: jlax.erf_inv(jlax.erf(x)))(X))
+    with pytest.raises(TypeError, match="erf"):
+        plax.erf(np.arange(3))
