@@ -324,6 +324,27 @@ spec("zeta", P.zeta_p, {}, lambda rng, d, s: [rand(rng, d, s, 1.5, 6), rand(rng,
      (F32,), tol=64)
 
 
+# -- bit operations -------------------------------------------------------------------------
+
+
+def _shift_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    info = np.iinfo(d)
+    x = rng.integers(int(info.min), int(info.max), s, endpoint=True).astype(d)
+    # Amounts past the width (and negative ones) as well as ordinary ones.
+    lo = -2 if info.min < 0 else 0
+    return [x, rng.integers(lo, info.bits + 3, s).astype(d)]
+
+
+for _p in (P.shift_left_p, P.shift_right_arithmetic_p, P.shift_right_logical_p):
+    spec(_p.name, _p, {}, _shift_args, (I32, I8, I16, U8, U16, U32), shapes=NONSCALAR)
+for _p in (P.population_count_p, P.clz_p):
+    spec(_p.name, _p, {}, lambda rng, d, s: _shift_args(rng, d, s)[:1],
+         (I32, I8, U8, U32), shapes=NONSCALAR)
+    special_spec(_p.name, _p, {}, (I32, U8))
+spec("stop_gradient", P.stop_gradient_p, {}, _uniform(-3, 3), ALL,
+     jax_fn=lambda x: lax.stop_gradient(x))
+
+
 # -- unary, no params ------------------------------------------------------------------------
 
 spec("neg", P.neg_p, {}, _uniform(-100, 100), NUM, differentiable=True, linear_in=(0,))

@@ -68,12 +68,14 @@ for _p in (P.neg_p, P.sign_p, P.floor_p, P.ceil_p, P.round_p, P.is_finite_p, P.e
            P.asin_p, P.acos_p, P.atan_p, P.sinh_p, P.cosh_p, P.asinh_p, P.acosh_p, P.atanh_p,
            P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.abs_p, P.not_p, P.copy_p, P.real_p, P.imag_p,
            P.conj_p, P.integer_pow_p, P.convert_element_type_p, P.erf_p, P.erfc_p,
-           P.erf_inv_p, P.lgamma_p, P.digamma_p):
+           P.erf_inv_p, P.lgamma_p, P.digamma_p, P.population_count_p, P.clz_p,
+           P.stop_gradient_p):
     defvectorized(_p)
 
 for _p in (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.pow_p, P.max_p, P.min_p,
            P.atan2_p, P.nextafter_p, P.and_p, P.or_p, P.xor_p, P.eq_p, P.ne_p, P.lt_p, P.le_p,
-           P.gt_p, P.ge_p, P.complex_p, P.polygamma_p, P.zeta_p):
+           P.gt_p, P.ge_p, P.complex_p, P.polygamma_p, P.zeta_p, P.shift_left_p,
+           P.shift_right_arithmetic_p, P.shift_right_logical_p):
     defbroadcasting(_p)
 
 

@@ -36,6 +36,7 @@ from plait.errors import (
     NonConcreteBooleanIndexError,
 )
 from plait.frontend.numpy._scalar_types import ScalarType
+from tests.frontend.test_bitwise import COVERED as BITWISE
 from tests.frontend.test_counting import COVERED as COUNTING
 from tests.frontend.test_index_tricks import COVERED as INDEX_TRICKS
 from tests.frontend.test_interp_histograms import COVERED as INTERP_HISTOGRAMS
@@ -1926,7 +1927,7 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     "empty_like", "arange", "linspace", "asarray", "array", "astype", "ndim", "shape", "size",
     "promote_types", "result_type", "dtype", "iinfo", "finfo", "issubdtype"} | set(EXTRA)
     | INDEX_TRICKS | SEARCHING | COUNTING | TAKE_PUT
-    | INTERP_HISTOGRAMS | {"choose"})
+    | INTERP_HISTOGRAMS | BITWISE | {"choose"})
 
 
 def test_every_function_with_a_jax_counterpart_is_tested() -> None:

@@ -17,6 +17,7 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.promotion import dtype_and_weak
 from plait.frontend.core.tracing import bind1, bind_n, scalar_literal
+from plait.frontend.core.tree_util import tree_map
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Literal
@@ -39,7 +40,9 @@ __all__ = [
     "sort_key_val", "full", "full_like", "square", "reciprocal", "RoundingMethod", "copy",
     "dynamic_index_in_dim", "index_in_dim", "slice_in_dim", "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim", "collapse", "real", "imag", "conj", "complex",
-    "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta",
+    "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "population_count", "clz",
+    "stop_gradient",
 ]
 
 
@@ -115,6 +118,18 @@ erfc = _unary(P.erfc_p)
 erf_inv = _unary(P.erf_inv_p)
 lgamma = _unary(P.lgamma_p)
 digamma = _unary(P.digamma_p)
+population_count = _unary(P.population_count_p)
+clz = _unary(P.clz_p)
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` (any pytree of arrays), as a constant to differentiation: its derivative is
+    zero.  Integer and boolean leaves pass through unchanged."""
+    def leaf(v: Any) -> Any:
+        aval = _aval(v)
+        d = aval.dtype if aval is not None else dt.canonicalize(np.result_type(v))
+        return bind1(P.stop_gradient_p, v) if dt.is_inexact(d) else v
+    return tree_map(leaf, x)
 asin = _unary(P.asin_p)
 acos = _unary(P.acos_p)
 atan = _unary(P.atan_p)
@@ -143,6 +158,9 @@ min = _binary(P.min_p)
 atan2 = _binary(P.atan2_p)
 nextafter = _binary(P.nextafter_p)
 polygamma = _binary(P.polygamma_p)
+shift_left = _binary(P.shift_left_p)
+shift_right_arithmetic = _binary(P.shift_right_arithmetic_p)
+shift_right_logical = _binary(P.shift_right_logical_p)
 zeta = _binary(P.zeta_p)
 complex = _binary(P.complex_p)
 bitwise_and = _binary(P.and_p)

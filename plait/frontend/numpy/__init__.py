@@ -13,6 +13,13 @@ from plait.frontend.core.promotion import promote_types, result_type
 from plait.frontend.numpy._core import ndim, shape
 from plait.frontend.numpy._scalar_types import scalar_type as _scalar_type
 from plait.frontend.numpy.array_methods import install_array_methods
+from plait.frontend.numpy.bitwise import (
+    bitwise_count,
+    bitwise_left_shift,
+    bitwise_right_shift,
+    left_shift,
+    right_shift,
+)
 from plait.frontend.numpy.composite_ufuncs import (
     divmod,
     float_power,
@@ -341,7 +348,8 @@ __all__ = [
     "nonzero", "flatnonzero", "argwhere", "take", "take_along_axis",
     "put", "put_along_axis", "place", "compress", "extract", "lexsort", "partition",
     "argpartition", "sort_complex", "insert", "delete", "interp", "mask_indices",
-    "histogram2d", "histogramdd",
+    "histogram2d", "histogramdd", "left_shift", "right_shift", "bitwise_left_shift",
+    "bitwise_right_shift", "bitwise_count",
     "promote_types", "result_type", "bool_", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "bfloat16", "float16", "float32", "float64", "complex64",
     "complex128", "dtype", "iinfo", "finfo", "issubdtype", "pi", "e", "inf", "nan", "newaxis",

@@ -4,6 +4,13 @@ Each ``*_p`` object is a :class:`~plait.ir.Primitive`; all are registered by
 name in :data:`plait.ir.PRIMITIVES`.
 """
 
+from plait.ir.primitives.bits import (
+                                             clz_p,
+                                             population_count_p,
+                                             shift_left_p,
+                                             shift_right_arithmetic_p,
+                                             shift_right_logical_p,
+)
 from plait.ir.primitives.calls import jit_p
 from plait.ir.primitives.control_flow import cond_p, scan_p, while_p
 from plait.ir.primitives.custom import (
@@ -70,6 +77,7 @@ from plait.ir.primitives.elementwise import (
                                              sin_p,
                                              sinh_p,
                                              sqrt_p,
+                                             stop_gradient_p,
                                              sub_p,
                                              tan_p,
                                              tanh_p,
@@ -146,5 +154,7 @@ __all__ = [
     "custom_vjp_call_p", "remat_p", "GatherDimensionNumbers", "GatherScatterMode",
     "ScatterDimensionNumbers", "SCATTERS", "gather_p", "scatter_p", "scatter_add_p",
     "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p", "top_k_p",
-    "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p", "polygamma_p", "zeta_p",
+    "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "population_count_p",
+    "clz_p", "stop_gradient_p", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p",
+    "polygamma_p", "zeta_p",
 ]

@@ -214,3 +214,6 @@ convert_element_type_p = Primitive("convert_element_type", _convert_rule, (
     ParamDef("weak_type", False, decode=decode_bool),
     ParamDef("sharding", None, show="never", decode=decode_none),
 ))
+
+stop_gradient_p = Primitive("stop_gradient", unary(ANY))
+"""The identity, whose derivative is zero."""

@@ -36,7 +36,10 @@ _SIMPLE = {
     P.xor_p: "stablehlo.xor", P.complex_p: "stablehlo.complex",
     P.erf_p: "chlo.erf", P.erfc_p: "chlo.erfc", P.erf_inv_p: "chlo.erf_inv",
     P.lgamma_p: "chlo.lgamma", P.digamma_p: "chlo.digamma", P.polygamma_p: "chlo.polygamma",
-    P.zeta_p: "chlo.zeta",
+    P.zeta_p: "chlo.zeta", P.shift_left_p: "stablehlo.shift_left",
+    P.shift_right_arithmetic_p: "stablehlo.shift_right_arithmetic",
+    P.shift_right_logical_p: "stablehlo.shift_right_logical",
+    P.population_count_p: "stablehlo.popcnt", P.clz_p: "stablehlo.count_leading_zeros",
 }
 for _prim, _name in _SIMPLE.items():
     lowering_rules[_prim] = nary(_name)
@@ -190,3 +193,8 @@ def _convert(ctx: LoweringContext, x: Value, new_dtype: np.dtype[Any], weak_type
                             ShapedArray((), xa.dtype), xa.shape)
         return [compare(fn, "NE", x, zero, xa.dtype, xa.shape)]
     return [fn.op1("stablehlo.convert", [x], tensor_type(out))]
+
+
+@register(P.stop_gradient_p)
+def _stop_gradient(ctx: LoweringContext, x: Value) -> list[Value]:
+    return [x]  # only differentiation sees it
