@@ -28,6 +28,8 @@ from plait.ir.primitives.indexing import GatherDimensionNumbers, GatherScatterMo
 
 __all__ = ["GatherIndexer", "index_to_gather", "gather_getitem", "is_advanced"]
 
+# The kinds of index entries: ``_INT`` is a static Python int, ``_ARRAY`` an integer
+# array (of any rank, NumPy's or plait's, concrete or traced).
 _NONE, _ELLIPSIS, _SLICE, _INT, _ARRAY, _BOOL = range(6)
 
 
@@ -56,10 +58,6 @@ class GatherIndexer(NamedTuple):
     """Result dimensions that ``None`` inserted."""
     scalar_bool_dims: tuple[int, ...]
     """Operand dimensions that scalar booleans inserted before indexing."""
-
-
-def _is_int_dtype(d: np.dtype[Any]) -> bool:
-    return dt.is_integer(d)
 
 
 def _entry(e: Any, position: int) -> _Entry:
@@ -102,7 +100,7 @@ def _entry(e: Any, position: int) -> _Entry:
         if nd == 0:
             return _Entry(_BOOL, bool(np.asarray(e)), 0)
         return _Entry(_BOOL, np.asarray(e), nd)
-    if not _is_int_dtype(d):
+    if not dt.is_integer(d):
         raise IndexError(f"indexers must be integers or booleans, but index {position} has "
                          f"dtype {d.name}")
     return _Entry(_ARRAY, e, 1)
