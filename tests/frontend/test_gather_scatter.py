@@ -286,3 +286,18 @@ def test_random_indices_match_jax(index: tuple[Any, ...]) -> None:
     _check(plait.jit(lambda x: x[index])(X), want, f"jit {index}")
     _check(pnp.asarray(X).at[index].add(1.0), jnp.asarray(X).at[index].add(1.0),
            f"at.add {index}", 1e-6)
+
+
+def test_at_methods_have_jax_signatures_and_wrap_negative_indices() -> None:
+    import inspect
+    ours, theirs = pnp.zeros(3).at[0], jnp.zeros(3).at[0]
+    for name in ("get", "set", "add", "subtract", "multiply", "divide", "power", "min", "max",
+                 "apply"):
+        assert list(inspect.signature(getattr(ours, name)).parameters) == \
+            list(inspect.signature(getattr(theirs, name)).parameters), name
+    x, idx = np.arange(5.0, dtype=np.float32), np.array([-1, 2])
+    for name, args in (("get", ()), ("set", (9.0,)), ("add", (9.0,))):
+        _check(getattr(pnp.asarray(x).at[idx], name)(*args, wrap_negative_indices=False),
+               getattr(jnp.asarray(x).at[idx], name)(*args, wrap_negative_indices=False), name)
+    with pytest.raises(NotImplementedError, match="out_sharding= is not supported"):
+        pnp.asarray(x).at[idx].set(1.0, out_sharding=object())  # type: ignore[arg-type]  # the point

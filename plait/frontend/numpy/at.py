@@ -52,74 +52,103 @@ class IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode: Mode = None, fill_value: Any = None) -> Array:
+            mode: Mode = None, fill_value: Any = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x[index]``, with the gather's out-of-bounds ``mode`` and ``fill_value``."""
         x, = promote("at.get", self.array)
+        _no_sharding(out_sharding)
         return gather_getitem(x, self.index, mode=mode, fill_value=fill_value,
                               indices_are_sorted=indices_are_sorted,
-                              unique_indices=unique_indices)
+                              unique_indices=unique_indices,
+                              normalize=wrap_negative_indices)
 
     def set(self, values: Any, *, indices_are_sorted: bool = False,
-            unique_indices: bool = False, mode: Mode = None) -> Array:
+            unique_indices: bool = False, mode: Mode = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``x[index] = values``."""
-        return _update(self, values, lax.scatter, indices_are_sorted, unique_indices, mode)
+        return _update(self, values, lax.scatter, indices_are_sorted, unique_indices, mode,
+                       wrap_negative_indices, out_sharding)
 
     def add(self, values: Any, *, indices_are_sorted: bool = False,
-            unique_indices: bool = False, mode: Mode = None) -> Array:
+            unique_indices: bool = False, mode: Mode = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``x[index] += values`` (repeated indices add up)."""
-        return _update(self, values, lax.scatter_add, indices_are_sorted, unique_indices, mode)
+        return _update(self, values, lax.scatter_add, indices_are_sorted, unique_indices, mode,
+                       wrap_negative_indices, out_sharding)
 
     def subtract(self, values: Any, *, indices_are_sorted: bool = False,
-                 unique_indices: bool = False, mode: Mode = None) -> Array:
+                 unique_indices: bool = False, mode: Mode = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``x[index] -= values``."""
-        return _update(self, values, lax.scatter_sub, indices_are_sorted, unique_indices, mode)
+        return _update(self, values, lax.scatter_sub, indices_are_sorted, unique_indices, mode,
+                       wrap_negative_indices, out_sharding)
 
     def multiply(self, values: Any, *, indices_are_sorted: bool = False,
-                 unique_indices: bool = False, mode: Mode = None) -> Array:
+                 unique_indices: bool = False, mode: Mode = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``x[index] *= values`` (repeated indices multiply up)."""
-        return _update(self, values, lax.scatter_mul, indices_are_sorted, unique_indices, mode)
+        return _update(self, values, lax.scatter_mul, indices_are_sorted, unique_indices, mode,
+                       wrap_negative_indices, out_sharding)
 
     mul = multiply
 
     def divide(self, values: Any, *, indices_are_sorted: bool = False,
-               unique_indices: bool = False, mode: Mode = None) -> Array:
+               unique_indices: bool = False, mode: Mode = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``x[index] /= values``."""
         ones = IndexUpdateRef(lax.full_like(self.array, 1), self.index)
         return divide(self.array, _update(ones, values, lax.scatter_mul, indices_are_sorted,
-                                          unique_indices, mode))
+                                          unique_indices, mode, wrap_negative_indices,
+                                          out_sharding))
 
     def power(self, values: Any, *, indices_are_sorted: bool = False,
-              unique_indices: bool = False, mode: Mode = None) -> Array:
+              unique_indices: bool = False, mode: Mode = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``x[index] **= values``."""
         ones = IndexUpdateRef(lax.full_like(self.array, 1), self.index)
         return power(self.array, _update(ones, values, lax.scatter_mul, indices_are_sorted,
-                                         unique_indices, mode))
+                                          unique_indices, mode, wrap_negative_indices,
+                                          out_sharding))
 
     def min(self, values: Any, *, indices_are_sorted: bool = False,
-            unique_indices: bool = False, mode: Mode = None) -> Array:
+            unique_indices: bool = False, mode: Mode = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``x[index] = minimum(x[index], values)``."""
-        return _update(self, values, lax.scatter_min, indices_are_sorted, unique_indices, mode)
+        return _update(self, values, lax.scatter_min, indices_are_sorted, unique_indices, mode,
+                       wrap_negative_indices, out_sharding)
 
     def max(self, values: Any, *, indices_are_sorted: bool = False,
-            unique_indices: bool = False, mode: Mode = None) -> Array:
+            unique_indices: bool = False, mode: Mode = None, out_sharding: None = None,
+            wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``x[index] = maximum(x[index], values)``."""
-        return _update(self, values, lax.scatter_max, indices_are_sorted, unique_indices, mode)
+        return _update(self, values, lax.scatter_max, indices_are_sorted, unique_indices, mode,
+                       wrap_negative_indices, out_sharding)
 
     def apply(self, func: Callable[[Any], Any], *, indices_are_sorted: bool = False,
-              unique_indices: bool = False, mode: Mode = None) -> Array:
+              unique_indices: bool = False, mode: Mode = None,
+              wrap_negative_indices: bool = True) -> Array:
         """``x`` with ``func`` applied to ``x[index]`` (once per repeated index)."""
         def op(x: Any, idx: Any, y: Any, dn: ScatterDimensionNumbers, **kw: Any) -> Array:
             return lax.scatter_apply(x, idx, func, dn, update_shape=shape(y), **kw)
         zeros = lax.full((), 0, aval_of(as_array(self.array)).dtype)  # type: ignore[union-attr]  # an Array
-        return _update(self, zeros, op, indices_are_sorted, unique_indices, mode)
+        return _update(self, zeros, op, indices_are_sorted, unique_indices, mode,
+                       wrap_negative_indices)
+
+
+def _no_sharding(out_sharding: None) -> None:
+    if out_sharding is not None:
+        raise NotImplementedError("out_sharding= is not supported yet (plait runs on one "
+                                  "device); leave it None")
 
 
 def _update(ref: IndexUpdateRef, values: Any, scatter: Callable[..., Array],
-            indices_are_sorted: bool, unique_indices: bool, mode: Mode) -> Array:
+            indices_are_sorted: bool, unique_indices: bool, mode: Mode,
+            wrap_negative_indices: bool = True, out_sharding: None = None) -> Array:
+    _no_sharding(out_sharding)
     x = as_array(ref.array)
     xa = x.aval
     y = as_array(values)
-    ix = index_to_gather(xa.shape, ref.index)
+    ix = index_to_gather(xa.shape, ref.index, normalize=wrap_negative_indices)
     if 0 in ix.slice_shape:
         return x
     if ix.scalar_bool_dims:

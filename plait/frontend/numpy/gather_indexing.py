@@ -311,9 +311,10 @@ def _stack(pieces: list[tuple[Any, int]], ind_shape: list[int], dtype: np.dtype[
 
 def gather_getitem(x: Array, index: Any, *, mode: str | GatherScatterMode | None = None,
                    fill_value: Any = None, indices_are_sorted: bool = False,
-                   unique_indices: bool = False) -> Array:
-    """``x[index]`` through one gather (and a reverse and new axes after)."""
-    ix = index_to_gather(shape_of(x), index)
+                   unique_indices: bool = False, normalize: bool = True) -> Array:
+    """``x[index]`` through one gather (and a reverse and new axes after); with
+    ``normalize=False`` negative indices are out of bounds rather than from the end."""
+    ix = index_to_gather(shape_of(x), index, normalize)
     y: Any = x
     if ix.scalar_bool_dims:
         y = lax.expand_dims(y, ix.scalar_bool_dims)
