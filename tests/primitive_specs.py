@@ -1025,6 +1025,40 @@ for _axis in ("first", "last"):
          jax_fn=lambda x, k, axis: lax.top_k(x, k, axis=axis), differentiable=True)
 
 
+# -- conv_general_dilated ---------------------------------------------------------------------
+# Case shape (5,): a 1-d NCH convolution with input dilation and negative padding;
+# (2, 3, 4): a 2-d NHWC one with strides, kernel dilation and two feature groups.
+
+
+def _conv_params(d: DType, s: Shape) -> dict[str, Any]:
+    common = {"precision": None, "preferred_element_type": None, "out_sharding": None,
+              "batch_group_count": 1}
+    if len(s) == 1:
+        return {**common, "window_strides": (1,), "padding": ((1, -1),), "lhs_dilation": (2,),
+                "rhs_dilation": (1,), "feature_group_count": 1,
+                "dimension_numbers": P.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2))}
+    return {**common, "window_strides": (2, 1), "padding": ((1, 0), (0, 1)),
+            "lhs_dilation": (1, 1), "rhs_dilation": (1, 2), "feature_group_count": 2,
+            "dimension_numbers": P.ConvDimensionNumbers((0, 3, 1, 2), (3, 2, 0, 1),
+                                                        (0, 3, 1, 2))}
+
+
+def _conv_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    if len(s) == 1:
+        return [rand(rng, d, (2, 3, s[0])), rand(rng, d, (4, 3, 2))]
+    return [rand(rng, d, (2, 5, 6, 4)), rand(rng, d, (2, 2, 2, 6))]
+
+
+def _jax_conv(x: Any, w: Any, *, dimension_numbers: Any, **kw: Any) -> Any:
+    return lax.conv_general_dilated(x, w, dimension_numbers=lax.ConvDimensionNumbers(
+        *dimension_numbers), **{k: v for k, v in kw.items() if k != "out_sharding"})
+
+
+spec("conv_general_dilated", P.conv_general_dilated_p, _conv_params, _conv_args,
+     (F32, F16, C64), shapes=NONSCALAR, jax_fn=_jax_conv, tol=32, differentiable=True,
+     linear_in=(0, 1), multilinear=True)
+
+
 # -- jit ------------------------------------------------------------------------------------
 
 

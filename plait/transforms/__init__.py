@@ -8,6 +8,7 @@ only on :mod:`plait.ir`.
 from plait.transforms import batching_rules as _batching_rules  # noqa: F401  (registers rules)
 from plait.transforms import call_rules as _call_rules  # noqa: F401
 from plait.transforms import control_flow_rules as _control_flow_rules  # noqa: F401
+from plait.transforms import convolution_rules as _convolution_rules  # noqa: F401
 from plait.transforms import custom_rules as _custom_rules  # noqa: F401
 from plait.transforms import indexing_rules as _indexing_rules  # noqa: F401
 from plait.transforms import jvp_rules as _jvp_rules  # noqa: F401

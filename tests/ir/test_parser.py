@@ -313,6 +313,11 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "erf": _un(lax.erf), "erfc": _un(lax.erfc), "erf_inv": _un(lax.erf_inv),
     "lgamma": _un(lax.lgamma), "digamma": _un(lax.digamma), "polygamma": _bin(lax.polygamma),
     "zeta": _bin(lax.zeta),
+    "conv_general_dilated": [
+        (lambda x, w: lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+         (_f32(2, 8, 8, 3), _f32(3, 3, 3, 4))),
+        (lambda x, w: lax.conv_general_dilated(x, w, (1,), ((1, 0),), (2,), (1,), feature_group_count=2),
+         (_f32(1, 4, 5), _f32(2, 2, 2)))],
     "top_k": [(lambda x: lax.top_k(x, 2), (_f32(2, 3),)), (lambda x: lax.top_k(x, 1, axis=0), (_i32(2, 3),))],
     "custom_jvp_call": [(lambda x: _custom_jvp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_vjp_call": [(lambda x: _custom_vjp(x), (_f32(3),), _CALLABLE_PARAMS)],

@@ -13,6 +13,7 @@ from plait.ir.primitives.bits import (
 )
 from plait.ir.primitives.calls import jit_p
 from plait.ir.primitives.control_flow import cond_p, scan_p, while_p
+from plait.ir.primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
 from plait.ir.primitives.custom import (
                                              POLICIES,
                                              RematPolicy,
@@ -156,5 +157,5 @@ __all__ = [
     "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p", "top_k_p",
     "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "population_count_p",
     "clz_p", "stop_gradient_p", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p",
-    "polygamma_p", "zeta_p",
+    "polygamma_p", "zeta_p", "ConvDimensionNumbers", "conv_general_dilated_p",
 ]

@@ -4,6 +4,7 @@ from plait.ir.reference import (  # noqa: F401
     bits,
     calls,
     control_flow,
+    convolution,
     elementwise,
     indexing,
     special,

@@ -3,6 +3,7 @@
 from plait.lowering.rules import (  # noqa: F401
     calls,
     control_flow,
+    convolution,
     elementwise,
     indexing,
     structural,

@@ -1,0 +1,151 @@
+"""Convolutions with ``jax.lax``'s signatures: ``conv_general_dilated`` and the
+wrappers over it (``conv``, ``conv_with_general_padding``), with
+``conv_dimension_numbers`` and ``padtype_to_pads``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.tracing import bind1
+from plait.frontend.lax.ops import _operands, _shape_of
+from plait.ir import dtypes as dt
+from plait.ir import primitives as P
+from plait.ir.primitives.convolution import ConvDimensionNumbers
+
+__all__ = ["ConvDimensionNumbers", "conv_general_dilated", "conv", "conv_with_general_padding",
+           "conv_dimension_numbers", "padtype_to_pads"]
+
+Padding = str | Sequence[tuple[int, int]]
+
+
+def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
+                    window_strides: Sequence[int], padding: str) -> list[tuple[int, int]]:
+    """``(low, high)`` pads for ``'VALID'``, ``'SAME'`` (odd extra at the end) or
+    ``'SAME_LOWER'`` (odd extra at the start)."""
+    kind = padding.upper() if isinstance(padding, str) else padding
+    if kind == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise RuntimeError(f"Unrecognized padding type: expected 'VALID', 'SAME', or "
+                           f"'SAME_LOWER', got {padding}.")
+    pads = []
+    for n, k, s in zip(in_shape, window_shape, window_strides):
+        out = -(-int(n) // int(s))
+        total = max((out - 1) * int(s) + int(k) - int(n), 0)
+        small, big = total // 2, total - total // 2
+        pads.append((small, big) if kind == "SAME" else (big, small))
+    return pads
+
+
+def conv_general_permutations(specs: Sequence[str]) -> tuple[tuple[int, ...], ...]:
+    """The permutations of string dimension numbers such as ``('NHWC', 'HWIO', 'NHWC')``."""
+    pairs = (("N", "C"), ("O", "I"), ("N", "C"))
+    for i, (a, b) in enumerate(pairs):
+        if not specs[i].count(a) == specs[i].count(b) == 1:
+            raise TypeError(f"convolution dimension_numbers[{i}] must contain the characters "
+                            f"'{a}' and '{b}' exactly once, got {specs[i]}.")
+        if len(specs[i]) != len(set(specs[i])):
+            raise TypeError(f"convolution dimension_numbers[{i}] cannot have duplicate "
+                            f"characters, got {specs[i]}.")
+    rhs_spec = specs[1]
+    if not (set(specs[0]) - set("NC") == set(rhs_spec) - set("OI") == set(specs[2]) - set("NC")):
+        raise TypeError(f"convolution dimension_numbers elements must each have the same set "
+                        f"of spatial characters, got {tuple(specs)}.")
+
+    def perm(spec: str, pair: tuple[str, str]) -> tuple[int, ...]:
+        spatial = [i for i, ch in enumerate(spec) if ch not in pair]
+        if spec is not rhs_spec:  # spatial dimensions in the kernel's order
+            spatial.sort(key=lambda i: rhs_spec.index(spec[i]))
+        return (spec.index(pair[0]), spec.index(pair[1]), *spatial)
+    return tuple(perm(s, p) for s, p in zip(specs, pairs))
+
+
+def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                           dimension_numbers: Any) -> ConvDimensionNumbers:
+    """``dimension_numbers`` (None, three strings, or ConvDimensionNumbers) as
+    ConvDimensionNumbers."""
+    if isinstance(dimension_numbers, ConvDimensionNumbers):
+        return dimension_numbers
+    if len(lhs_shape) != len(rhs_shape):
+        raise TypeError(f"convolution requires lhs and rhs ndim to be equal, got "
+                        f"{len(lhs_shape)} and {len(rhs_shape)}.")
+    if dimension_numbers is None:
+        iota = tuple(range(len(lhs_shape)))
+        return ConvDimensionNumbers(iota, iota, iota)
+    if not isinstance(dimension_numbers, list | tuple) or len(dimension_numbers) != 3:
+        raise TypeError(f"convolution dimension_numbers must be a tuple/list of length 3 or "
+                        f"None, got {dimension_numbers!r}.")
+    if not all(isinstance(e, str) for e in dimension_numbers):
+        raise TypeError(f"convolution dimension_numbers elements must be strings, got "
+                        f"{tuple(map(type, dimension_numbers))}.")
+    for i, e in enumerate(dimension_numbers):
+        if len(e) != len(lhs_shape):
+            raise TypeError(f"convolution dimension_numbers[{i}] must have len equal to the "
+                            f"ndim of lhs and rhs, got {len(e)} for lhs and rhs shapes "
+                            f"{tuple(lhs_shape)} and {tuple(rhs_shape)}.")
+    return ConvDimensionNumbers(*conv_general_permutations(dimension_numbers))
+
+
+def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Padding,
+                         lhs_dilation: Sequence[int] | None = None,
+                         rhs_dilation: Sequence[int] | None = None,
+                         dimension_numbers: Any = None, feature_group_count: int = 1,
+                         batch_group_count: int = 1, precision: None = None,
+                         preferred_element_type: Any = None,
+                         out_sharding: None = None) -> Array:
+    """A general n-d convolution (XLA's): strides, padding (pairs or ``'SAME'``,
+    ``'SAME_LOWER'``, ``'VALID'``), input and kernel dilation, layouts as strings
+    like ``('NHWC', 'HWIO', 'NHWC')``, and feature or batch groups."""
+    lhs, rhs = _operands("conv_general_dilated", lhs, rhs)
+    lshape, rshape = _shape_of(lhs), _shape_of(rhs)
+    dn = conv_dimension_numbers(lshape, rshape, dimension_numbers)
+    nsp = len(lshape) - 2
+    lhs_dilation = tuple(lhs_dilation) if lhs_dilation is not None else (1,) * nsp
+    rhs_dilation = tuple(rhs_dilation) if rhs_dilation is not None else (1,) * nsp
+    if isinstance(padding, str):
+        if any(d != 1 for d in lhs_dilation):
+            raise ValueError("String padding is not implemented for transposed convolution "
+                             "using this op. Please either exactly specify the required "
+                             "padding or use conv_transpose.")
+        window = [(rshape[d] - 1) * r + 1 for d, r in zip(dn.rhs_spec[2:], rhs_dilation)]
+        pads = padtype_to_pads([lshape[d] for d in dn.lhs_spec[2:]], window, window_strides,
+                               padding)
+    else:
+        try:
+            pads = [(int(lo), int(hi)) for lo, hi in padding]
+        except (TypeError, ValueError) as e:
+            raise ValueError("padding argument to conv_general_dilated should be a string or "
+                             f"a sequence of (low, high) pairs, got {padding}") from e
+    if precision is not None or out_sharding is not None:
+        raise NotImplementedError("conv_general_dilated: precision= and out_sharding= are not "
+                                  "supported yet; leave them None")
+    pet = None if preferred_element_type is None else dt.canonicalize(
+        np.dtype(preferred_element_type))
+    return bind1(P.conv_general_dilated_p, lhs, rhs,
+                 window_strides=tuple(int(s) for s in window_strides), padding=tuple(pads),
+                 lhs_dilation=tuple(int(d) for d in lhs_dilation),
+                 rhs_dilation=tuple(int(d) for d in rhs_dilation), dimension_numbers=dn,
+                 feature_group_count=int(feature_group_count),
+                 batch_group_count=int(batch_group_count), precision=None,
+                 preferred_element_type=pet, out_sharding=None)
+
+
+def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: str,
+         precision: None = None, preferred_element_type: Any = None) -> Array:
+    """An NCHW / OIHW convolution with string padding."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_with_general_padding(lhs: Any, rhs: Any, window_strides: Sequence[int],
+                              padding: Padding, lhs_dilation: Sequence[int] | None,
+                              rhs_dilation: Sequence[int] | None, precision: None = None,
+                              preferred_element_type: Any = None) -> Array:
+    """An NCHW / OIHW convolution with explicit padding and dilations."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
+                                rhs_dilation=rhs_dilation, precision=precision,
+                                preferred_element_type=preferred_element_type)
