@@ -164,6 +164,17 @@ from plait.frontend.numpy.reductions import (
     var,
 )
 from plait.frontend.numpy.searching import digitize, isin, searchsorted
+from plait.frontend.numpy.setops import (
+    intersect1d,
+    setdiff1d,
+    setxor1d,
+    union1d,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from plait.frontend.numpy.statistics import (
     average,
     corrcoef,
@@ -349,7 +360,8 @@ __all__ = [
     "put", "put_along_axis", "place", "compress", "extract", "lexsort", "partition",
     "argpartition", "sort_complex", "insert", "delete", "interp", "mask_indices",
     "histogram2d", "histogramdd", "left_shift", "right_shift", "bitwise_left_shift",
-    "bitwise_right_shift", "bitwise_count",
+    "bitwise_right_shift", "bitwise_count", "unique", "unique_values", "unique_counts",
+    "unique_inverse", "unique_all", "union1d", "intersect1d", "setdiff1d", "setxor1d",
     "promote_types", "result_type", "bool_", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "bfloat16", "float16", "float32", "float64", "complex64",
     "complex128", "dtype", "iinfo", "finfo", "issubdtype", "pi", "e", "inf", "nan", "newaxis",
