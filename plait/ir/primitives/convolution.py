@@ -24,7 +24,7 @@ from plait.ir.params import (
     decode_optional_dtype,
 )
 from plait.ir.primitive import Primitive
-from plait.ir.primitives._typing import NUM, check_dtype, check_permutation, check_same_dtypes, fail
+from plait.ir.primitives._typing import ANY, check_dtype, check_permutation, check_same_dtypes, fail
 
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated_p", "conv_output_shape"]
 
@@ -87,7 +87,7 @@ def _conv_rule(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple[int,
     dn = dimension_numbers
     if not isinstance(dn, ConvDimensionNumbers):
         fail(f"expected ConvDimensionNumbers, but got {dn!r}")
-    check_dtype(lhs, NUM - {np.dtype(np.bool_)}, "lhs")
+    check_dtype(lhs, ANY, "lhs")
     check_same_dtypes([lhs, rhs])
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         fail(f"expected lhs and rhs of one rank (at least 2), but got {lhs.str_short()} and "
