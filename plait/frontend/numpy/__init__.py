@@ -20,6 +20,17 @@ from plait.frontend.numpy.bitwise import (
     left_shift,
     right_shift,
 )
+from plait.frontend.numpy.calculus import (
+    diagflat,
+    ediff1d,
+    fill_diagonal,
+    geomspace,
+    gradient,
+    logspace,
+    spacing,
+    trapezoid,
+    unwrap,
+)
 from plait.frontend.numpy.composite_ufuncs import (
     divmod,
     float_power,
@@ -138,9 +149,36 @@ from plait.frontend.numpy.matrices import (
     triu,
     vecdot,
 )
+from plait.frontend.numpy.nan_functions import (
+    fmax,
+    fmin,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanstd,
+    nanvar,
+)
 from plait.frontend.numpy.nonzero import argwhere, flatnonzero, mask_indices, nonzero, where
 from plait.frontend.numpy.padding import pad
 from plait.frontend.numpy.partitioning import argpartition, lexsort, partition, sort_complex
+from plait.frontend.numpy.polynomials import (
+    polyadd,
+    polyder,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    vander,
+)
+from plait.frontend.numpy.quantiles import (
+    median,
+    nanmedian,
+    nanpercentile,
+    nanquantile,
+    percentile,
+    quantile,
+)
 from plait.frontend.numpy.rearranging import fliplr, flipud, roll, rollaxis, rot90
 from plait.frontend.numpy.reductions import (
     all,
@@ -379,6 +417,13 @@ __all__ = [
     # Reductions, differences and statistics.
     "cumulative_prod", "diff", "average", "corrcoef", "cov", "nanmax", "nanmean", "nanmin",
     "nanprod", "nansum",
+    # Quantiles.
+    "median", "nanmedian", "nanpercentile", "nanquantile", "percentile", "quantile",
+    # NaN-aware functions, polynomials, differences, integrals and spaced samples.
+    "fmax", "fmin", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanstd", "nanvar",
+    "polyadd", "polyder", "polyint", "polymul", "polysub", "polyval", "vander", "diagflat",
+    "ediff1d", "fill_diagonal", "geomspace", "gradient", "logspace", "spacing", "trapezoid",
+    "unwrap",
     # Index arrays and grids.
     "c_", "diag_indices", "diag_indices_from", "index_exp", "indices", "ix_", "mgrid", "ogrid",
     "r_",
