@@ -1545,8 +1545,9 @@ def test_composite_functions_details() -> None:
             f()
     with pytest.raises(NotImplementedError, match="callable"):
         pnp.pad(np.ones(3), 1, lambda *a: None)
-    with pytest.raises(NotImplementedError, match="median"):
-        pnp.pad(np.ones(3), 1, "median")
+    for x, kw in ((np.array([1.0, 5.0, 2.0, 8.0], np.float32), {}),
+                  (np.arange(12, dtype=np.int32).reshape(3, 4), {"stat_length": ((1, 2), (3, 1))})):
+        assert_same(pnp.pad(x, 2, "median", **kw), jnp.pad(x, 2, "median", **kw), "pad median")
     # frexp is exact: the mantissa and exponent rebuild every finite float32.
     z = _frexp_input(F32)
     m, e = pnp.frexp(z)

@@ -12,6 +12,7 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, check_arraylike
 from plait.frontend.numpy.creation import asarray, linspace, zeros_like
 from plait.frontend.numpy.manipulation import broadcast_to, flip, repeat, squeeze
+from plait.frontend.numpy.quantiles import median as _median
 from plait.frontend.numpy.reductions import max as _amax
 from plait.frontend.numpy.reductions import mean as _mean
 from plait.frontend.numpy.reductions import min as _amin
@@ -39,7 +40,7 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
     (``stat_length``) and ``empty`` (zeros).
 
     Raises:
-      NotImplementedError: ``median`` or a callable mode, or an unknown mode.
+      NotImplementedError: a callable mode, or an unknown mode.
       ValueError: negative widths, keywords the mode does not take, or padding an
         empty axis in a mode that copies its elements.
       TypeError: non-integer widths.
@@ -57,8 +58,6 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
     unsupported = set(kwargs) - set(_ALLOWED_KWARGS[mode])
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if mode == "median":
-        raise NotImplementedError("pad: mode 'median' is not supported (it needs a median)")
     if nd == 0:
         return arr
     w = tuple((int(lo), int(hi)) for lo, hi in widths)
@@ -79,11 +78,13 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
     if mode == "linear_ramp":
         ends = _broadcast_to_pairs(kwargs.get("end_values", 0), nd, "end_values")
         return _pad_linear_ramp(arr, w, ends)
-    if mode in ("maximum", "minimum", "mean"):
+    if mode in ("maximum", "minimum", "mean", "median"):
         stat_length = kwargs.get("stat_length")
         lengths = None if stat_length is None else _broadcast_to_pairs(stat_length, nd,
                                                                        "stat_length")
-        stat = {"maximum": _amax, "minimum": _amin, "mean": _mean}[mode]
+        stats: dict[str, Callable[..., Array]] = {"maximum": _amax, "minimum": _amin,
+                                                  "mean": _mean, "median": _median}
+        stat = stats[mode]
         return _pad_stats(arr, w, lengths, stat)
     return _pad_empty(arr, w)
 
