@@ -112,21 +112,16 @@ def _scatter_fn(prim: Primitive, doc: str) -> Callable[..., Array]:
                   "vectors in the last dimension of ``scatter_indices``.\n\n"
                   "``mode`` (default ``'fill'``, which drops out-of-bounds windows) or "
                   "``'clip'`` (which clamps them into bounds).")
+    fn.__name__ = fn.__qualname__ = prim.name.replace("-", "_")  # scatter-add: scatter_add
     return fn
 
 
 scatter = _scatter_fn(P.scatter_p, "``operand`` overwritten by")
-scatter.__name__ = scatter.__qualname__ = "scatter"
 scatter_add = _scatter_fn(P.scatter_add_p, "``operand`` plus")
-scatter_add.__name__ = scatter_add.__qualname__ = "scatter_add"
 scatter_sub = _scatter_fn(P.scatter_sub_p, "``operand`` minus")
-scatter_sub.__name__ = scatter_sub.__qualname__ = "scatter_sub"
 scatter_mul = _scatter_fn(P.scatter_mul_p, "``operand`` times")
-scatter_mul.__name__ = scatter_mul.__qualname__ = "scatter_mul"
 scatter_min = _scatter_fn(P.scatter_min_p, "the minimum of ``operand`` and")
-scatter_min.__name__ = scatter_min.__qualname__ = "scatter_min"
 scatter_max = _scatter_fn(P.scatter_max_p, "the maximum of ``operand`` and")
-scatter_max.__name__ = scatter_max.__qualname__ = "scatter_max"
 
 
 def scatter_apply(operand: Any, scatter_indices: Any, func: Callable[[Any], Any],
