@@ -1747,6 +1747,21 @@ def test_a_list_index_is_refused_as_in_jax() -> None:
     assert str(ours.value) == str(theirs.value).split("\n")[0]
 
 
+@pytest.mark.parametrize("index", [np.array(1.5), 1.5, np.float32(1.0), (0, np.array(2.0)),
+                                   "a", slice(0, 2.5)], ids=repr)
+def test_a_non_integer_index_is_refused_as_in_jax(index: Any) -> None:
+    with pytest.raises(TypeError) as theirs:
+        jnp.asarray(X)[index]
+    with pytest.raises(TypeError) as ours:
+        pnp.asarray(X)[index]
+    want = str(theirs.value).replace("JAX", "plait")
+    if "integer or boolean type" in want or "string" in want:
+        assert str(ours.value) == want
+    traced = plait.jit(lambda a: a[pnp.float32(1.0)])
+    with pytest.raises(TypeError, match="got indexer with type float32"):
+        traced(X)
+
+
 def test_traced_boolean_mask_is_jax_non_concrete_boolean_index_error() -> None:
     mask = np.array([True, False, True, True])
     with pytest.raises(jax.errors.NonConcreteBooleanIndexError,

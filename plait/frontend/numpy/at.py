@@ -14,9 +14,10 @@ from typing import Any
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, aval_of, promote, shape
+from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.gather_indexing import gather_getitem, index_to_gather
 from plait.frontend.numpy.manipulation import broadcast_to
-from plait.frontend.numpy.ufuncs import divide, power
+from plait.frontend.numpy.ufuncs import divide
 from plait.ir.primitives.indexing import GatherScatterMode, ScatterDimensionNumbers
 
 __all__ = ["IndexUpdateHelper", "IndexUpdateRef"]

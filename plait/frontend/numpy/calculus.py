@@ -28,6 +28,7 @@ from plait.frontend.numpy._core import (
     promote_dtypes_inexact,
     promote_to_inexact,
 )
+from plait.frontend.numpy.arithmetic import mod, power
 from plait.frontend.numpy.creation import arange, linspace, zeros
 from plait.frontend.numpy.index_tricks import diag_indices
 from plait.frontend.numpy.manipulation import concatenate, moveaxis, ravel, reshape, tile
@@ -41,9 +42,7 @@ from plait.frontend.numpy.ufuncs import (
     less,
     log10,
     logical_and,
-    mod,
     nextafter,
-    power,
     sign,
     where,
 )

@@ -23,22 +23,20 @@ from plait.frontend.numpy._core import (
     promote_numeric,
     promote_to_inexact,
 )
+from plait.frontend.numpy.arithmetic import _float_divmod, floor_divide, remainder
 from plait.frontend.numpy.creation import asarray
 from plait.frontend.numpy.manipulation import broadcast_arrays
 from plait.frontend.numpy.ufuncs import (
     _arg,
     _const_like,
-    _float_divmod,
     _full_bool,
     _lax_const,
     abs,
     ceil,
     floor,
-    floor_divide,
     isinf,
     isnan,
     multiply,
-    remainder,
     subtract,
     where,
 )

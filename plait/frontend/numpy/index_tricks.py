@@ -17,7 +17,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import result_type
-from plait.frontend.numpy import composite_ufuncs, reductions, ufuncs
+from plait.frontend.numpy import arithmetic, composite_ufuncs, reductions, ufuncs
 from plait.frontend.numpy._core import ndim, shape
 from plait.frontend.numpy.creation import arange, asarray, linspace
 from plait.frontend.numpy.manipulation import (
@@ -194,7 +194,7 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
     elif mode == "clip":
         coords = [ufuncs.clip(c, 0, d - 1) for c, d in zip(coords, sizes)]
     else:
-        coords = [ufuncs.remainder(c, d) for c, d in zip(coords, sizes)]
+        coords = [arithmetic.remainder(c, d) for c, d in zip(coords, sizes)]
     axes = range(len(sizes)) if order == "C" else reversed(range(len(sizes)))
     strides = {}
     stride = 1

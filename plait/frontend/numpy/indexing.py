@@ -16,11 +16,10 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import Tracer, is_concretizable
+from plait.frontend.core.tracing import Tracer
 from plait.frontend.numpy._core import aval_of, ndim, promote, shape
 from plait.frontend.numpy.gather_indexing import gather_getitem, is_advanced
 from plait.ir import dtypes as dt
-from plait.ir.errors import NonConcreteBooleanIndexError
 
 __all__ = ["getitem"]
 
@@ -46,28 +45,9 @@ def _is_dynamic_int(e: Any) -> bool:
 def _expand(index: Any, nd: int) -> list[Any]:
     idx = list(index) if isinstance(index, tuple) else [index]
     for e in idx:
-        av = aval_of(e)
-        if av is not None and dt.is_bool(av.dtype) and not is_concretizable(e):
-            raise NonConcreteBooleanIndexError(
-                f"Array boolean indices must be concrete; got "
-                f"{av.str_short(short_dtypes=False)}: the number of true values is the size "
-                "of the result, which is unknown while tracing. Use pnp.where(mask, x, "
-                "fill_value) to keep the shape instead.")
-        # A 0-d integer array (NumPy's or plait's) is a scalar index, as in JAX.
-        zero_d_int = isinstance(e, np.ndarray) and e.ndim == 0 and dt.is_integer(e.dtype)
-        if (isinstance(e, list | np.ndarray) and not zero_d_int) or (
-                aval_of(e) is not None and not _is_dynamic_int(e)):
-            raise NotImplementedError(
-                f"indexing with an array ({type(e).__name__}) is advanced indexing (a gather), "
-                "which plait does not support yet; use basic indices (ints, slices, None, ...) "
-                "or plait.lax.dynamic_slice")
-        if isinstance(e, bool | np.bool_):
-            raise NotImplementedError("indexing with a boolean is not supported")
         if not (e is None or e is Ellipsis or isinstance(e, slice) or _static_int(e) is not None
                 or _is_dynamic_int(e)):
-            raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
-                            f"scalar arrays are valid indices, but got {e!r} of type "
-                            f"{type(e).__name__}")
+            raise _bad_index(e)
     if sum(e is Ellipsis for e in idx) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     n_real = sum(e is not None and e is not Ellipsis for e in idx)
@@ -79,6 +59,21 @@ def _expand(index: Any, nd: int) -> list[Any]:
     else:
         idx += [slice(None)] * (nd - n_real)
     return idx
+
+
+def _bad_index(e: Any) -> TypeError:
+    # Array-like and numeric scalars reach here only when they are not integers (array and
+    # boolean indices are advanced indexing, handled by gather_indexing).
+    if isinstance(e, str):
+        return TypeError(f"plait does not support string indexing; got idx={e!r}")
+    av = aval_of(e)
+    if av is not None or isinstance(e, float | complex | np.generic | np.ndarray):
+        dtype = av.dtype if av is not None else np.result_type(e)
+        return TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                         f"{np.dtype(dtype).name}")
+    return TypeError(f"only integers, slices (`:`), ellipsis (`...`), None and integer or "
+                     f"boolean arrays are valid indices, but got {e!r} of type "
+                     f"{type(e).__name__}")
 
 
 def getitem(x: Array, index: Any) -> Array:

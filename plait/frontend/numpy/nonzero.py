@@ -17,7 +17,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import is_concretizable
-from plait.frontend.numpy import ufuncs
+from plait.frontend.numpy import arithmetic, ufuncs
 from plait.frontend.numpy._core import as_array, check_arraylike, ndim, shape
 from plait.frontend.numpy.counting import bincount
 from plait.frontend.numpy.manipulation import atleast_1d, ravel, reshape, stack, transpose
@@ -62,7 +62,7 @@ def nonzero(a: Any, *, size: int | None = None,
     # number of positions whose running count is at most k.
     flat = cumsum(bincount(cumsum(ravel(mask)), length=n))
     strides = (np.cumprod(shape(arr)[::-1])[::-1] // shape(arr)).astype(int_dtype)
-    out = tuple(ufuncs.remainder(ufuncs.floor_divide(flat, int(st)), int(d))
+    out = tuple(arithmetic.remainder(arithmetic.floor_divide(flat, int(st)), int(d))
                 for st, d in zip(strides, shape(arr)))
     if fill_value is not None:
         fills = fill_value if isinstance(fill_value, tuple) else (fill_value,) * ndim(arr)

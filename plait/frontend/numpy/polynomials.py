@@ -22,10 +22,11 @@ from plait.frontend.numpy._core import (
     promote_dtypes_inexact,
     shape,
 )
+from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.creation import arange, full, zeros
 from plait.frontend.numpy.manipulation import atleast_1d, concatenate, flip
 from plait.frontend.numpy.reductions import prod
-from plait.frontend.numpy.ufuncs import maximum, negative, power, true_divide
+from plait.frontend.numpy.ufuncs import maximum, negative, true_divide
 from plait.ir.errors import ConcretizationTypeError
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "vander"]

@@ -11,6 +11,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike
+from plait.frontend.numpy.arithmetic import remainder
 from plait.frontend.numpy.manipulation import (
     _index_tuple,
     broadcast_to,
@@ -20,7 +21,6 @@ from plait.frontend.numpy.manipulation import (
     reshape,
     transpose,
 )
-from plait.frontend.numpy.ufuncs import remainder
 from plait.ir import dtypes as dt
 
 __all__ = ["roll", "rollaxis", "flipud", "fliplr", "rot90"]

@@ -18,6 +18,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike, ndim, shape
+from plait.frontend.numpy.arithmetic import remainder
 from plait.frontend.numpy.einsum import einsum
 from plait.frontend.numpy.index_tricks import unravel_index
 from plait.frontend.numpy.manipulation import (
@@ -31,7 +32,7 @@ from plait.frontend.numpy.manipulation import (
 )
 from plait.frontend.numpy.nonzero import nonzero
 from plait.frontend.numpy.reductions import any as any_
-from plait.frontend.numpy.ufuncs import clip, remainder, where
+from plait.frontend.numpy.ufuncs import clip, where
 from plait.ir import dtypes as dt
 from plait.ir.primitives.indexing import GatherDimensionNumbers, GatherScatterMode
 
