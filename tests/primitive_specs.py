@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import math
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,6 +34,7 @@ from jax import lax
 from plait.ir import Builder, ClosedJaxpr, Literal, Primitive, ShapedArray, Var
 from plait.ir import primitives as P
 from plait.ir.primitives.indexing import combiner_jaxpr
+from plait.ir.primitives.windowed import window_output_shape
 
 jax.config.update("jax_platforms", "cpu")
 
@@ -95,6 +97,9 @@ class PrimSpec:
     """Operand positions in which the op is linear: with the other operands
     held fixed, linear in the operands at these positions taken together (or
     in each one alone, when ``multilinear``)."""
+    unmapped: tuple[int, ...] = ()
+    """Operand positions that ``vmap`` must not batch (``reduce_window``'s init values,
+    which JAX does not batch either)."""
     multilinear: bool = False
     """Linear in each position of ``linear_in`` separately, not jointly (``mul``, ``dot_general``
     with both operands in ``linear_in``)."""
@@ -1059,6 +1064,134 @@ def _jax_conv(x: Any, w: Any, *, dimension_numbers: Any, **kw: Any) -> Any:
 spec("conv_general_dilated", P.conv_general_dilated_p, _conv_params, _conv_args,
      (F32, F16, C64), shapes=NONSCALAR, jax_fn=_jax_conv, tol=32, differentiable=True,
      linear_in=(0, 1), multilinear=True)
+
+
+# -- windowed reductions ----------------------------------------------------------------------
+# Case shape (5,): a 1-d window of 3 with negative low padding; (2, 3, 4): a 2-d (3, 2)
+# window over dimensions 1 and 2 with strides, SAME-like padding and both dilations.
+# Operands hold distinct values, so that each window has one winner.
+
+
+def _window_params(d: DType, s: Shape, base: bool = True,
+                   window: bool = True) -> dict[str, Any]:
+    """``base``/``window``: whether the 2-d case dilates the operand / the window (JAX has
+    no reverse-mode derivative of max/min windows with window dilation; select_and_scatter
+    has neither, nor negative padding)."""
+    if len(s) == 1:  # negative padding, except where a derivative is taken
+        return {"window_dimensions": (3,), "window_strides": (2,),
+                "padding": ((-1, 2),) if window else ((1, 2),), "base_dilation": (1,),
+                "window_dilation": (1,)}
+    return {"window_dimensions": (1, 3, 2), "window_strides": (1, 2, 1),
+            "padding": ((0, 0), (1, 1), (0, 1)), "base_dilation": (1, 2 if base else 1, 1),
+            "window_dilation": (1, 1, 2 if window else 1)}
+
+
+def _no_dilation(d: DType, s: Shape) -> dict[str, Any]:
+    p = _window_params(d, s, False, False)
+    del p["base_dilation"], p["window_dilation"]
+    return p
+
+
+def _distinct(rng: np.random.Generator, d: DType, s: Shape) -> np.ndarray:
+    n = math.prod(s)
+    if d == BOOL:
+        return rng.random(s) > 0.5
+    if d.kind in "iu":
+        return (rng.permutation(n).reshape(s) % 100).astype(d)
+    return (rng.permutation(n).reshape(s) * 0.25 - 3).astype(d)
+
+
+def _window_out(s: Shape, **params: Any) -> Shape:
+    return window_output_shape(s, params["window_dimensions"], params["window_strides"],
+                                 params["padding"], params.get("base_dilation"),
+                                 params.get("window_dilation"))
+
+
+_W = importlib.import_module("jax._src.lax.windowed_reductions")
+
+
+def _jax_reduce_window(op: Any, init: Any) -> Callable[..., Any]:
+    def run(x: Any, **p: Any) -> Any:
+        return lax.reduce_window(x, init(x.dtype), op, p["window_dimensions"],
+                                 p["window_strides"], p["padding"], p["base_dilation"],
+                                 p["window_dilation"])
+    return run
+
+
+def _window_identity(is_max: bool) -> Callable[[DType], Any]:
+    def make(d: DType) -> Any:
+        if d == BOOL:
+            return np.bool_(not is_max)
+        if d.kind in "iu":
+            return np.iinfo(d).min if is_max else np.iinfo(d).max
+        return np.array(-np.inf if is_max else np.inf, d)
+    return make
+
+
+spec("reduce_window_sum", P.reduce_window_sum_p, _window_params, _uniform(-3, 3), NUM,
+     shapes=NONSCALAR, jax_fn=_bind_jax("reduce_window_sum"), tol=8, differentiable=True,
+     linear_in=(0,))
+for _p, _is_max in [(P.reduce_window_max_p, True), (P.reduce_window_min_p, False)]:
+    spec(_p.name, _p, _window_params, lambda r, d, s: [_distinct(r, d, s)],
+         (F32, I32, U8, BOOL, F16, BF16), shapes=NONSCALAR, jax_fn=_bind_jax(_p.name))
+    spec(f"{_p.name}_grad", _p, lambda d, s: _window_params(d, s, window=False),
+         lambda r, d, s: [_distinct(r, d, s)], (F32, F16), shapes=NONSCALAR,
+         jax_fn=_bind_jax(_p.name), differentiable=True)
+    spec(f"{_p.name}_special", _p, _window_params, _special_unary, (F32, I8, C64),
+         shapes=((6,),), jax_fn=_jax_reduce_window(lax.max if _is_max else lax.min,
+                                                   _window_identity(_is_max)))
+
+
+def _mul_window_params(d: DType, s: Shape) -> dict[str, Any]:
+    return {**_window_params(d, s), "jaxpr": combiner_jaxpr(P.scatter_mul_p, d), "consts": ()}
+
+
+def _jax_mul_window(x: Any, init: Any, **p: Any) -> Any:
+    return [lax.reduce_window(x, init, lax.mul, p["window_dimensions"], p["window_strides"],
+                              p["padding"], p["base_dilation"], p["window_dilation"])]
+
+
+spec("reduce_window_mul", P.reduce_window_p, _mul_window_params,
+     lambda r, d, s: [rand(r, d, s, 0.5, 1.5), np.array(1, d)], (F32, I32, F16),
+     shapes=NONSCALAR, jax_fn=_jax_mul_window, tol=8, unmapped=(1,))
+
+
+def _pool_select_params(select: Primitive, scatter: bool) -> ParamsFn:
+    if scatter:
+        return lambda d, s: {**_no_dilation(d, s), "select_prim": select}
+    return lambda d, s: {**_window_params(d, s, window=False), "select_prim": select}
+
+
+def _pool_select_args(scatter: bool) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        x = _distinct(rng, d, s)
+        shape = _window_out(s, **_no_dilation(d, s)) if scatter else s
+        return [rand(rng, d, shape), x]
+    return make
+
+
+def _jax_pool_select(scatter: bool) -> Callable[..., Any]:
+    def run(t: Any, x: Any, *, select_prim: Primitive, **p: Any) -> Any:
+        jp = lax.ge_p if select_prim is P.ge_p else lax.le_p
+        if scatter:
+            return _W._select_and_scatter_add(t, x, jp, p["window_dimensions"],
+                                              p["window_strides"], p["padding"])
+        return _W._select_and_gather_add(t, x, jp, p["window_dimensions"], p["window_strides"],
+                                         p["padding"], p["base_dilation"], p["window_dilation"])
+    return run
+
+
+for _sel in (P.ge_p, P.le_p):
+    spec(f"select_and_gather_add_{_sel.name}", P.select_and_gather_add_p,
+         _pool_select_params(_sel, False), _pool_select_args(False), (F32, F16), shapes=NONSCALAR,
+         jax_fn=_jax_pool_select(False), differentiable=True, linear_in=(0,))
+    spec(f"select_and_scatter_add_{_sel.name}", P.select_and_scatter_add_p,
+         _pool_select_params(_sel, True), _pool_select_args(True), (F32, F16), shapes=NONSCALAR,
+         jax_fn=_jax_pool_select(True), tol=4, differentiable=True, linear_in=(0,))
+for _which, _rev in [("first", False), ("last", True)]:
+    spec(f"cumlogsumexp_{_which}{'_reverse' if _rev else ''}", P.cumlogsumexp_p,
+         _cum(_which, _rev), _uniform(-4, 4), (F32, F16, BF16), shapes=NONSCALAR + ((3, 0),),
+         tol=8, differentiable=True)
 
 
 # -- jit ------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from plait.transforms import indexing_rules as _indexing_rules  # noqa: F401
 from plait.transforms import jvp_rules as _jvp_rules  # noqa: F401
 from plait.transforms import jvp_rules_structural as _jvp_rules_structural  # noqa: F401
 from plait.transforms import transpose_rules as _transpose_rules  # noqa: F401
+from plait.transforms import windowed_rules as _windowed_rules  # noqa: F401
 from plait.transforms.dce import dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_calls, inline_jaxpr

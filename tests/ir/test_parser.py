@@ -319,6 +319,22 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
         (lambda x, w: lax.conv_general_dilated(x, w, (1,), ((1, 0),), (2,), (1,), feature_group_count=2),
          (_f32(1, 4, 5), _f32(2, 2, 2)))],
     "top_k": [(lambda x: lax.top_k(x, 2), (_f32(2, 3),)), (lambda x: lax.top_k(x, 1, axis=0), (_i32(2, 3),))],
+    "reduce_window_sum": [(lambda x: lax.reduce_window(x, 0., lax.add, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
+                           (_f32(2, 6, 6, 3),))],
+    "reduce_window_max": [(lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (2, 2), (1, 2), "VALID",
+                                                       (1, 2), (2, 1)), (_f32(5, 4),))],
+    "reduce_window_min": [(lambda x: lax.reduce_window(x, jnp.iinfo(jnp.int32).max, lax.min, (2,), (1,)),
+                           (_i32(5),))],
+    "reduce_window": [(lambda x: lax.reduce_window(x, 1., lax.mul, (2, 2), (1, 1), "SAME"), (_f32(4, 4),)),
+                      (lambda x, y: lax.reduce_window((x, y), (0., 0), lambda a, b: (a[0] + b[0], a[1] + b[1]),
+                                                      (2,), (1,)), (_f32(4), _i32(4)))],
+    "select_and_gather_add": [(lambda x: jax.jvp(lambda y: lax.reduce_window(y, -jnp.inf, lax.max, (2, 2), (2, 2),
+                                                                              "SAME"), (x,), (x,))[1],
+                               (_f32(5, 4),))],
+    "select_and_scatter_add": [(lambda x: jax.grad(lambda y: lax.reduce_window(y, jnp.inf, lax.min, (2, 2),
+                                                                                (1, 2), "SAME").sum())(x),
+                                (_f32(5, 4),))],
+    "cumlogsumexp": [(lambda x: lax.cumlogsumexp(x, axis=1, reverse=True), (_f32(2, 3),))],
     "custom_jvp_call": [(lambda x: _custom_jvp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_vjp_call": [(lambda x: _custom_vjp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_lin": [(lambda x: jax.linearize(_custom_vjp, x)[1](x), (_f32(3),), _CALLABLE_PARAMS)],
@@ -342,6 +358,8 @@ def _normalize(v: Any) -> Any:
     if isinstance(v, enum.Enum):
         return int(v.value)
     if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, Primitive | jcore.Primitive):  # select_and_*'s select_prim
         return v.name
     if isinstance(v, tuple | list):
         return tuple(map(_normalize, v))

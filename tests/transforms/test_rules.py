@@ -494,7 +494,8 @@ def _vmap_cases(spec: PrimSpec, slow: bool) -> list[tuple[DType, Shape]]:
     return list(dict.fromkeys(pairs))
 
 
-def _in_dim_choices(args: Sequence[np.ndarray]) -> list[list[int | None]]:
+def _in_dim_choices(args: Sequence[np.ndarray],
+                    unmapped: Sequence[int] = ()) -> list[list[int | None]]:
     n = len(args)
     choices: list[list[int | None]] = [[0] * n, [np.ndim(a) for a in args]]
     for i in range(n):
@@ -502,6 +503,7 @@ def _in_dim_choices(args: Sequence[np.ndarray]) -> list[list[int | None]]:
         choices.append([mid if k == i else None for k in range(n)])
         if n > 1:  # everything mapped except operand i
             choices.append([None if k == i else 0 for k in range(n)])
+    choices = [[None if k in unmapped else d for k, d in enumerate(c)] for c in choices]
     return [list(c) for c in dict.fromkeys(tuple(c) for c in choices)]  # unique, in order
 
 
@@ -509,7 +511,7 @@ def _check_vmap(spec: PrimSpec, dtype: DType, shape: Shape) -> None:
     params = spec.params_for(dtype, shape)
     examples = [[np.asarray(a) for a in spec.args_for(dtype, shape, seed=k)] for k in range(_B)]
     j = one_eqn(spec.primitive, examples[0], params)
-    for in_dims in _in_dim_choices(examples[0]) or [[]]:
+    for in_dims in _in_dim_choices(examples[0], spec.unmapped) or [[]]:
         per_ex = [[ex[i] if d is not None else examples[0][i] for i, d in enumerate(in_dims)]
                   for ex in examples]
         expected_rows = [eval_jaxpr(j, [], *a) for a in per_ex]

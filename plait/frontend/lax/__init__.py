@@ -1,6 +1,6 @@
 """``plait.lax``'s functions: thin wrappers over the primitives, with ``jax.lax``'s
 signatures (``ops``: everything but indexing and convolution; ``slicing``: gather and
-scatter; ``convolution``).
+scatter; ``convolution``; ``windowed``: reduce_window).
 
 No ``__all__`` here: the star imports re-export each module's own list, which
 mypy follows; ``plait.lax`` builds the public list from them."""
@@ -9,3 +9,4 @@ from plait.frontend.lax.convolution import *  # noqa: F403
 from plait.frontend.lax.ops import *  # noqa: F403
 from plait.frontend.lax.ops import bind_dynamic_slice as bind_dynamic_slice
 from plait.frontend.lax.slicing import *  # noqa: F403
+from plait.frontend.lax.windowed import *  # noqa: F403

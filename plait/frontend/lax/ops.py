@@ -37,8 +37,8 @@ __all__ = [
     "broadcast_in_dim", "broadcast", "reshape", "transpose", "squeeze", "expand_dims",
     "concatenate", "pad", "slice", "dynamic_slice", "dynamic_update_slice", "rev", "iota",
     "broadcasted_iota", "dot_general", "dot", "cumsum", "cumprod", "cummax", "cummin", "sort",
-    "sort_key_val", "full", "full_like", "square", "reciprocal", "RoundingMethod", "copy",
-    "dynamic_index_in_dim", "index_in_dim", "slice_in_dim", "dynamic_slice_in_dim",
+    "cumlogsumexp", "sort_key_val", "full", "full_like", "square", "reciprocal", "RoundingMethod",
+    "copy", "dynamic_index_in_dim", "index_in_dim", "slice_in_dim", "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim", "collapse", "real", "imag", "conj", "complex",
     "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "population_count", "clz",
@@ -484,6 +484,7 @@ cumsum = _cumulative(P.cumsum_p)
 cumprod = _cumulative(P.cumprod_p)
 cummax = _cumulative(P.cummax_p)
 cummin = _cumulative(P.cummin_p)
+cumlogsumexp = _cumulative(P.cumlogsumexp_p)
 
 
 @overload

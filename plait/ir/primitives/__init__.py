@@ -101,6 +101,7 @@ from plait.ir.primitives.linalg import dot_general_p
 from plait.ir.primitives.reductions import (
                                              argmax_p,
                                              argmin_p,
+                                             cumlogsumexp_p,
                                              cummax_p,
                                              cummin_p,
                                              cumprod_p,
@@ -136,6 +137,14 @@ from plait.ir.primitives.structural import (
                                              squeeze_p,
                                              transpose_p,
 )
+from plait.ir.primitives.windowed import (
+                                             reduce_window_max_p,
+                                             reduce_window_min_p,
+                                             reduce_window_p,
+                                             reduce_window_sum_p,
+                                             select_and_gather_add_p,
+                                             select_and_scatter_add_p,
+)
 
 __all__ = [
     "RoundingMethod", "abs_p", "acos_p", "acosh_p", "add_any_p", "add_p", "and_p", "asin_p",
@@ -158,4 +167,7 @@ __all__ = [
     "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "population_count_p",
     "clz_p", "stop_gradient_p", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p",
     "polygamma_p", "zeta_p", "ConvDimensionNumbers", "conv_general_dilated_p",
+    "cumlogsumexp_p", "reduce_window_sum_p", "reduce_window_max_p",
+    "reduce_window_min_p", "reduce_window_p", "select_and_scatter_add_p",
+    "select_and_gather_add_p",
 ]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from plait.ir.avals import ShapedArray
+from plait.ir.builder import Builder, new_vars
+from plait.ir.jaxpr import Jaxpr
 from plait.ir.params import (
     ParamDef,
     decode_bool,
@@ -20,6 +23,7 @@ from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import (
     ANY,
     BOOL_OR_INT,
+    FLOAT,
     INT,
     NUM,
     ORDERED,
@@ -27,6 +31,17 @@ from plait.ir.primitives._typing import (
     check_axes,
     check_dtype,
     fail,
+)
+from plait.ir.primitives.elementwise import (
+    abs_p,
+    add_p,
+    exp_p,
+    log1p_p,
+    max_p,
+    ne_p,
+    neg_p,
+    select_n_p,
+    sub_p,
 )
 
 _AXES = ParamDef("axes", decode=decode_ints)
@@ -85,3 +100,19 @@ cumprod_p = Primitive("cumprod", _cumulative(NUM), _CUMULATIVE)
 # JAX takes any number, complex included, and no bool, for all four.
 cummax_p = Primitive("cummax", _cumulative(NUM), _CUMULATIVE)
 cummin_p = Primitive("cummin", _cumulative(NUM), _CUMULATIVE)
+# JAX also takes complex numbers (and crashes on integers); plait takes real floats.
+cumlogsumexp_p = Primitive("cumlogsumexp", _cumulative(FLOAT), _CUMULATIVE)
+
+
+@functools.cache
+def logaddexp_jaxpr(dtype: np.dtype[Any]) -> Jaxpr:
+    """``log(exp(a) + exp(b))`` of two scalars, computed stably: the combining
+    function of ``cumlogsumexp`` (where both are -inf, or one is NaN, ``a + b``)."""
+    scalar = ShapedArray((), np.dtype(dtype))
+    a, b = new_vars([scalar, scalar])
+    bld = Builder()
+    delta = bld.bind1(sub_p, a, b)
+    tail = bld.bind1(log1p_p, bld.bind1(exp_p, bld.bind1(neg_p, bld.bind1(abs_p, delta))))
+    stable = bld.bind1(add_p, bld.bind1(max_p, a, b), tail)
+    out = bld.bind1(select_n_p, bld.bind1(ne_p, delta, delta), stable, bld.bind1(add_p, a, b))
+    return bld.build([a, b], [out])

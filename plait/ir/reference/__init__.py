@@ -9,4 +9,5 @@ from plait.ir.reference import (  # noqa: F401
     indexing,
     special,
     structural,
+    windowed,
 )

@@ -7,4 +7,5 @@ from plait.lowering.rules import (  # noqa: F401
     elementwise,
     indexing,
     structural,
+    windowed,
 )

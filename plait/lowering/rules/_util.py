@@ -14,7 +14,7 @@ from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules, private_function, symbol
 
 __all__ = ["broadcast_to", "compare", "compare_type", "nary", "scalar_type", "register",
-           "reduce_region", "binary", "convert", "outlined"]
+           "reduce_region", "binary", "convert", "outlined", "lowest", "highest"]
 
 
 def register(prim: Primitive
@@ -149,3 +149,21 @@ def reduce_region(fn: FuncEmitter, op: str, dtype: np.dtype[Any]) -> str:
     r = binary(fn, op, region.args, dtype, ())
     fn.close(region)
     return region.text([r])
+
+
+def lowest(dtype: np.dtype[Any]) -> Any:
+    """The identity of max over ``dtype``: its lowest value (-inf for floats)."""
+    if dtype == dt.bool_:
+        return False
+    if dt.is_integer(dtype):
+        return np.iinfo(dtype).min
+    return -np.inf
+
+
+def highest(dtype: np.dtype[Any]) -> Any:
+    """The identity of min over ``dtype``: its highest value (inf for floats)."""
+    if dtype == dt.bool_:
+        return True
+    if dt.is_integer(dtype):
+        return np.iinfo(dtype).max
+    return np.inf

@@ -12,23 +12,15 @@ from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
 from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
-from plait.lowering.rules._util import compare, outlined, reduce_region, register, scalar_type
-
-
-def _lowest(dtype: np.dtype[Any]) -> Any:
-    if dtype == dt.bool_:
-        return False
-    if dt.is_integer(dtype):
-        return np.iinfo(dtype).min
-    return -np.inf
-
-
-def _highest(dtype: np.dtype[Any]) -> Any:
-    if dtype == dt.bool_:
-        return True
-    if dt.is_integer(dtype):
-        return np.iinfo(dtype).max
-    return np.inf
+from plait.lowering.rules._util import (
+    compare,
+    highest,
+    lowest,
+    outlined,
+    reduce_region,
+    register,
+    scalar_type,
+)
 
 
 def _all_ones(dtype: np.dtype[Any]) -> Any:
@@ -38,8 +30,8 @@ def _all_ones(dtype: np.dtype[Any]) -> Any:
 _MONOIDS = {
     P.reduce_sum_p: ("stablehlo.add", lambda d: 0),
     P.reduce_prod_p: ("stablehlo.multiply", lambda d: 1),
-    P.reduce_max_p: ("stablehlo.maximum", _lowest),
-    P.reduce_min_p: ("stablehlo.minimum", _highest),
+    P.reduce_max_p: ("stablehlo.maximum", lowest),
+    P.reduce_min_p: ("stablehlo.minimum", highest),
     P.reduce_and_p: ("stablehlo.and", _all_ones),
     P.reduce_or_p: ("stablehlo.or", lambda d: False if d == dt.bool_ else 0),
     P.reduce_xor_p: ("stablehlo.xor", lambda d: False if d == dt.bool_ else 0),
@@ -70,7 +62,7 @@ def _argminmax(direction: str) -> Any:
         axis, = axes
         idx = fn.op1("stablehlo.iota", [], tensor_type((xa.shape, index_dtype)),
                      f"iota_dimension = {axis} : i64")
-        init_x = fn.constant(_lowest(xa.dtype) if direction == "GT" else _highest(xa.dtype),
+        init_x = fn.constant(lowest(xa.dtype) if direction == "GT" else highest(xa.dtype),
                              ShapedArray((), xa.dtype))
         init_i = fn.constant(0, ShapedArray((), index_dtype))
         sx, si = scalar_type(xa.dtype), scalar_type(index_dtype)
@@ -103,8 +95,8 @@ lowering_rules[P.argmin_p] = outlined("argmin", _argminmax("LT"))
 _CUMULATIVE = {
     P.cumsum_p: ("stablehlo.add", lambda d: 0, True),
     P.cumprod_p: ("stablehlo.multiply", lambda d: 1, False),
-    P.cummax_p: ("stablehlo.maximum", _lowest, True),
-    P.cummin_p: ("stablehlo.minimum", _highest, True),
+    P.cummax_p: ("stablehlo.maximum", lowest, True),
+    P.cummin_p: ("stablehlo.minimum", highest, True),
 }
 
 
