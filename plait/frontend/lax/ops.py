@@ -8,6 +8,7 @@ dtype of the array operands, weakly typed, as in JAX.
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 from typing import Any, Protocol, overload
 
@@ -555,14 +556,20 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
     return out if keepdims else squeeze(out, (axis,))
 
 
-def slice_in_dim(operand: Any, start_index: int, limit_index: int, stride: int = 1,
-                 axis: int = 0) -> Array:
-    """``operand[start:limit:stride]`` along ``axis``."""
-    shape = _aval(operand).shape
+def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
+                 stride: int = 1, axis: int = 0) -> Array:
+    """``operand[start:limit:stride]`` along ``axis`` (``None`` for either end; negative
+    indices count from the end, once, as in JAX)."""
+    shape = _shape_of(operand)
+    n = shape[axis]
+    lo = 0 if start_index is None else operator.index(start_index)
+    hi = n if limit_index is None else operator.index(limit_index)
     start = [0] * len(shape)
     limit = list(shape)
     strides = [1] * len(shape)
-    start[axis], limit[axis], strides[axis] = start_index, limit_index, stride
+    start[axis] = lo + n if lo < 0 else lo
+    limit[axis] = hi + n if hi < 0 else hi
+    strides[axis] = stride
     return slice(operand, start, limit, strides)
 
 
