@@ -1156,6 +1156,27 @@ spec("reduce_window_mul", P.reduce_window_p, _mul_window_params,
      shapes=NONSCALAR, jax_fn=_jax_mul_window, tol=8, unmapped=(1,))
 
 
+def _reduce_mul_params(which: str) -> ParamsFn:
+    def make(d: DType, s: Shape) -> dict[str, Any]:
+        dims = (0,) if which == "first" else tuple(range(1, len(s)))
+        mul = combiner_jaxpr(P.scatter_mul_p, d)
+        assert mul is not None
+        return {"jaxpr": ClosedJaxpr(mul), "dimensions": dims}
+    return make
+
+
+def _jax_reduce_mul(x: Any, init: Any, *, jaxpr: Any, dimensions: Any) -> Any:
+    return [lax.reduce(x, init, lambda a, b: a * b, dimensions)]
+
+
+for _which in ("first", "rest"):
+    spec(f"reduce_mul_{_which}", P.reduce_p, _reduce_mul_params(_which),
+         lambda r, d, s: [rand(r, d, s, 0.5, 1.5), np.array(1, d)], (F32, I32, F16),
+         shapes=NONSCALAR + ((3, 0),), jax_fn=_jax_reduce_mul, tol=8, unmapped=(1,))
+# (JAX differentiates reduce in its operands but not its init values, and these specs'
+# derivatives are taken in all float operands: tests/frontend/test_windowed.py has them.)
+
+
 def _pool_select_params(select: Primitive, scatter: bool) -> ParamsFn:
     if scatter:
         return lambda d, s: {**_no_dilation(d, s), "select_prim": select}

@@ -8,12 +8,15 @@
 - ``reduce_window`` with a computation differentiates to a ``reduce_window``
   over (primal, tangent) pairs whose computation is the computation's JVP; like
   JAX, plait has no transpose for it.
-- ``cumlogsumexp`` differentiates the same way, through its combining function.
+- ``cumlogsumexp``'s tangent is a linear recurrence, evaluated by doubling.
+- ``reduce`` with a computation differentiates, as in JAX, by a pairwise tree of the
+  computation's JVP (so it also has a reverse-mode derivative).
 - Batching adds a window dimension of size 1 for the batch.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -23,13 +26,14 @@ from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import shaped
-from plait.ir.jaxpr import Jaxpr
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter, Zero
+from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import Tangent, defjvp, deflinear, jvp_jaxpr, jvp_rules, tangent_aval
 from plait.transforms.transpose import Cotangent, UndefPrimal
 from plait.transforms.transpose_rules import deflinear_transpose
-from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, move_axis
+from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, move_axis, vmap_jaxpr
 
 Pairs = tuple[tuple[int, int], ...]
 Result = tuple[Sequence[Atom], Sequence[Dim]]
@@ -249,6 +253,66 @@ def _cumlogsumexp_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Ta
 jvp_rules[P.cumlogsumexp_p] = _cumlogsumexp_jvp
 
 
+# -- reduce with a computation --------------------------------------------------------------
+
+def _elementwise(jaxpr: Jaxpr, shape: Sequence[int]) -> Jaxpr:
+    """``jaxpr`` (over scalars) mapped over arrays of ``shape``."""
+    for size in reversed(shape):
+        jaxpr = vmap_jaxpr(jaxpr, size, [0] * len(jaxpr.invars), [0] * len(jaxpr.outvars))
+    return jaxpr
+
+
+def _reduce_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+                jaxpr: ClosedJaxpr, dimensions: tuple[int, ...]
+                ) -> tuple[list[Var], list[Tangent]]:
+    # As JAX: the reduced elements are combined pairwise in a tree, the computation's
+    # JVP mapped over each level, so that the tangent is built from linear primitives.
+    n = len(primals) // 2
+    outs = e.bind(P.reduce_p, *primals, jaxpr=jaxpr, dimensions=dimensions)
+    result: list[Tangent] = [Zero(tangent_aval(v.aval)) for v in outs]
+    if any(not isinstance(t, Zero) for t in tangents[n:]):
+        raise NotImplementedError("Gradient of general lax.reduce with non-zero tangents for "
+                                  "initial values to reduction not implemented")
+    diff = _differentiable(primals[:n])
+    picked = [i for i in range(n) if diff[i] and not isinstance(tangents[i], Zero)]
+    if not picked:
+        return outs, result
+    diff = [i in picked for i in range(n)]
+    shape = shaped(primals[0].aval).shape
+    kept = [d for d in range(len(shape)) if d not in dimensions]
+    rest = [shape[d] for d in kept]
+    k = math.prod(shape[d] for d in dimensions)
+
+    def flat(x: Atom) -> Atom:
+        return e.reshape(e.transpose(x, [*dimensions, *kept]), [k, *rest])
+
+    def rows(x: Atom, lo: int, hi: int) -> Atom:
+        return e.bind1(P.slice_p, x, start_indices=(lo,) + (0,) * len(rest),
+                       limit_indices=(hi, *rest), strides=None)
+
+    def pad_one(x: Atom, value: Atom) -> Atom:
+        return e.bind1(P.pad_p, x, value, padding_config=((0, 1, 0),) + ((0, 0, 0),) * len(rest))
+
+    xs = [flat(x) for x in primals[:n]]
+    ts = [flat(e.instantiate(tangents[i])) for i in picked]
+    pair, _ = jvp_jaxpr(jaxpr.jaxpr, diff * 2, instantiate=diff)
+    while k > 1:
+        half = (k + 1) // 2
+        lx, rx = [rows(x, 0, half) for x in xs], [rows(x, half, k) for x in xs]
+        lt, rt = [rows(t, 0, half) for t in ts], [rows(t, half, k) for t in ts]
+        if k % 2:
+            rx = [pad_one(x, init) for x, init in zip(rx, primals[n:])]
+            rt = [pad_one(t, e.scalar_like(t, 0)) for t in rt]
+        res = inline_jaxpr(e, _elementwise(pair, [half, *rest]), [], [*lx, *rx, *lt, *rt])
+        xs, ts, k = res[:n], res[n:], half
+    for j, i in enumerate(picked):
+        result[i] = e.reshape(ts[j], rest) if k else e.zeros(tangent_aval(outs[i].aval))
+    return outs, result
+
+
+jvp_rules[P.reduce_p] = _reduce_jvp
+
+
 # -- batching --------------------------------------------------------------------------------
 
 def _unit_window(params: dict[str, Any]) -> dict[str, Any]:
@@ -288,6 +352,21 @@ def _batch_reduce_window(e: Emitter, size: int, vals: list[Atom], dims: list[Dim
 
 
 batching_rules[P.reduce_window_p] = _batch_reduce_window
+
+
+def _batch_reduce(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
+                  jaxpr: ClosedJaxpr, dimensions: tuple[int, ...]) -> Result:
+    n = len(vals) // 2
+    if any(d is not None for d in dims[n:]):
+        raise NotImplementedError("batching of reduce over batched init values (JAX does not "
+                                  "batch them either)")
+    xs = [bdim_to_front(e, x, d, size) for x, d in zip(vals[:n], dims[:n])]
+    outs = e.bind(P.reduce_p, *xs, *vals[n:], jaxpr=jaxpr,
+                  dimensions=tuple(d + 1 for d in dimensions))
+    return outs, [0] * n
+
+
+batching_rules[P.reduce_p] = _batch_reduce
 
 
 def _batch_cumlogsumexp(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,

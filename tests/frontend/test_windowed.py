@@ -178,3 +178,59 @@ def test_cumlogsumexp_matches_jax(axis: int, reverse: bool) -> None:
     # Where JAX's derivative is NaN (a leading run of -inf), plait's is the limit, 0.
     g = np.asarray(plait.grad(lambda a: pnp.sum(f(plax)(a) * w))(x))
     assert np.isfinite(g).all() and (g[np.isinf(x)] == 0).all()
+
+
+REDUCES: dict[str, Callable[[Any], Fn]] = {
+    # Composition of affine maps: associative (as reduce requires), not commutative.
+    "affine": lambda L: lambda x: L.reduce(
+        (x, x - 1), (1.0, 0.0), lambda p, q: (p[0] * q[0], q[0] * p[1] + q[1]), (1,)),
+    "mul_two_axes": lambda L: lambda x: L.reduce(x, 1.0, lambda a, b: a * b, (0, 2)),
+    "pair_sum_and_max": lambda L: lambda x: L.reduce(
+        (x, x * 2), (0.0, -np.inf), lambda a, b: (a[0] + b[0], L.max(a[1], b[1])), (2,)),
+    "all_axes": lambda L: lambda x: L.reduce(x, 0.0, lambda a, b: L.max(a, b) + L.min(a, b),
+                                             (0, 1, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCES))
+def test_reduce_with_a_computation_matches_jax(name: str) -> None:
+    f, g = REDUCES[name](plax), REDUCES[name](jlax)
+    x = RNG.uniform(0.5, 1.5, size=(3, 4, 5)).astype(np.float32)
+    _check(f(x), g(x), 1e-5)
+    _check(plait.jit(f)(x), g(x), 1e-5)
+    assert str(plait.make_jaxpr(f)(x)).replace("\n", "") == \
+        "".join(line for line in str(jax.make_jaxpr(g)(x)).split("\n")
+                if "computation=" not in line)
+
+    def loss(h: Fn, N: Any) -> Fn:
+        return lambda v: sum(N.sum(o * o) for o in jax.tree_util.tree_leaves(h(v)))
+    _check(plait.grad(loss(f, pnp))(x), jax.grad(loss(g, jnp))(x), 1e-4)
+    t = RNG.normal(size=x.shape).astype(np.float32)
+    _check(plait.jvp(f, (x,), (t,))[1], jax.jvp(g, (x,), (t,))[1], 1e-4)
+    xs = np.stack([x, x[::-1]], 1)
+    _check(plait.vmap(f, 1)(xs), jax.vmap(g, 1)(xs), 1e-5)
+
+
+@pytest.mark.parametrize("op, init, dtype", [
+    ("add", 0, np.float32), ("mul", 1, np.int32), ("max", -np.inf, np.float32),
+    ("min", np.iinfo(np.int32).max, np.int32), ("bitwise_or", 0, np.int32),
+    ("bitwise_and", True, np.bool_), ("bitwise_xor", False, np.bool_),
+    ("max", np.uint8(0), np.uint8), ("add", np.float32(0), np.float32)])
+def test_reduce_monoids_bind_the_dedicated_reductions_as_in_jax(op: str, init: Any,
+                                                                 dtype: Any) -> None:
+    x = (RNG.integers(0, 5, size=(3, 4)) > 1).astype(dtype) * 3 if dtype != np.bool_ else \
+        RNG.integers(0, 5, size=(3, 4)) > 1
+    f = lambda L: (lambda v: L.reduce(v, init, getattr(L, op), (1,)))  # noqa: E731
+    _check(f(plax)(x), f(jlax)(x))
+    assert str(plait.make_jaxpr(f(plax))(x)) == str(jax.make_jaxpr(f(jlax))(x))
+    assert plait.eval_shape(f(plax), x).weak_type == jax.eval_shape(f(jlax), x).weak_type
+
+
+def test_reduce_refuses_init_tangents_and_batched_inits_like_jax() -> None:
+    x = np.ones((3, 4), np.float32)
+    with pytest.raises(NotImplementedError, match="non-zero tangents for initial values"):
+        plait.jvp(lambda i: plax.reduce(x, i, lambda a, b: a * b, (0,)), (1.0,), (1.0,))
+    with pytest.raises(NotImplementedError, match="batched init values"):
+        plait.vmap(lambda i: plax.reduce(x, i, lambda a, b: a * b, (0,)))(np.ones(3))
+    with pytest.raises(ValueError, match="Operands must have the same tree structure"):
+        plax.reduce((x, x), 0.0, plax.add, (0,))

@@ -335,6 +335,7 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
                                                                                 (1, 2), "SAME").sum())(x),
                                 (_f32(5, 4),))],
     "cumlogsumexp": [(lambda x: lax.cumlogsumexp(x, axis=1, reverse=True), (_f32(2, 3),))],
+    "reduce": [(lambda x: lax.reduce(x, 1., lambda a, b: a * b + 1, (1,)), (_f32(2, 3),), _CALLABLE_PARAMS)],
     "custom_jvp_call": [(lambda x: _custom_jvp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_vjp_call": [(lambda x: _custom_vjp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_lin": [(lambda x: jax.linearize(_custom_vjp, x)[1](x), (_f32(3),), _CALLABLE_PARAMS)],

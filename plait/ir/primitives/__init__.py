@@ -110,6 +110,7 @@ from plait.ir.primitives.reductions import (
                                              reduce_max_p,
                                              reduce_min_p,
                                              reduce_or_p,
+                                             reduce_p,
                                              reduce_prod_p,
                                              reduce_sum_p,
                                              reduce_xor_p,
@@ -167,7 +168,7 @@ __all__ = [
     "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "population_count_p",
     "clz_p", "stop_gradient_p", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p",
     "polygamma_p", "zeta_p", "ConvDimensionNumbers", "conv_general_dilated_p",
-    "cumlogsumexp_p", "reduce_window_sum_p", "reduce_window_max_p",
+    "cumlogsumexp_p", "reduce_p", "reduce_window_sum_p", "reduce_window_max_p",
     "reduce_window_min_p", "reduce_window_p", "select_and_scatter_add_p",
     "select_and_gather_add_p",
 ]

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.ir.builder import Builder, new_vars
-from plait.ir.jaxpr import Jaxpr
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.params import (
     ParamDef,
     decode_bool,
@@ -116,3 +116,45 @@ def logaddexp_jaxpr(dtype: np.dtype[Any]) -> Jaxpr:
     stable = bld.bind1(add_p, bld.bind1(max_p, a, b), tail)
     out = bld.bind1(select_n_p, bld.bind1(ne_p, delta, delta), stable, bld.bind1(add_p, a, b))
     return bld.build([a, b], [out])
+
+
+# -- reduce with a computation --------------------------------------------------------------
+
+def _decode_closed(value: Any) -> ClosedJaxpr:
+    if isinstance(value, ClosedJaxpr):
+        return value
+    if isinstance(value, Jaxpr):
+        return ClosedJaxpr(value)
+    raise ValueError(f"expected a jaxpr, but got {value!r}")
+
+
+def _reduce_rule(*args: ShapedArray, jaxpr: ClosedJaxpr,
+                 dimensions: tuple[int, ...]) -> tuple[ShapedArray, ...]:
+    if not args or len(args) % 2:
+        fail(f"expected operands followed by as many init values, but got {len(args)} "
+             "arguments")
+    n = len(args) // 2
+    operands, inits = args[:n], args[n:]
+    for x in operands[1:]:
+        if x.shape != operands[0].shape:
+            fail(f"expected operands of one shape, but got "
+                 f"{', '.join(a.str_short() for a in operands)}")
+    for x, init in zip(operands, inits):
+        if init.shape != () or init.dtype != x.dtype:
+            fail(f"expected a {x.dtype.name}[] init value for the operand {x.str_short()}, "
+                 f"but got {init.str_short()}")
+    scalars = [ShapedArray((), x.dtype) for x in operands]
+    ins = [shaped(a).update(weak_type=False) for a in jaxpr.in_avals]
+    outs = [shaped(a).update(weak_type=False) for a in jaxpr.out_avals]
+    if jaxpr.consts or ins != scalars * 2 or outs != scalars:
+        fail(f"expected a computation from ({', '.join(s.str_short() for s in scalars * 2)}) "
+             f"to ({', '.join(s.str_short() for s in scalars)}), but got {jaxpr}")
+    check_axes(dimensions, operands[0].ndim, "dimensions")
+    shape = tuple(d for i, d in enumerate(operands[0].shape) if i not in dimensions)
+    return tuple(ShapedArray(shape, x.dtype) for x in operands)
+
+
+# JAX's reduce also carries the Python ``computation``; plait keeps only its jaxpr.
+reduce_p = Primitive("reduce", _reduce_rule, (
+    ParamDef("jaxpr", decode=_decode_closed), ParamDef("dimensions", decode=decode_ints)),
+    multiple_results=True)

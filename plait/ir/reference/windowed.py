@@ -157,3 +157,23 @@ def _cumlogsumexp(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
 
 
 _def(P.cumlogsumexp_p, _cumlogsumexp)
+
+
+def _reduce(*args: np.ndarray, jaxpr: Any, dimensions: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    # ``reduce`` with a computation: a left fold over the reduced elements in row-major
+    # order, vectorized over the kept positions like reduce_window's.
+    n = len(args) // 2
+    kept = [d for d in range(args[0].ndim) if d not in dimensions]
+    size = int(np.prod([args[0].shape[d] for d in dimensions]))
+    flat = [np.transpose(x, kept + list(dimensions)).reshape(
+        tuple(x.shape[d] for d in kept) + (size,)) for x in args[:n]]
+    accs = [np.broadcast_to(init, v.shape[:-1]).astype(v.dtype) for init, v in
+            zip(args[n:], flat)]
+    with np.errstate(all="ignore"):
+        for k in range(flat[0].shape[-1]):
+            outs = eval_jaxpr(jaxpr.jaxpr, [], *accs, *[v[..., k] for v in flat])
+            accs = [np.asarray(o, v.dtype).reshape(v.shape[:-1]) for o, v in zip(outs, flat)]
+    return tuple(accs)
+
+
+impl_rules[P.reduce_p] = _reduce

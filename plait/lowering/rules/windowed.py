@@ -12,7 +12,7 @@ import numpy as np
 
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
-from plait.ir.jaxpr import Jaxpr
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive
 from plait.ir.primitives.reductions import logaddexp_jaxpr
 from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
@@ -178,3 +178,13 @@ def _cumlogsumexp(ctx: LoweringContext, x: Value, *, axis: int,
 
 
 lowering_rules[P.cumlogsumexp_p] = outlined("cumlogsumexp", _cumlogsumexp)
+
+
+@register(P.reduce_p)
+def _reduce(ctx: LoweringContext, *args: Value, jaxpr: ClosedJaxpr,
+            dimensions: tuple[int, ...]) -> Sequence[Value]:
+    n = len(args) // 2
+    dtypes = [shaped(a).dtype for a in ctx.avals_in[:n]]
+    region = _jaxpr_region(ctx, jaxpr.jaxpr, dtypes)
+    return ctx.fn.op("stablehlo.reduce", list(args), [tensor_type(a) for a in ctx.avals_out],
+                     f"dimensions = {i64_array(dimensions)}", [region])
