@@ -91,3 +91,61 @@ def test_bad_arguments_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="String padding is not implemented for transposed"):
         plax.conv_general_dilated(x, np.ones((2, 4, 2), np.float32), (1,), "SAME",
                                   lhs_dilation=(2,))
+
+
+TRANSPOSES: dict[str, tuple[tuple[int, ...], tuple[int, ...], dict[str, Any]]] = {
+    "same_strided": ((2, 5, 6, 3), (3, 3, 3, 4), dict(strides=(2, 2), padding="SAME")),
+    "valid": ((2, 5, 6, 3), (3, 2, 3, 4), dict(strides=(2, 1), padding="VALID")),
+    "explicit": ((1, 4, 4, 2), (3, 3, 2, 2), dict(strides=(2, 2), padding=((1, 0), (2, 1)))),
+    "transpose_kernel_dilated": ((2, 5, 6, 3), (3, 3, 4, 3), dict(
+        strides=(1, 2), padding="SAME", transpose_kernel=True, rhs_dilation=(2, 1))),
+    "consistent_padding": ((2, 5, 6, 3), (3, 3, 3, 4), dict(
+        strides=(3, 2), padding=((1, 1), (0, 2)), use_consistent_padding=True)),
+    "1d_nchw": ((2, 3, 7), (4, 3, 3), dict(strides=(2,), padding="SAME",
+                                           dimension_numbers=("NCH", "OIH", "NCH"))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSPOSES))
+def test_conv_transpose_matches_jax(name: str) -> None:
+    xs, ws, kw = TRANSPOSES[name]
+    x = RNG.normal(size=xs).astype(np.float32)
+    w = RNG.normal(size=ws).astype(np.float32)
+    f = lambda L: (lambda a, b: L.conv_transpose(a, b, **kw))  # noqa: E731
+    want = np.asarray(f(jlax)(x, w))
+    np.testing.assert_allclose(np.asarray(f(plax)(x, w)), want, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(plait.jit(f(plax))(x, w)), want, atol=1e-4)
+    assert str(plait.make_jaxpr(f(plax))(x, w)) == str(jax.make_jaxpr(f(jlax))(x, w))
+    loss = lambda L: (lambda a, b: (f(L)(a, b) ** 2).sum())  # noqa: E731
+    for ours, theirs in zip(plait.grad(loss(plax), (0, 1))(x, w),
+                            jax.grad(loss(jlax), (0, 1))(x, w)):
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-4, atol=1e-3)
+    xb = np.stack([x, -x])
+    np.testing.assert_allclose(np.asarray(plait.vmap(f(plax), (0, None))(xb, w)),
+                               np.asarray(jax.vmap(f(jlax), (0, None))(xb, w)), atol=1e-4)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(filter_shape=(2, 3), window_strides=(1, 2), padding="SAME"),
+    dict(filter_shape=(3, 2), window_strides=(2, 1), padding="VALID",
+         dimension_numbers=("NHWC", "OIHW", "NCHW")),
+    dict(filter_shape=(2, 2), window_strides=(1, 1), padding=((1, 0), (0, 1)),
+         lhs_dilation=(2, 1), rhs_dilation=(1, 2), dimension_numbers=("NHWC", "HWIO", "NHWC")),
+], ids=["nchw_same", "nhwc_to_nchw", "dilated"])
+def test_conv_general_dilated_patches_matches_jax(kw: dict[str, Any]) -> None:
+    x = RNG.normal(size=(2, 5, 6, 3)).astype(np.float32)
+    x = x if "dimension_numbers" in kw else x.transpose(0, 3, 1, 2)
+    f = lambda L: (lambda a: L.conv_general_dilated_patches(a, **kw))  # noqa: E731
+    np.testing.assert_allclose(np.asarray(f(plax)(x)), np.asarray(f(jlax)(x)), atol=1e-6)
+    assert str(plait.make_jaxpr(f(plax))(x)) == str(jax.make_jaxpr(f(jlax))(x))
+    g = plait.grad(lambda a: (f(plax)(a) ** 2).sum())(x)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(jax.grad(
+        lambda a: (f(jlax)(a) ** 2).sum())(x)), rtol=1e-5)
+
+
+def test_conv_transpose_bad_arguments() -> None:
+    with pytest.raises(TypeError, match="expected operands of equal rank"):
+        plax.conv_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 2, 2)), (1, 1), "SAME")
+    with pytest.raises(ValueError, match="Invalid padding mode: FULL"):
+        plax.conv_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 2, 2)), (1, 1), "FULL",
+                            use_consistent_padding=True)

@@ -1,6 +1,7 @@
 """Convolutions with ``jax.lax``'s signatures: ``conv_general_dilated`` and the
-wrappers over it (``conv``, ``conv_with_general_padding``), with
-``conv_dimension_numbers`` and ``padtype_to_pads``."""
+functions over it (``conv``, ``conv_with_general_padding``, ``conv_transpose``,
+``conv_general_dilated_patches``), with ``conv_dimension_numbers`` and
+``padtype_to_pads``."""
 
 from __future__ import annotations
 
@@ -11,13 +12,25 @@ import numpy as np
 
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import bind1
-from plait.frontend.lax.ops import _operands, _shape_of
+from plait.frontend.lax.ops import (
+    _operands,
+    _shape_of,
+    add,
+    broadcast_in_dim,
+    broadcasted_iota,
+    convert_element_type,
+    eq,
+    reshape,
+    rev,
+    transpose,
+)
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.primitives.convolution import ConvDimensionNumbers
 
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated", "conv", "conv_with_general_padding",
-           "conv_dimension_numbers", "padtype_to_pads"]
+           "conv_dimension_numbers", "padtype_to_pads", "conv_transpose",
+           "conv_general_dilated_patches"]
 
 Padding = str | Sequence[tuple[int, int]]
 
@@ -148,4 +161,97 @@ def conv_with_general_padding(lhs: Any, rhs: Any, window_strides: Sequence[int],
     """An NCHW / OIHW convolution with explicit padding and dilations."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
                                 rhs_dilation=rhs_dilation, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def _transpose_padding(k: int, s: int, padding: Any) -> tuple[int, int]:
+    """(before, after) padding of one dimension of a transposed convolution whose forward
+    convolution had kernel size ``k``, stride ``s`` and ``padding``."""
+    if padding == "SAME":
+        total = k + s - 2
+        before = k - 1 if s > k - 1 else -(-total // 2)
+    elif padding == "VALID":
+        total = k + s - 2 + max(k - s, 0)
+        before = k - 1
+    elif isinstance(padding, tuple):
+        before, after = (k - p - 1 for p in padding)
+        total = before + after
+    else:
+        raise ValueError(f"Invalid padding mode: {padding}")
+    return before, total - before
+
+
+_TRANSPOSE_LAYOUTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
+                      4: ("NHWC", "HWIO", "NHWC"), 5: ("NHWDC", "HWDIO", "NHWDC")}
+
+
+def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int], padding: Padding,
+                   rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
+                   transpose_kernel: bool = False, precision: None = None,
+                   preferred_element_type: Any = None,
+                   use_consistent_padding: bool = False) -> Array:
+    """The transposed ("deconvolution") convolution: the input dilated by ``strides``
+    and convolved with ``rhs`` (spatially flipped, input and output features swapped,
+    when ``transpose_kernel``), padded so that ``'SAME'``/``'VALID'`` invert the
+    forward convolution's shapes; layouts default to ``NHWC``/``HWIO``."""
+    lhs, rhs = _operands("conv_transpose", lhs, rhs)
+    lshape, rshape = _shape_of(lhs), _shape_of(rhs)
+    if len(lshape) != len(rshape) or len(lshape) < 2:
+        raise TypeError(f"conv_transpose: expected operands of equal rank of at least 2, "
+                        f"but got shapes {lshape} and {rshape}")
+    if dimension_numbers is None:
+        if len(lshape) not in _TRANSPOSE_LAYOUTS:
+            raise ValueError("No 4+ dimensional dimension_number defaults.")
+        dimension_numbers = _TRANSPOSE_LAYOUTS[len(lshape)]
+    dn = conv_dimension_numbers(lshape, rshape, dimension_numbers)
+    nsp = len(lshape) - 2
+    dil = tuple(rhs_dilation) if rhs_dilation is not None else (1,) * nsp
+    pads: Padding = padding
+    if use_consistent_padding or padding in ("SAME", "VALID"):
+        kernel = [(rshape[d] - 1) * r + 1 for d, r in zip(dn.rhs_spec[2:], dil)]
+        each = [padding] * len(strides) if isinstance(padding, str) else list(padding)
+        pads = [_transpose_padding(k, s, p) for k, s, p in zip(kernel, strides, each)]
+    if transpose_kernel:
+        for d in dn.rhs_spec[2:]:  # one rev per axis, as JAX flips them
+            rhs = rev(rhs, (d,))
+        perm = list(range(len(rshape)))
+        perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = dn.rhs_spec[1], dn.rhs_spec[0]
+        rhs = transpose(rhs, perm)
+    return conv_general_dilated(lhs, rhs, (1,) * nsp, pads, strides, dil, dn,
+                                precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
+                                 window_strides: Sequence[int], padding: Padding,
+                                 lhs_dilation: Sequence[int] | None = None,
+                                 rhs_dilation: Sequence[int] | None = None,
+                                 dimension_numbers: Any = None, precision: None = None,
+                                 preferred_element_type: Any = None) -> Array:
+    """The patches a convolution with a ``filter_shape`` kernel would see, as features:
+    each input feature becomes ``prod(filter_shape)`` output features (feature-major),
+    computed by a grouped convolution with a one-hot kernel."""
+    lhs, = _operands("conv_general_dilated_patches", lhs)
+    lshape = _shape_of(lhs)
+    window = tuple(int(f) for f in filter_shape)
+    dn = conv_dimension_numbers(lshape, (1, 1, *window), dimension_numbers)
+    size = int(np.prod(window))
+    channels = lshape[dn.lhs_spec[1]]
+    dtype = lhs.dtype if hasattr(lhs, "dtype") else dt.canonicalize(np.result_type(lhs))
+    rows = add(broadcasted_iota(np.int32, (size, size), 0), np.int32(0))  # (as JAX's _eye)
+    eye = convert_element_type(eq(rows, broadcasted_iota(np.int32, (size, size), 1)), dtype)
+    kernel = reshape(broadcast_in_dim(eye, (channels, size, size), (1, 2)),
+                     (channels * size, 1, *window))
+    # Kernel dimensions 0 (output features) and 1 (input features) go where rhs_spec says.
+    order = [d for d in range(len(window) + 2) if d not in (0, 1)]
+    perm = [0] * (len(window) + 2)
+    perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = 0, 1
+    rest = iter(order)
+    for i in range(len(perm)):
+        if i not in (dn.rhs_spec[0], dn.rhs_spec[1]):
+            perm[i] = next(rest)
+    if perm != sorted(perm):
+        kernel = transpose(kernel, perm)
+    return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation,
+                                rhs_dilation, dn, feature_group_count=channels,
                                 preferred_element_type=preferred_element_type)
