@@ -355,6 +355,8 @@ spec("stop_gradient", P.stop_gradient_p, {}, _uniform(-3, 3), ALL,
 # -- unary, no params ------------------------------------------------------------------------
 
 spec("neg", P.neg_p, {}, _uniform(-100, 100), NUM, differentiable=True, linear_in=(0,))
+spec("square", P.square_p, {}, _uniform(-10, 10), NUM, tol=2, differentiable=True)
+special_spec("square", P.square_p, {}, (F32, I32, U8, C64))
 special_spec("neg", P.neg_p, {}, (F32, I32, U8))
 spec("sign", P.sign_p, {}, _uniform(-3, 3), (F32, I32, I8, U8, F16, BF16, C64))
 special_spec("sign", P.sign_p, {}, (F32, I32, C64))
@@ -804,6 +806,27 @@ spec("concatenate_one", P.concatenate_p, {"dimension": 0}, _concat_args(1), (F32
 spec("concatenate_last", P.concatenate_p, {"dimension": 2},
      lambda rng, d, s: [rand(rng, d, (2, 3, k)) for k in (4, 1, 2, 0)], (F32, I32, BOOL),
      shapes=((2, 3, 4),), differentiable=True, linear_in=(0, 1, 2, 3))
+
+
+def _split_params(d: DType, s: Shape) -> dict[str, Any]:
+    n = s[0] if s else 0
+    return {"sizes": (1, n - 3, 0, 2) if n >= 3 else (n,), "axis": 0}
+
+
+spec("split", P.split_p, _split_params, _uniform(), _STRUCT, shapes=NONSCALAR + ((3, 0),),
+     differentiable=True, linear_in=(0,))
+spec("split_last", P.split_p, lambda d, s: {"sizes": (2, 1, 1), "axis": len(s) - 1},
+     _uniform(), (F32, I32), shapes=((2, 3, 4), (4,)), differentiable=True, linear_in=(0,))
+spec("stack", P.stack_p, {"axis": 0}, _uniform(n=3), _STRUCT, shapes=WITH_EMPTY,
+     differentiable=True, linear_in=(0, 1, 2))
+spec("stack_last", P.stack_p, lambda d, s: {"axis": len(s)}, _uniform(n=2), (F32, BOOL),
+     differentiable=True, linear_in=(0, 1))
+spec("unstack", P.unstack_p, {"axis": 0}, _uniform(), _STRUCT, shapes=NONSCALAR + ((3, 0),),
+     differentiable=True, linear_in=(0,))
+spec("unstack_last", P.unstack_p, lambda d, s: {"axis": len(s) - 1}, _uniform(), (F32,),
+     shapes=((2, 3, 4),), differentiable=True, linear_in=(0,))
+spec("tile", P.tile_p, lambda d, s: {"reps": tuple((2, 1, 3, 0)[:len(s)])}, _uniform(),
+     _STRUCT, shapes=WITH_EMPTY, differentiable=True, linear_in=(0,))
 
 
 def _pad_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:

@@ -354,9 +354,15 @@ class _Parser:
         if t.kind == "word":
             if self.is_punct("(") and self.peek(1).kind == "word" and self.is_punct("=", 2):
                 return self.call(t.text)
-            if self.is_punct(".") and self.peek(1).kind == "word":  # an enum member
+            if self.is_punct(".") and self.peek(1).kind == "word":
                 self.next()
-                return f"{t.text}.{self.next().text}"
+                member = self.next().text
+                if t.text == "np" and self.is_punct("("):  # a NumPy scalar: np.int64(4)
+                    self.next()
+                    inner = self.value()
+                    self.expect(")")
+                    return inner
+                return f"{t.text}.{member}"  # an enum member
             return {"None": None, "True": True, "False": False}.get(t.text, t.text)
         self.error(f"expected a parameter value, but got {t.text or 'end of input'!r}", t)
 

@@ -5,7 +5,8 @@ a rule table keyed by primitive, cached on the jaxpr's structure.  Depends
 only on :mod:`plait.ir`.
 """
 
-from plait.transforms import batching_rules as _batching_rules  # noqa: F401  (registers rules)
+from plait.transforms import assembly_rules as _assembly_rules  # noqa: F401  (registers rules)
+from plait.transforms import batching_rules as _batching_rules  # noqa: F401
 from plait.transforms import call_rules as _call_rules  # noqa: F401
 from plait.transforms import control_flow_rules as _control_flow_rules  # noqa: F401
 from plait.transforms import convolution_rules as _convolution_rules  # noqa: F401

@@ -78,6 +78,7 @@ def _abs_jvp(e: Emitter, t: Atom, ans: Atom, x: Atom) -> Atom:
 
 
 defjvp2(P.abs_p, _abs_jvp)
+defjvp(P.square_p, lambda e, t, x: e.mul(t, e.mul(_c(e, x, 2), x)))
 defjvp(P.integer_pow_p, lambda e, t, x, y: (
     e.mul(t, e.mul(_c(e, x, y), x if y == 2 else e.bind1(P.integer_pow_p, x, y=y - 1)))
     if y not in (0, 1) else (t if y == 1 else e.zeros(shaped(t.aval)))))

@@ -49,7 +49,14 @@ from plait.ir import (
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.printer import var_name
-from tests.ir.jaxpr_corpus import CASES, KNOWN_DIFFERENCES, Case, trace_jax, trace_plait
+from tests.ir.jaxpr_corpus import (
+    CASES,
+    KNOWN_DIFFERENCES,
+    Case,
+    plain_jaxpr,
+    trace_jax,
+    trace_plait,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -85,11 +92,8 @@ def _jax_primitives(j: Any) -> Iterator[str]:
 
 _CONJ = "JAX's conj has an input_dtype param, plait's conj has none"
 # Cases whose JAX text plait cannot read back: strict xfails, so that a fix shows up.
-# Three of them use primitives plait lacks (square, split, stack, tile).
 _JAX_TEXT_DIFFERS = {
     "conj_input_dtype": _CONJ,
-    "square_primitive": "JAX uses primitives plait does not have: ['square']",
-    "split_tile_stack": "JAX uses primitives plait does not have: ['split', 'stack', 'tile']",
 }
 _JAX_TEXT_CASES = [
     pytest.param(c, id=c.name, marks=[pytest.mark.xfail(
@@ -334,6 +338,11 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "select_and_scatter_add": [(lambda x: jax.grad(lambda y: lax.reduce_window(y, jnp.inf, lax.min, (2, 2),
                                                                                 (1, 2), "SAME").sum())(x),
                                 (_f32(5, 4),))],
+    "square": [(lambda x: lax.square(x), (_f32(2, 3),)), (lambda x: jnp.square(x), (_i32(3),))],
+    "split": [(lambda x: jnp.split(x, [1, 3]), (_f32(5, 2),)), (lambda x: lax.split(x, (2, 1), 1), (_f32(2, 3),))],
+    "stack": [(lambda x: jnp.stack([x, x], -1), (_f32(2, 3),))],
+    "unstack": [(lambda x: lax.unstack(x, 1), (_f32(2, 3),))],
+    "tile": [(lambda x: jnp.tile(x, (2, 1, 3)), (_f32(2, 3),))],
     "cumlogsumexp": [(lambda x: lax.cumlogsumexp(x, axis=1, reverse=True), (_f32(2, 3),))],
     "reduce": [(lambda x: lax.reduce(x, 1., lambda a, b: a * b + 1, (1,)), (_f32(2, 3),), _CALLABLE_PARAMS)],
     "custom_jvp_call": [(lambda x: _custom_jvp(x), (_f32(3),), _CALLABLE_PARAMS)],
@@ -378,7 +387,7 @@ def test_jax_text_of_each_primitive_roundtrips(name: str, index: int) -> None:
     text = str(closed)
     parsed = parse_jaxpr(text)
     check_jaxpr(parsed)
-    assert str(parsed) == text
+    assert str(parsed) == str(closed.replace(jaxpr=plain_jaxpr(closed.jaxpr)))
     # The params elided from the text were restored to the values JAX bound.
     eqns = [e for e in parsed.eqns if e.primitive.name == name]
     assert len(eqns) == len(jax_eqns)

@@ -122,6 +122,17 @@ _KNOWN_TYPING_DIFFERENCES: dict[str, str] = {
                        "neither lexicographic nor documented (clamp(0, 3j, 3j) is 0)",
     "add_any:float32 with weak operands (True, False)":
         "JAX's add_any has the first operand's type; plait's is weak only if both are",
+    "select_and_gather_add_ge:complex64": "JAX's typing rule takes complex, which GE does "
+                                          "not order; plait refuses it",
+    "select_and_scatter_add_ge:complex64": "JAX's typing rule takes complex, which GE does "
+                                           "not order; plait refuses it",
+    "select_and_scatter_add_ge:bool": "JAX's typing rule takes a bool source (to be summed); "
+                                      "plait takes numbers",
+    **{f"cumlogsumexp_first:{d}": "JAX's typing rule takes integers, then fails to lower "
+                                  "them (its -inf initial value)"
+       for d in ("int8", "int16", "int32", "uint8", "uint16", "uint32")},
+    "cumlogsumexp_first:complex64": "JAX takes complex numbers; plait's cumlogsumexp is for "
+                                    "real floats",
 }
 
 

@@ -38,8 +38,9 @@ __all__ = [
     "broadcast_in_dim", "broadcast", "reshape", "transpose", "squeeze", "expand_dims",
     "concatenate", "pad", "slice", "dynamic_slice", "dynamic_update_slice", "rev", "iota",
     "broadcasted_iota", "dot_general", "dot", "cumsum", "cumprod", "cummax", "cummin", "sort",
-    "cumlogsumexp", "sort_key_val", "full", "full_like", "square", "reciprocal", "RoundingMethod",
-    "copy", "dynamic_index_in_dim", "index_in_dim", "slice_in_dim", "dynamic_slice_in_dim",
+    "cumlogsumexp", "split", "stack", "unstack", "tile", "sort_key_val", "full", "full_like",
+    "square", "reciprocal", "RoundingMethod", "copy", "dynamic_index_in_dim", "index_in_dim",
+    "slice_in_dim", "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim", "collapse", "real", "imag", "conj", "complex",
     "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "population_count", "clz",
@@ -191,8 +192,8 @@ def integer_pow(x: Any, y: int) -> Array:
 
 
 def square(x: Any) -> Array:
-    """``x * x``."""
-    return integer_pow(x, 2)
+    """``x * x`` (the ``square`` primitive, as in JAX)."""
+    return bind1(P.square_p, x)
 
 
 def reciprocal(x: Any) -> Array:
@@ -362,6 +363,58 @@ def expand_dims(array: Any, dimensions: Sequence[int]) -> Array:
 def concatenate(operands: Sequence[Any], dimension: int) -> Array:
     """Join ``operands`` along ``dimension``."""
     return bind1(P.concatenate_p, *_operands("concatenate", *operands), dimension=int(dimension))
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Array]:
+    """``operand`` cut along ``axis`` into consecutive pieces of the given ``sizes``."""
+    shape = _shape_of(operand)
+    ax = _axis(axis, len(shape))
+    sizes = tuple(operator.index(s) for s in sizes)
+    if any(s < 0 for s in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+    if sum(sizes) != shape[ax]:
+        raise ValueError(f"Sum of sizes {sum(sizes)} must be equal to dimension {ax} of the "
+                         f"operand shape {list(shape)}")
+    return list(bind_n(P.split_p, operand, sizes=sizes, axis=ax))
+
+
+def stack(operands: Sequence[Any], axis: int = 0) -> Array:
+    """Equally shaped ``operands`` joined along a new ``axis``."""
+    xs = _operands("stack", *operands)
+    if not xs:
+        raise ValueError("stack requires at least one operand")
+    shapes = [_shape_of(x) for x in xs]
+    if any(s != shapes[0] for s in shapes):
+        raise ValueError(f"All input arrays must have the same shape. Got "
+                         f"{', '.join(str(s) for s in shapes)}.")
+    dtypes = [_aval(x).dtype if _aval(x) is not None else dt.canonicalize(np.result_type(x))
+              for x in xs]
+    if any(d != dtypes[0] for d in dtypes):
+        raise TypeError(f"lax.stack requires arguments to have the same dtypes, got "
+                        f"{', '.join(d.name for d in dtypes)}.")
+    return bind1(P.stack_p, *xs, axis=_axis(axis, len(shapes[0]) + 1))
+
+
+def unstack(x: Any, axis: int = 0) -> tuple[Array, ...]:
+    """The slices of ``x`` along ``axis``, that dimension removed."""
+    return tuple(bind_n(P.unstack_p, x, axis=_axis(axis, len(_shape_of(x)))))
+
+
+def tile(operand: Any, reps: Sequence[int]) -> Array:
+    """``operand`` repeated ``reps[i]`` times along each dimension ``i``."""
+    reps = tuple(operator.index(r) for r in reps)
+    ndim = len(_shape_of(operand))
+    if len(reps) != ndim:
+        raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)="
+                        f"{len(reps)} and x.ndim={ndim}.")
+    return bind1(P.tile_p, operand, reps=reps)
+
+
+def _axis(axis: int, ndim: int) -> int:
+    ax = operator.index(axis)
+    if not -ndim <= ax < ndim:
+        raise ValueError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+    return ax % ndim
 
 
 def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Array:

@@ -72,11 +72,7 @@ def _split(name: str, ary: Any, indices_or_sections: Any, axis: int) -> list[Arr
     if any(s < 0 for s in sizes):
         raise ValueError(f"{name}: the indices {indices_or_sections} must be nondecreasing and "
                          f"within [0, {size}] for an axis of size {size}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(lax.slice_in_dim(a, start, start + s, axis=ax))
-        start += s
-    return out
+    return lax.split(a, sizes, ax)
 
 
 def array_split(ary: Any, indices_or_sections: int | Sequence[int] | Any,

@@ -219,9 +219,9 @@ def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Array:
         raise ValueError(f"stack: all input arrays must have the same shape, but got shapes "
                          f"{', '.join(str(s) for s in shapes)}")
     ax = canonical_axis(axis, len(shapes[0]) + 1)
-    if dtype is None:
-        xs = promote_dtypes("stack", *xs)
-    return concatenate([expand_dims(x, ax) for x in xs], ax, dtype)
+    xs = promote_dtypes("stack", *xs) if dtype is None else [
+        lax.convert_element_type(x, dt.canonicalize(np.dtype(dtype))) for x in xs]
+    return lax.stack(xs, ax)
 
 
 def hstack(arrays: Sequence[Any], dtype: Any = None) -> Array:
@@ -365,7 +365,7 @@ def split(a: Any, indices_or_sections: int | Sequence[int] | Any, axis: int = 0)
     if any(d < 0 for d in sizes):
         raise ValueError(f"split: the indices {bounds[1:-1]} must be nondecreasing and "
                          f"within [0, {n}] for an axis of size {n} (section sizes {sizes})")
-    return [lax.slice_in_dim(a, lo, hi, axis=ax) for lo, hi in zip(bounds, bounds[1:])]
+    return lax.split(a, sizes, ax)
 
 
 def tile(a: Any, reps: int | Sequence[int]) -> Array:
@@ -373,14 +373,10 @@ def tile(a: Any, reps: int | Sequence[int]) -> Array:
     a = _as_array("tile", a)
     r = _index_tuple(reps)
     nd = max(a.ndim, len(r))
-    r = (1,) * (nd - len(r)) + r
-    s = (1,) * (nd - a.ndim) + a.shape
-    a = reshape(a, s)
-    expanded: list[int] = []
-    for rep, d in zip(r, s):
-        expanded += [rep, d]
-    b = lax.broadcast_in_dim(a, expanded, tuple(range(1, 2 * nd, 2)))
-    return reshape(b, tuple(rep * d for rep, d in zip(r, s)))
+    if a.ndim < nd:  # leading dimensions of 1, as JAX adds them
+        a = lax.broadcast_in_dim(a, (1,) * (nd - a.ndim) + a.shape,
+                                 tuple(range(nd - a.ndim, nd)))
+    return lax.tile(a, (1,) * (nd - len(r)) + r)
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Array:

@@ -461,7 +461,7 @@ def rint(x: Any) -> Array:
 
 def square(x: Any) -> Array:
     """``x * x`` (bools become the default int)."""
-    return lax.integer_pow(_arg("square", x, "numeric"), 2)
+    return lax.square(_arg("square", x, "numeric"))
 
 
 def reciprocal(x: Any) -> Array:

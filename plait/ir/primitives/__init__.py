@@ -4,6 +4,7 @@ Each ``*_p`` object is a :class:`~plait.ir.Primitive`; all are registered by
 name in :data:`plait.ir.PRIMITIVES`.
 """
 
+from plait.ir.primitives.assembly import split_p, stack_p, tile_p, unstack_p
 from plait.ir.primitives.bits import (
                                              clz_p,
                                              population_count_p,
@@ -78,6 +79,7 @@ from plait.ir.primitives.elementwise import (
                                              sin_p,
                                              sinh_p,
                                              sqrt_p,
+                                             square_p,
                                              stop_gradient_p,
                                              sub_p,
                                              tan_p,
@@ -168,7 +170,8 @@ __all__ = [
     "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "population_count_p",
     "clz_p", "stop_gradient_p", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p",
     "polygamma_p", "zeta_p", "ConvDimensionNumbers", "conv_general_dilated_p",
-    "cumlogsumexp_p", "reduce_p", "reduce_window_sum_p", "reduce_window_max_p",
+    "cumlogsumexp_p", "reduce_p", "square_p", "split_p", "stack_p", "unstack_p",
+    "tile_p", "reduce_window_sum_p", "reduce_window_max_p",
     "reduce_window_min_p", "reduce_window_p", "select_and_scatter_add_p",
     "select_and_gather_add_p",
 ]

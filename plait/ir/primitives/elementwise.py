@@ -117,6 +117,7 @@ def _integer_pow_rule(x: ShapedArray, *, y: int) -> tuple[ShapedArray, ...]:
 
 
 integer_pow_p = Primitive("integer_pow", _integer_pow_rule, (ParamDef("y", decode=decode_int),))
+square_p = Primitive("square", unary(NUM))
 
 # Binary arithmetic.
 add_p = Primitive("add", nary([NUM, NUM]))

@@ -110,11 +110,13 @@ def logaddexp_jaxpr(dtype: np.dtype[Any]) -> Jaxpr:
     function of ``cumlogsumexp`` (where both are -inf, or one is NaN, ``a + b``)."""
     scalar = ShapedArray((), np.dtype(dtype))
     a, b = new_vars([scalar, scalar])
-    bld = Builder()
+    bld = Builder()  # (the equations in the order of JAX's logaddexp)
+    amax = bld.bind1(max_p, a, b)
     delta = bld.bind1(sub_p, a, b)
+    is_nan = bld.bind1(ne_p, delta, delta)
+    total = bld.bind1(add_p, a, b)
     tail = bld.bind1(log1p_p, bld.bind1(exp_p, bld.bind1(neg_p, bld.bind1(abs_p, delta))))
-    stable = bld.bind1(add_p, bld.bind1(max_p, a, b), tail)
-    out = bld.bind1(select_n_p, bld.bind1(ne_p, delta, delta), stable, bld.bind1(add_p, a, b))
+    out = bld.bind1(select_n_p, is_nan, bld.bind1(add_p, amax, tail), total)
     return bld.build([a, b], [out])
 
 

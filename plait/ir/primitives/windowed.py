@@ -162,7 +162,7 @@ def _reduce_window_rule(*args: ShapedArray, jaxpr: Jaxpr, consts: tuple[()],
              f"to ({', '.join(s.str_short() for s in scalars)}), but got {jaxpr}")
     shape = _check_window(operands[0], window_dimensions, window_strides, padding,
                           base_dilation, window_dilation)
-    return tuple(x.update(shape=shape) for x in operands)
+    return tuple(ShapedArray(shape, x.dtype) for x in operands)  # never weak, as in JAX
 
 
 reduce_window_p = Primitive("reduce_window", _reduce_window_rule, (
@@ -203,7 +203,7 @@ def _scatter_rule(source: ShapedArray, operand: ShapedArray, *, select_prim: Pri
     if source.shape != shape:
         fail(f"expected a source of the window grid's shape {shape}, but got "
              f"{source.str_short()} for the operand {operand.str_short()}")
-    return (ShapedArray(operand.shape, source.dtype, source.weak_type),)
+    return (ShapedArray(operand.shape, source.dtype, source.weak_type and operand.weak_type),)
 
 
 select_and_scatter_add_p = Primitive("select_and_scatter_add", _scatter_rule, (
@@ -221,7 +221,7 @@ def _gather_rule(tangents: ShapedArray, operand: ShapedArray, *, select_prim: Pr
              f"{operand.str_short()}")
     shape = _check_window(operand, window_dimensions, window_strides, padding, base_dilation,
                           window_dilation)
-    return (tangents.update(shape=shape),)
+    return (ShapedArray(shape, tangents.dtype, tangents.weak_type and operand.weak_type),)
 
 
 select_and_gather_add_p = Primitive("select_and_gather_add", _gather_rule, (

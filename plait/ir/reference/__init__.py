@@ -1,6 +1,7 @@
 """NumPy implementations of every primitive, registered in :data:`plait.ir.impl_rules`."""
 
 from plait.ir.reference import (  # noqa: F401
+    assembly,
     bits,
     calls,
     control_flow,

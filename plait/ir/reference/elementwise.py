@@ -27,7 +27,8 @@ def _ignore_params(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _UNPARAMETRIZED: list[tuple[Primitive, Callable[..., Any]]] = [
-    (P.neg_p, np.negative), (P.floor_p, np.floor), (P.ceil_p, np.ceil),
+    (P.neg_p, np.negative), (P.square_p, lambda x: np.multiply(x, x)),
+    (P.floor_p, np.floor), (P.ceil_p, np.ceil),
     (P.is_finite_p, np.isfinite), (P.exp_p, np.exp), (P.exp2_p, np.exp2), (P.log_p, np.log),
     (P.log1p_p, np.log1p), (P.expm1_p, np.expm1), (P.tanh_p, np.tanh), (P.sin_p, np.sin),
     (P.cos_p, np.cos), (P.tan_p, np.tan), (P.asin_p, np.arcsin), (P.acos_p, np.arccos),

@@ -198,3 +198,12 @@ def _convert(ctx: LoweringContext, x: Value, new_dtype: np.dtype[Any], weak_type
 @register(P.stop_gradient_p)
 def _stop_gradient(ctx: LoweringContext, x: Value) -> list[Value]:
     return [x]  # only differentiation sees it
+
+
+@register(P.square_p)
+def _square(ctx: LoweringContext, x: Value) -> Sequence[Value]:
+    # CHLO's square takes floats and complex numbers; integers multiply (as JAX lowers).
+    a = shaped(ctx.avals_in[0])
+    if dt.is_inexact(a.dtype):
+        return [ctx.fn.op1("chlo.square", [x], tensor_type(a))]
+    return [ctx.fn.op1("stablehlo.multiply", [x, x], tensor_type(a))]
