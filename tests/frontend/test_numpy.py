@@ -36,14 +36,20 @@ from plait.errors import (
     NonConcreteBooleanIndexError,
 )
 from plait.frontend.numpy._scalar_types import ScalarType
+from tests.frontend.test_assembling import COVERED as ASSEMBLING
 from tests.frontend.test_bitwise import COVERED as BITWISE
 from tests.frontend.test_counting import COVERED as COUNTING
+from tests.frontend.test_functional import COVERED as FUNCTIONAL
 from tests.frontend.test_index_tricks import COVERED as INDEX_TRICKS
 from tests.frontend.test_interp_histograms import COVERED as INTERP_HISTOGRAMS
 from tests.frontend.test_numpy_extras import COVERED as EXTRAS
+from tests.frontend.test_packing import COVERED as PACKING
+from tests.frontend.test_polydiv import COVERED as POLYDIV
 from tests.frontend.test_quantiles import COVERED as QUANTILES
+from tests.frontend.test_reduction_where import COVERED as REDUCTION_WHERE
 from tests.frontend.test_searching import COVERED as SEARCHING
 from tests.frontend.test_setops import COVERED as SETOPS
+from tests.frontend.test_signal import COVERED as SIGNAL
 from tests.frontend.test_take_put import COVERED as TAKE_PUT
 from tests.ir.jaxpr_corpus import merge_duplicates
 
@@ -1946,7 +1952,8 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     "empty_like", "arange", "linspace", "asarray", "array", "astype", "ndim", "shape", "size",
     "promote_types", "result_type", "dtype", "iinfo", "finfo", "issubdtype"} | set(EXTRA)
     | INDEX_TRICKS | SEARCHING | COUNTING | TAKE_PUT
-    | INTERP_HISTOGRAMS | BITWISE | SETOPS | QUANTILES | EXTRAS | {"choose"})
+    | INTERP_HISTOGRAMS | BITWISE | SETOPS | QUANTILES | EXTRAS | {"choose"}
+    | SIGNAL | PACKING | POLYDIV | FUNCTIONAL | ASSEMBLING | REDUCTION_WHERE)
 
 
 def test_every_function_with_a_jax_counterpart_is_tested() -> None:

@@ -204,41 +204,56 @@ class Array:
         """The elements as a 1-d array."""
         return _pnp.ravel(self)
 
-    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    def sum(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None, promote_integers: bool = True) -> Array:
         """Sum of elements (see :func:`plait.numpy.sum`)."""
-        return _pnp.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+        return _pnp.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                        initial=initial, where=where, promote_integers=promote_integers)
 
-    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    def prod(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+             initial: Any = None, where: Any = None, promote_integers: bool = True) -> Array:
         """Product of elements."""
-        return _pnp.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+        return _pnp.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                         initial=initial, where=where, promote_integers=promote_integers)
 
-    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    def mean(self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+             *, where: Any = None) -> Array:
         """Mean of elements."""
-        return _pnp.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+        return _pnp.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
-    def var(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+    def var(self, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
+            keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Array:
         """Variance of elements."""
-        return _pnp.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+        return _pnp.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                        where=where, correction=correction)
 
-    def std(self, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Array:
+    def std(self, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
+            keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Array:
         """Standard deviation of elements."""
-        return _pnp.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+        return _pnp.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                        where=where, correction=correction)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def max(self, axis: Any = None, out: None = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Array:
         """Maximum of elements."""
-        return _pnp.max(self, axis=axis, keepdims=keepdims)
+        return _pnp.max(self, axis=axis, out=out, keepdims=keepdims, initial=initial,
+                        where=where)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def min(self, axis: Any = None, out: None = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Array:
         """Minimum of elements."""
-        return _pnp.min(self, axis=axis, keepdims=keepdims)
+        return _pnp.min(self, axis=axis, out=out, keepdims=keepdims, initial=initial,
+                        where=where)
 
-    def any(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def any(self, axis: Any = None, out: None = None, keepdims: bool = False, *,
+            where: Any = None) -> Array:
         """Whether any element is true."""
-        return _pnp.any(self, axis=axis, keepdims=keepdims)
+        return _pnp.any(self, axis=axis, out=out, keepdims=keepdims, where=where)
 
-    def all(self, axis: Any = None, keepdims: bool = False) -> Array:
+    def all(self, axis: Any = None, out: None = None, keepdims: bool = False, *,
+            where: Any = None) -> Array:
         """Whether all elements are true."""
-        return _pnp.all(self, axis=axis, keepdims=keepdims)
+        return _pnp.all(self, axis=axis, out=out, keepdims=keepdims, where=where)
 
     def argmax(self, axis: Any = None, keepdims: bool = False) -> Array:
         """Index of the maximum."""

@@ -25,6 +25,7 @@ from plait.frontend.numpy.arithmetic import (
     remainder,
 )
 from plait.frontend.numpy.array_methods import install_array_methods
+from plait.frontend.numpy.assembling import block, resize
 from plait.frontend.numpy.bitwise import (
     bitwise_count,
     bitwise_left_shift,
@@ -84,6 +85,15 @@ from plait.frontend.numpy.creation import (
     zeros_like,
 )
 from plait.frontend.numpy.einsum import einsum
+from plait.frontend.numpy.functional import (
+    apply_along_axis,
+    apply_over_axes,
+    fromfunction,
+    frompyfunc,
+    piecewise,
+    ufunc,
+    vectorize,
+)
 from plait.frontend.numpy.index_tricks import (
     c_,
     diag_indices,
@@ -172,11 +182,13 @@ from plait.frontend.numpy.nan_functions import (
     nanvar,
 )
 from plait.frontend.numpy.nonzero import argwhere, flatnonzero, mask_indices, nonzero, where
+from plait.frontend.numpy.packing import packbits, unpackbits
 from plait.frontend.numpy.padding import pad
 from plait.frontend.numpy.partitioning import argpartition, lexsort, partition, sort_complex
 from plait.frontend.numpy.polynomials import (
     polyadd,
     polyder,
+    polydiv,
     polyint,
     polymul,
     polysub,
@@ -224,6 +236,14 @@ from plait.frontend.numpy.setops import (
     unique_counts,
     unique_inverse,
     unique_values,
+)
+from plait.frontend.numpy.signal import (
+    bartlett,
+    blackman,
+    convolve,
+    correlate,
+    hamming,
+    hanning,
 )
 from plait.frontend.numpy.statistics import (
     average,
@@ -435,4 +455,15 @@ __all__ = [
     "digitize", "isin", "searchsorted",
     # Counting into bins.
     "bincount", "histogram", "histogram_bin_edges",
+    # Convolution, correlation and window functions.
+    "convolve", "correlate", "bartlett", "blackman", "hamming", "hanning",
+    # Bit packing.
+    "packbits", "unpackbits",
+    # Polynomial division.
+    "polydiv",
+    # Functional programming.
+    "vectorize", "apply_along_axis", "apply_over_axes", "piecewise", "frompyfunc", "ufunc",
+    "fromfunction",
+    # Assembling arrays.
+    "resize", "block",
 ]

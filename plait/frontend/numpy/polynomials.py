@@ -1,8 +1,9 @@
 """Polynomials as coefficient arrays, highest power first: ``polyval``, ``polyadd``,
-``polysub``, ``polymul``, ``polyder``, ``polyint``; and the Vandermonde matrix ``vander``.
+``polysub``, ``polymul``, ``polydiv``, ``polyder``, ``polyint``; and the Vandermonde
+matrix ``vander``.
 
 As in JAX, ``polyadd``/``polysub`` keep the input dtype while ``polymul``,
-``polyder`` and ``polyint`` compute in an inexact dtype.
+``polydiv``, ``polyder`` and ``polyint`` compute in an inexact dtype.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from plait.frontend.numpy._core import (
 )
 from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.creation import arange, full, zeros
-from plait.frontend.numpy.manipulation import atleast_1d, concatenate, flip
+from plait.frontend.numpy.manipulation import atleast_1d, concatenate, flip, stack
 from plait.frontend.numpy.reductions import prod
 from plait.frontend.numpy.ufuncs import maximum, negative, true_divide
 from plait.ir.errors import ConcretizationTypeError
 
-__all__ = ["polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "vander"]
+__all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint",
+           "vander"]
 
 
 def _arrays(name: str, *args: Any) -> list[Array]:
@@ -68,12 +70,15 @@ def polysub(a1: Any, a2: Any) -> Array:
     return polyadd(a1_arr, negative(a2_arr))
 
 
-def _trim_leading_zeros(a: Array) -> Array:
+def _trim_leading_zeros(a: Array, name: str = "polymul", tol: float = 0.0) -> Array:
+    """``a`` without its leading coefficients of magnitude at most ``tol`` (below it,
+    when ``tol`` is positive); concrete coefficients only."""
     if not is_concretizable(a):
         raise ConcretizationTypeError(
-            "polymul: trim_leading_zeros=True needs concrete coefficients (the length of the "
+            f"{name}: trim_leading_zeros=True needs concrete coefficients (the length of the "
             "result depends on their values); it cannot be used inside a transformation.")
-    nonzero = np.flatnonzero(np.asarray(a))
+    host = np.abs(np.asarray(a))
+    nonzero = np.flatnonzero(~(host < tol) if tol else host)
     return a[int(nonzero[0]):] if nonzero.size else a[:0]
 
 
@@ -104,6 +109,41 @@ def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Array:
     if a1_arr.ndim != 1 or a2_arr.ndim != 1:
         raise ValueError("convolve() only support 1-dimensional inputs.")
     return _convolve_full(a1_arr, a2_arr)
+
+
+def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Array, Array]:
+    """The quotient and remainder of the polynomial division ``u / v`` (1-d coefficient
+    arrays, highest power first), in an inexact dtype.  The remainder keeps the length
+    of ``u`` unless ``trim_leading_zeros`` (concrete inputs only) drops its leading
+    coefficients smaller than the square root of the dtype's epsilon.
+
+    Raises:
+      TypeError: a 0-d input (it has no length) or a non-array argument.
+      ValueError: an input of more than one dimension.
+      IndexError: an empty ``v``.
+    """
+    check_arraylike("polydiv", u, v)
+    u_arr, v_arr = _inexact_arrays("polydiv", u, v)
+    if u_arr.ndim == 0 or v_arr.ndim == 0:
+        raise TypeError("len() of unsized object")
+    if u_arr.ndim != 1 or v_arr.ndim != 1:
+        raise ValueError(f"polydiv: u and v must be one-dimensional, got shapes {u_arr.shape} "
+                         f"and {v_arr.shape}")
+    if v_arr.shape[0] == 0:
+        raise IndexError("index is out of bounds for axis 0 with size 0")
+    m, n = u_arr.shape[0] - 1, v_arr.shape[0] - 1
+    inverse = true_divide(1.0, v_arr[0])
+    rem = u_arr
+    quotient = []
+    for k in range(m - n + 1):
+        d = inverse * rem[k]
+        quotient.append(d)
+        rem = rem.at[k:k + n + 1].add(negative(d) * v_arr)
+    q = stack(quotient) if quotient else zeros(1, dtype=u_arr.dtype)
+    if trim_leading_zeros:
+        eps = float(np.finfo(rem.dtype).eps)
+        rem = _trim_leading_zeros(rem, "polydiv", float(np.sqrt(eps)))
+    return q, rem
 
 
 def _order(m: Any, what: str) -> int:

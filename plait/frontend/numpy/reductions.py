@@ -3,7 +3,10 @@ ops and differences (``cumsum``, ``cumulative_prod``, ``diff``).
 
 Results are strongly typed (as in JAX, a reduction of a weakly typed value
 is not weak).  Small integers and bools are summed in the default integer
-type; ``float16``/``bfloat16`` sums are computed in ``float32``.
+type; ``float16``/``bfloat16`` sums are computed in ``float32``.  The
+reductions take JAX's ``where`` mask (the elements where it is false act as the
+identity; ``mean``/``var``/``std`` count only the selected elements) and
+``sum``/``prod``/``max``/``min`` an ``initial`` value.
 """
 
 from __future__ import annotations
@@ -24,15 +27,15 @@ from plait.frontend.numpy._core import (
     check_arraylike,
     shape,
 )
-from plait.frontend.numpy.manipulation import concatenate
+from plait.frontend.numpy.manipulation import broadcast_to, concatenate
 from plait.frontend.numpy.ufuncs import (
     _const_like,
     _real_dtype,
     _to_bool,
     not_equal,
     subtract,
-    where,
 )
+from plait.frontend.numpy.ufuncs import where as _where
 from plait.ir import dtypes as dt
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "any", "all",
@@ -101,48 +104,143 @@ def _keep(x: Array, axes: tuple[int, ...], in_ndim: int, keepdims: bool) -> Arra
     return lax.broadcast_in_dim(x, out_shape, kept)
 
 
-def _sum_like(name: str, op: Callable[[Any, tuple[int, ...]], Any],
-              bool_op: Callable[[Any, tuple[int, ...]], Any]) -> Callable[..., Array]:
-    def reduce(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
-        a = _input(name, a)
-        if a.dtype == dt.bool_:
-            a = _cast(a, _default_int())
-        nd = a.ndim
-        axes = _axes(name, axis, nd)
-        if dtype is None:
-            result = _promote_integer(a.dtype)
-            computation = _upcast_f16(result)
-        else:
-            result = computation = _user_dtype(dtype)
-        x = _cast(a, computation)
-        out = (bool_op if computation == dt.bool_ else op)(x, axes)
-        return _cast(_keep(out, axes, nd, keepdims), result)
-    reduce.__name__ = reduce.__qualname__ = name
-    reduce.__doc__ = (f"``{name}`` over ``axis`` (all axes when ``None``); bools and small "
-                      "integers accumulate in the default integer type.")
-    return reduce
+def _check_where(name: str, mask: Any) -> Array | None:
+    """The ``where`` mask of a reduction as an array, or ``None``.
+
+    Raises:
+      ValueError: a mask that is not boolean (JAX's message).
+      TypeError: a mask that is not an array (a list).
+    """
+    if mask is None:
+        return None
+    check_arraylike(name, mask)
+    m = as_array(mask)
+    if m.dtype != dt.bool_:
+        raise ValueError(f"jnp.{name}: where must be None or a boolean array; got "
+                         f"where.dtype={m.dtype!r}.")
+    return m
 
 
-sum = _sum_like("sum", lax.reduce_sum, lax.reduce_or)
-prod = _sum_like("prod", lax.reduce_prod, lax.reduce_and)
+def _no_out(name: str, out: None) -> None:
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
 
 
-def _minmax(name: str, op: Callable[[Any, tuple[int, ...]], Any]) -> Callable[..., Array]:
-    def reduce(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
-        a = _input(name, a)
-        nd = a.ndim
-        axes = _axes(name, axis, nd)
-        if builtins.any(a.shape[i] == 0 for i in axes):
-            raise ValueError(f"zero-size array to reduction operation {name} which has no "
-                             "identity")
-        return _cast(_keep(op(a, axes), axes, nd, keepdims), a.dtype)
-    reduce.__name__ = reduce.__qualname__ = name
-    reduce.__doc__ = f"``{name}`` over ``axis`` (all axes when ``None``)."
-    return reduce
+def _identity(kind: str, d: np.dtype[Any]) -> Any:
+    """The identity of the reduction ``kind`` in dtype ``d`` (a NumPy scalar): the
+    extreme values of ``d`` stand in for infinities where it has none."""
+    value = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf}[kind]
+    if d == dt.bool_:
+        return np.bool_(value > 0)
+    if dt.is_integer(d):
+        info = np.iinfo(d)
+        value = builtins.max(builtins.min(value, info.max), info.min)
+    return np.asarray(value).astype(d)[()]
 
 
-max = _minmax("max", lax.reduce_max)
-min = _minmax("min", lax.reduce_min)
+def _masked(x: Array, mask: Array | None, fill: Any) -> Array:
+    """``x`` with ``fill`` where the (broadcast) ``mask`` is false."""
+    if mask is None:
+        return x
+    m = mask if mask.shape == x.shape else broadcast_to(mask, x.shape)
+    return lax.select_n(m, lax.full(x.shape, fill, x.dtype), x)
+
+
+def _selected_count(x: Array, axes: tuple[int, ...], keepdims: bool, mask: Array | None,
+                    d: np.dtype[Any]) -> Array | int:
+    """How many elements each result reduces: a static count without a mask, else the
+    number of true mask elements (in dtype ``d``)."""
+    if mask is None:
+        return _count(x, axes)
+    m = mask if mask.shape == x.shape else broadcast_to(mask, x.shape)
+    return sum(m, axis=axes, dtype=d, keepdims=keepdims)
+
+
+# The reduction, its boolean form, and the matching binary op (to fold in ``initial``).
+_KINDS: dict[str, tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any],
+                        Callable[..., Any]]] = {
+    "sum": (lax.reduce_sum, lax.reduce_or, lax.add, lax.bitwise_or),
+    "prod": (lax.reduce_prod, lax.reduce_and, lax.mul, lax.bitwise_and),
+    "max": (lax.reduce_max, lax.reduce_or, lax.max, lax.bitwise_or),
+    "min": (lax.reduce_min, lax.reduce_and, lax.min, lax.bitwise_and)}
+
+
+def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: None, keepdims: bool,
+               initial: Any, where_: Any, promote_integers: bool = True) -> Array:
+    """``sum``/``prod``/``max``/``min`` of ``a`` over ``axis``, skipping the elements where
+    ``where_`` is false and folding in ``initial`` (JAX's ``_reduction``).
+
+    Raises:
+      ValueError: a non-boolean mask; for ``max``/``min``, a mask without ``initial``
+        or an empty reduction without ``initial``; a non-scalar ``initial``.
+    """
+    _no_out(name, out)
+    arr = _input(name, a)
+    mask = _check_where(name, where_)
+    has_identity = kind in ("sum", "prod")
+    if initial is None and not has_identity and mask is not None:
+        raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
+                         "where mask one has to specify 'initial'")
+    if has_identity and arr.dtype == dt.bool_:
+        arr = _cast(arr, _default_int())
+    nd = arr.ndim
+    axes = _axes(name, axis, nd)
+    if initial is None and not has_identity and builtins.any(arr.shape[i] == 0 for i in axes):
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    if dtype is not None:
+        result = computation = _user_dtype(dtype)
+    else:
+        result = _promote_integer(arr.dtype) if has_identity and promote_integers else arr.dtype
+        computation = _upcast_f16(result) if has_identity else result
+    x = _masked(_cast(arr, computation), mask, _identity(kind, computation))
+    reduce_op, bool_reduce, combine, bool_combine = _KINDS[kind]
+    boolean = computation == dt.bool_
+    r = (bool_reduce if boolean else reduce_op)(x, axes)
+    if initial is not None:
+        init = lax.convert_element_type(initial, computation)
+        if init.shape != ():
+            raise ValueError(f"initial value must be a scalar. Got array of shape {init.shape}")
+        r = (bool_combine if boolean else combine)(init, r)
+    return _cast(_keep(r, axes, nd, keepdims), result)
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None, promote_integers: bool = True) -> Array:
+    """Sum over ``axis`` (all axes when ``None``) of the elements selected by the boolean
+    ``where`` mask, plus ``initial``; bools and small integers accumulate in the default
+    integer type unless ``promote_integers`` is false."""
+    return _reduction("sum", "sum", a, axis, dtype, out, keepdims, initial, where,
+                      promote_integers)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Array:
+    """Product over ``axis`` of the elements selected by ``where``, times ``initial``."""
+    return _reduction("prod", "prod", a, axis, dtype, out, keepdims, initial, where,
+                      promote_integers)
+
+
+def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None) -> Array:
+    """Maximum over ``axis`` (all axes when ``None``) of the elements selected by
+    ``where`` and ``initial``.
+
+    Raises:
+      ValueError: ``where`` without ``initial``, or an empty reduction without it.
+    """
+    return _reduction("max", "max", a, axis, None, out, keepdims, initial, where)
+
+
+def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None) -> Array:
+    """Minimum over ``axis`` of the elements selected by ``where`` and ``initial``.
+
+    Raises:
+      ValueError: ``where`` without ``initial``, or an empty reduction without it.
+    """
+    return _reduction("min", "min", a, axis, None, out, keepdims, initial, where)
+
+
 amax = max
 amin = min
 
@@ -153,18 +251,29 @@ def _as_bool(a: Array) -> Array:
     return _cast(a, dt.bool_)
 
 
-def any(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
-    """Whether any element along ``axis`` is true (nonzero)."""
-    b = _as_bool(_input("any", a))
-    axes = _axes("any", axis, b.ndim)
-    return _keep(lax.reduce_or(b, axes), axes, b.ndim, keepdims)
+def _logical_reduction(name: str, a: Any, axis: Any, out: None, keepdims: bool,
+                       where_: Any) -> Array:
+    _no_out(name, out)
+    b = _as_bool(_input(name, a))
+    mask = _check_where(name, where_)
+    axes = _axes(name, axis, b.ndim)
+    b = _masked(b, mask, name == "all")
+    r = (lax.reduce_or if name == "any" else lax.reduce_and)(b, axes)
+    return _keep(r, axes, b.ndim, keepdims)
 
 
-def all(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
-    """Whether every element along ``axis`` is true (nonzero)."""
-    b = _as_bool(_input("all", a))
-    axes = _axes("all", axis, b.ndim)
-    return _keep(lax.reduce_and(b, axes), axes, b.ndim, keepdims)
+def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
+        where: Any = None) -> Array:
+    """Whether any element along ``axis`` (among those selected by ``where``) is true
+    (nonzero)."""
+    return _logical_reduction("any", a, axis, out, keepdims, where)
+
+
+def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
+        where: Any = None) -> Array:
+    """Whether every element along ``axis`` (among those selected by ``where``) is true
+    (nonzero)."""
+    return _logical_reduction("all", a, axis, out, keepdims, where)
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Array:
@@ -180,58 +289,106 @@ def _count(a: Any, axes: tuple[int, ...]) -> int:
     return n
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
-    """Arithmetic mean along ``axis`` (bools and integers average in the default float)."""
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+         *, where: Any = None) -> Array:
+    """Arithmetic mean along ``axis`` of the elements selected by ``where`` (bools and
+    integers average in the default float; NaN where nothing is selected)."""
+    _no_out("mean", out)
     a = _input("mean", a)
+    mask = _check_where("mean", where)
     axes = _axes("mean", axis, a.ndim)
     if dtype is None:
         result = a.dtype if dt.is_inexact(a.dtype) else _default_float()
         computation = _upcast_f16(result)
     else:
         result = computation = _user_dtype(dtype)
-    total = sum(a, axis=axes, dtype=computation, keepdims=keepdims)
-    out = lax.div(total, _const_like(total, _count(a, axes)))
-    return _cast(out, result)
+    total = sum(a, axis=axes, dtype=computation, keepdims=keepdims, where=mask)
+    count = _selected_count(a, axes, keepdims, mask, computation)
+    divisor = _const_like(total, count) if isinstance(count, int) else count
+    return _cast(lax.div(total, divisor), result)
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> Array:
-    """Variance along ``axis`` with ``ddof`` delta degrees of freedom (NaN when
-    ``ddof`` leaves no degrees of freedom)."""
-    a = _input("var", a)
+_mean = mean
+
+
+def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any) -> tuple[np.dtype[Any], np.dtype[Any]]:
+    """The computation and result dtypes of a variance (as JAX's ``_var_promote_types``)."""
     if dtype is not None:
         d = _user_dtype(dtype)
-        if dt.is_complex(a.dtype) and not dt.is_complex(d):
-            raise ValueError("var: a real dtype for the variance of a complex array is not "
-                             "supported")
-        computation, result = _upcast_f16(d), d
-    elif not dt.is_inexact(a.dtype):
-        computation = result = _default_float()
-    else:
-        result = _real_dtype(a.dtype)
-        computation = _upcast_f16(a.dtype)
-    x = _cast(a, computation)
+        if dt.is_complex(a_dtype) and not dt.is_complex(d):
+            raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
+                             "computing the variance of an array of complex values.")
+        return _upcast_f16(d), d
+    if not dt.is_inexact(a_dtype):
+        return _default_float(), _default_float()
+    return _upcast_f16(a_dtype), _real_dtype(a_dtype)
+
+
+def _correction(ddof: Any, correction: Any) -> Any:
+    if correction is None:
+        return ddof
+    if not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: int | float | None = None) -> Array:
+    """Variance along ``axis`` of the elements selected by ``where``, with ``ddof`` (or
+    ``correction``) delta degrees of freedom; ``mean`` replaces the computed mean.  NaN
+    where that leaves no degrees of freedom.
+
+    Raises:
+      ValueError: both ``ddof`` and ``correction``, or a real ``dtype`` for a complex
+        array.
+    """
+    corr = _correction(ddof, correction)
+    arr = _input("var", a)
+    mask = _check_where("var", where)
+    computation, result = _var_dtypes(arr.dtype, dtype)
+    _no_out("var", out)
+    x = _cast(arr, computation)
     axes = _axes("var", axis, x.ndim)
-    centered = lax.sub(x, mean(x, axis=axes, dtype=computation, keepdims=True))
+    if mean is None:
+        centre = _mean(x, axis=axes, dtype=computation, keepdims=True, where=mask)
+    else:
+        check_arraylike("var", mean)
+        centre = _cast(as_array(mean), computation)
+    centered = subtract(x, centre)
     if dt.is_complex(computation):
         centered = lax.real(lax.mul(centered, lax.conj(centered)))
         computation = centered.dtype
     else:
         centered = lax.integer_pow(centered, 2)
-    n = _count(x, axes) - ddof
-    total = sum(centered, axis=axes, dtype=computation, keepdims=keepdims)
-    out = _cast(lax.div(total, _const_like(total, n)), result)
-    if n <= 0:
-        out = where(False, out, float("nan"))
-    return out
+    total = sum(centered, axis=axes, dtype=computation, keepdims=keepdims, where=mask)
+    count = _selected_count(x, axes, keepdims, mask, computation)
+    if isinstance(count, int):
+        n = count - corr
+        out_ = _cast(lax.div(total, _const_like(total, n)), result)
+        return _where(False, out_, float("nan")) if n <= 0 else out_
+    normalizer = lax.sub(count, _const_like(count, corr))
+    out_ = _cast(lax.div(total, normalizer), result)
+    return _where(lax.gt(normalizer, _const_like(normalizer, 0)), out_, float("nan"))
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> Array:
-    """Standard deviation along ``axis``."""
+def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: int | float | None = None) -> Array:
+    """Standard deviation along ``axis`` of the elements selected by ``where`` (see
+    :func:`var`).
+
+    Raises:
+      ValueError: a non-inexact ``dtype``, or as :func:`var`.
+    """
+    corr = _correction(ddof, correction)
+    _input("std", a)
+    _check_where("std", where)
     if dtype is not None and not dt.is_inexact(_user_dtype(dtype)):
-        raise ValueError(f"std: the dtype argument must be inexact, but got {np.dtype(dtype)}")
-    return lax.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
+    _no_out("std", out)
+    return lax.sqrt(var(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where, mean=mean,
+                        correction=corr))
 
 
 def _arg(name: str, op: Callable[[Any, int, Any], Any]) -> Callable[..., Array]:

@@ -35,15 +35,17 @@ from plait.frontend.numpy.matrices import diag
 from plait.frontend.numpy.reductions import (
     _axes,
     _cast,
-    _default_float,
+    _identity,
     _input,
-    _keep,
-    _upcast_f16,
+    _reduction,
     all,
     mean,
-    prod,
     sum,
 )
+
+# (Re-exported for nan_functions.py.)
+from plait.frontend.numpy.reductions import _check_where as _check_where
+from plait.frontend.numpy.reductions import _no_out as _no_out
 from plait.frontend.numpy.ufuncs import (
     _const_like,
     _lax_const,
@@ -100,81 +102,25 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     return avg
 
 
-def _check_where(name: str, mask: Any) -> Array | None:
-    if mask is None:
-        return None
-    check_arraylike(name, mask)
-    m = as_array(mask)
-    if m.dtype != dt.bool_:
-        raise ValueError(f"{name}: where must be None or a boolean array; got "
-                         f"where.dtype={m.dtype}.")
-    return m
-
-
-def _identity(kind: str, d: np.dtype[Any]) -> Any:
-    """The identity of the reduction ``kind`` in dtype ``d`` (a NumPy scalar)."""
-    value = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf}[kind]
-    if d == dt.bool_:
-        return np.bool_(value > 0)
-    if dt.is_integer(d):
-        info = np.iinfo(d)
-        value = max(min(value, info.max), info.min)
-    return np.asarray(value).astype(d)[()]
-
-
 def _reduce(name: str, kind: str, a: Any, axis: Any, dtype: Any, keepdims: bool,
             initial: Any, where_: Any) -> Array:
-    """``sum``/``prod``/``max``/``min`` with an ``initial`` value and a ``where`` mask."""
-    arr = _input(name, a)
-    mask = _check_where(name, where_)
-    if initial is None and kind in ("max", "min") and mask is not None:
-        raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
-                         "where mask one has to specify 'initial'")
-    if mask is not None:
-        arr = where(mask, arr, _identity(kind, arr.dtype))
-    nd = arr.ndim
-    axes = _axes(name, axis, nd)
-    if kind in ("sum", "prod"):
-        out = (sum if kind == "sum" else prod)(arr, axis=axes, dtype=dtype, keepdims=keepdims)
-    else:
-        if initial is None and any(arr.shape[i] == 0 for i in axes):
-            raise ValueError(f"zero-size array to reduction operation {name} which has no "
-                             "identity")
-        boolean = arr.dtype == dt.bool_
-        if kind == "max":
-            r = lax.reduce_or(arr, axes) if boolean else lax.reduce_max(arr, axes)
-        else:
-            r = lax.reduce_and(arr, axes) if boolean else lax.reduce_min(arr, axes)
-        out = _cast(_keep(r, axes, nd, keepdims), arr.dtype)
-    if initial is not None:
-        init = lax.convert_element_type(initial, out.dtype)
-        if init.shape != ():
-            raise ValueError(f"initial value must be a scalar. Got array of shape {init.shape}")
-        boolean = out.dtype == dt.bool_
-        op = {"sum": lax.bitwise_or if boolean else lax.add,
-              "prod": lax.bitwise_and if boolean else lax.mul,
-              "max": lax.bitwise_or if boolean else lax.max,
-              "min": lax.bitwise_and if boolean else lax.min}[kind]
-        out = op(init, out)
-    return out
+    """``sum``/``prod``/``max``/``min`` with an ``initial`` value and a ``where`` mask (the
+    errors name the plain reduction, as JAX's do)."""
+    return _reduction(kind, kind, a, axis, dtype, None, keepdims, initial, where_)
 
 
 def _nan_reduction(name: str, kind: str, a: Any, axis: Any, keepdims: bool, initial: Any,
                    where_: Any, dtype: Any = None, nan_if_all_nan: bool = False) -> Array:
     arr = _input(name, a)
+    mask = _check_where(name, where_)
     if not dt.is_inexact(arr.dtype):
-        return _reduce(name, kind, arr, axis, dtype, keepdims, initial, where_)
+        return _reduce(name, kind, arr, axis, dtype, keepdims, initial, mask)
     nans = isnan(arr)
     filled = where(nans, _const_like(arr, _identity(kind, arr.dtype)), arr)
-    out = _reduce(name, kind, filled, axis, dtype, keepdims, initial, where_)
+    out = _reduce(name, kind, filled, axis, dtype, keepdims, initial, mask)
     if nan_if_all_nan:
         out = where(all(nans, axis=axis, keepdims=keepdims), _lax_const(arr, np.nan), out)
     return out
-
-
-def _no_out(name: str, out: None) -> None:
-    if out is not None:
-        raise NotImplementedError(f"The 'out' argument to {name} is not supported.")
 
 
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
@@ -207,22 +153,6 @@ def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
                           nan_if_all_nan=initial is None)
 
 
-def _inexact(d: np.dtype[Any]) -> np.dtype[Any]:
-    return d if dt.is_inexact(d) else _default_float()
-
-
-def _masked_mean(a: Array, axis: Any, dtype: Any, keepdims: bool, mask: Any) -> Array:
-    if mask is None:
-        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
-    result = _inexact(a.dtype) if dtype is None else dt.canonicalize(dtype)
-    computation = _upcast_f16(result) if dtype is None else result
-    total = _reduce("mean", "sum", a, axis, computation, keepdims, None, mask)
-    m = as_array(mask)
-    count = _reduce("mean", "sum", broadcast_to(m, a.shape) if m.shape != a.shape else m,
-                    axis, computation, keepdims, None, None)
-    return _cast(lax.div(total, count), result)
-
-
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, where: Any = None) -> Array:
     """``mean`` of the elements that are not NaN (NaN where there are none)."""
@@ -230,7 +160,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     arr = _input("nanmean", a)
     mask = _check_where("nanmean", where)
     if not dt.is_inexact(arr.dtype):
-        return _masked_mean(arr, axis, dtype, keepdims, mask)
+        return mean(arr, axis=axis, dtype=dtype, keepdims=keepdims, where=mask)
     d = arr.dtype if dtype is None else dt.canonicalize(dtype)
     normalizer = _reduce("nanmean", "sum", lax.bitwise_not(isnan(arr)), axis, d, keepdims,
                          None, mask)
