@@ -317,6 +317,9 @@ spec("lgamma_negative", P.lgamma_p, {}, _uniform(-3.9, -3.1), (F32,), tol=64,
      differentiable=True)
 for _p in [P.erf_p, P.erfc_p, P.erf_inv_p, P.lgamma_p, P.digamma_p]:
     special_spec(_p.name, _p, {}, (F32,), tol=32)
+for _p in [P.bessel_i0e_p, P.bessel_i1e_p]:
+    spec(_p.name, _p, {}, _uniform(-12, 12), (F32, F16, BF16), tol=8, differentiable=True)
+    special_spec(_p.name, _p, {}, (F32,), tol=8)
 
 
 def _polygamma_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:

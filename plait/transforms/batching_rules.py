@@ -69,7 +69,7 @@ for _p in (P.neg_p, P.sign_p, P.floor_p, P.ceil_p, P.round_p, P.is_finite_p, P.e
            P.sqrt_p, P.rsqrt_p, P.cbrt_p, P.abs_p, P.not_p, P.copy_p, P.real_p, P.imag_p,
            P.conj_p, P.integer_pow_p, P.convert_element_type_p, P.erf_p, P.erfc_p,
            P.erf_inv_p, P.lgamma_p, P.digamma_p, P.population_count_p, P.clz_p,
-           P.stop_gradient_p, P.square_p):
+           P.stop_gradient_p, P.square_p, P.bessel_i0e_p, P.bessel_i1e_p):
     defvectorized(_p)
 
 for _p in (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.pow_p, P.max_p, P.min_p,

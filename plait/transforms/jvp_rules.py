@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
+
+import ml_dtypes
 
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
@@ -237,6 +239,26 @@ defjvp(P.erf_p, lambda e, t, x, **_: e.mul(t, _gauss(e, x, 2 / math.sqrt(math.pi
 defjvp(P.erfc_p, lambda e, t, x, **_: e.mul(t, _gauss(e, x, -2 / math.sqrt(math.pi))))
 defjvp2(P.erf_inv_p, lambda e, t, ans, x, **_: e.mul(
     t, e.mul(_c(e, x, math.sqrt(math.pi) / 2), e.unary(P.exp_p, _sq(e, ans), accuracy=None))))
+defjvp2(P.bessel_i0e_p, lambda e, t, y, x: e.mul(t, e.sub(
+    e.unary(P.bessel_i1e_p, x), e.mul(e.unary(P.sign_p, x), y))))
+
+
+# ml_dtypes.finfo (np.finfo extended to bfloat16) is not annotated.
+_finfo: Callable[[Any], Any] = ml_dtypes.finfo
+
+
+def _bessel_i1e_jvp(e: Emitter, t: Atom, y: Atom, x: Atom) -> Atom:
+    # d/dx i1e = i0e(x) - i1e(x) (sign(x) + 1/x), its limit 1/2 where |x| <= eps (JAX's rule).
+    eps = e.scalar_like(x, float(_finfo(shaped(x.aval).dtype).eps))
+    not_tiny = e.bind1(P.gt_p, e.unary(P.abs_p, x), eps)
+    safe = e.select_n(not_tiny, e.broadcast_to(eps, shaped(x.aval).shape), x)
+    slope = e.sub(e.unary(P.bessel_i0e_p, safe), e.mul(y, e.add(
+        e.unary(P.sign_p, safe), e.bind1(P.integer_pow_p, safe, y=-1))))
+    half = e.broadcast_to(e.scalar_like(x, 0.5), shaped(x.aval).shape)
+    return e.mul(t, e.select_n(not_tiny, half, slope))
+
+
+defjvp2(P.bessel_i1e_p, _bessel_i1e_jvp)
 defjvp(P.lgamma_p, lambda e, t, x, **_: e.mul(t, e.unary(P.digamma_p, x)))
 defjvp(P.digamma_p, lambda e, t, x, **_: e.mul(t, e.bind1(P.polygamma_p, _c(e, x, 1), x)))
 defjvp(P.polygamma_p, _no_gradient("polygamma", "m"),

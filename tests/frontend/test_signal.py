@@ -13,7 +13,7 @@ import plait
 import plait.numpy as pnp
 from plait.errors import ConcretizationTypeError
 
-COVERED = {"convolve", "correlate", "bartlett", "blackman", "hamming", "hanning"}
+COVERED = {"convolve", "correlate", "bartlett", "blackman", "hamming", "hanning", "kaiser", "i0"}
 """The functions this file tests (the namespace coverage test of test_numpy.py reads it)."""
 
 RNG = np.random.default_rng(7)
@@ -132,3 +132,17 @@ def test_windows_match_jax(name: str) -> None:
         getattr(pnp, name)(-1)
     with pytest.raises(ConcretizationTypeError):
         plait.jit(getattr(pnp, name))(3)
+
+
+def test_kaiser_and_i0_match_jax() -> None:
+    for m, beta in ((0, 2.0), (1, 2.0), (6, 0.0), (7, 5.0), (np.int32(5), 14.0)):
+        _same(pnp.kaiser(m, beta), jnp.kaiser(m, beta), f"kaiser({m}, {beta})", 1e-6)
+    _same(plait.jit(lambda b: pnp.kaiser(8, b))(3.0), jnp.kaiser(8, 3.0), "jit", 1e-6)
+    x = np.array([-30.0, -2.0, 0.0, 0.5, 3.0, 9.0, 40.0], np.float32)
+    for v in (x, x.astype(jnp.bfloat16), np.arange(4, dtype=np.int32), 1.5):
+        _same(pnp.i0(v), jnp.i0(v), f"i0({v!r})", 1e-6)
+    _same(plait.vmap(plait.grad(pnp.i0))(x), jax.vmap(jax.grad(jnp.i0))(x), "grad", 1e-5)
+    _same(plait.grad(lambda b: pnp.kaiser(6, b).sum())(4.0),
+          jax.grad(lambda b: jnp.kaiser(6, b).sum())(4.0), "kaiser grad", 1e-5)
+    with pytest.raises(NotImplementedError, match="complex"):
+        pnp.i0(np.ones(2, np.complex64))

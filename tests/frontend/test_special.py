@@ -51,3 +51,23 @@ def test_jaxprs_and_integer_inputs() -> None:
         str(jax.make_jaxpr(lambda x: jlax.erf_inv(jlax.erf(x)))(X))
     with pytest.raises(TypeError, match="erf"):
         plax.erf(np.arange(3))
+
+
+@pytest.mark.parametrize("name", ["bessel_i0e", "bessel_i1e"])
+def test_bessel_functions_match_jax_to_the_bit(name: str) -> None:
+    x = np.array([0.0, -0.0, 1e-7, -0.5, 3.0, 7.999, 8.0, 8.001, -30.0, 1e4, np.inf, np.nan],
+                 np.float32)
+    ours, theirs = getattr(plax, name), getattr(jlax, name)
+    for d in (np.float32, jax.numpy.float16, jax.numpy.bfloat16):
+        got = np.asarray(plait.jit(ours)(x.astype(d))).astype(np.float32)
+        want = np.asarray(theirs(x.astype(d))).astype(np.float32)
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} {d}")
+    np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(theirs(x)), rtol=1e-6)
+    v = x[:10]
+    np.testing.assert_allclose(plait.vmap(plait.grad(ours))(v), jax.vmap(jax.grad(theirs))(v),
+                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(plait.vmap(plait.grad(plait.grad(ours)))(v),
+                               jax.vmap(jax.grad(jax.grad(theirs)))(v), rtol=1e-4, atol=1e-6)
+    assert str(plait.make_jaxpr(ours)(x)) == str(jax.make_jaxpr(theirs)(x))
+    with pytest.raises(TypeError, match="floating"):
+        ours(np.arange(3, dtype=np.int32))

@@ -338,6 +338,8 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "select_and_scatter_add": [(lambda x: jax.grad(lambda y: lax.reduce_window(y, jnp.inf, lax.min, (2, 2),
                                                                                 (1, 2), "SAME").sum())(x),
                                 (_f32(5, 4),))],
+    "bessel_i0e": [(lambda x: lax.bessel_i0e(x), (_f32(3),))],
+    "bessel_i1e": [(lambda x: lax.bessel_i1e(x), (_f32(3),))],
     "square": [(lambda x: lax.square(x), (_f32(2, 3),)), (lambda x: jnp.square(x), (_i32(3),))],
     "split": [(lambda x: jnp.split(x, [1, 3]), (_f32(5, 2),)), (lambda x: lax.split(x, (2, 1), 1), (_f32(2, 3),))],
     "stack": [(lambda x: jnp.stack([x, x], -1), (_f32(2, 3),))],

@@ -42,7 +42,8 @@ __all__ = [
     "square", "reciprocal", "RoundingMethod", "copy", "dynamic_index_in_dim", "index_in_dim",
     "slice_in_dim", "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim", "collapse", "real", "imag", "conj", "complex",
-    "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta", "shift_left",
+    "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta", "bessel_i0e",
+    "bessel_i1e", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "population_count", "clz",
     "stop_gradient",
 ]
@@ -120,6 +121,8 @@ erfc = _unary(P.erfc_p)
 erf_inv = _unary(P.erf_inv_p)
 lgamma = _unary(P.lgamma_p)
 digamma = _unary(P.digamma_p)
+bessel_i0e = _unary(P.bessel_i0e_p)
+bessel_i1e = _unary(P.bessel_i1e_p)
 population_count = _unary(P.population_count_p)
 clz = _unary(P.clz_p)
 

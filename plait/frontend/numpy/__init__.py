@@ -49,6 +49,7 @@ from plait.frontend.numpy.composite_ufuncs import (
     float_power,
     frexp,
     gcd,
+    i0,
     isneginf,
     isposinf,
     lcm,
@@ -244,6 +245,7 @@ from plait.frontend.numpy.signal import (
     correlate,
     hamming,
     hanning,
+    kaiser,
 )
 from plait.frontend.numpy.statistics import (
     average,
@@ -456,7 +458,7 @@ __all__ = [
     # Counting into bins.
     "bincount", "histogram", "histogram_bin_edges",
     # Convolution, correlation and window functions.
-    "convolve", "correlate", "bartlett", "blackman", "hamming", "hanning",
+    "convolve", "correlate", "bartlett", "blackman", "hamming", "hanning", "kaiser", "i0",
     # Bit packing.
     "packbits", "unpackbits",
     # Polynomial division.

@@ -43,7 +43,7 @@ from plait.frontend.numpy.ufuncs import (
 from plait.ir import dtypes as dt
 
 __all__ = ["float_power", "divmod", "modf", "frexp", "ldexp", "nan_to_num", "sinc",
-           "logaddexp2", "gcd", "lcm", "isposinf", "isneginf"]
+           "logaddexp2", "gcd", "lcm", "isposinf", "isneginf", "i0"]
 
 # ml_dtypes.finfo (np.finfo extended to bfloat16) is not annotated.
 _finfo: Callable[[np.dtype[Any]], Any] = ml_dtypes.finfo
@@ -276,3 +276,13 @@ def lcm(x1: Any, x2: Any) -> Array:
     safe = where(lax.eq(d, _lax_const(d, 0)), _lax_const(d, 1), d)
     return where(lax.eq(d, _lax_const(d, 0)), _lax_const(d, 0),
                  multiply(a, floor_divide(b, safe)))
+
+
+def i0(x: Any, /) -> Array:
+    """The modified Bessel function of the first kind of order 0,
+    ``exp(|x|) * bessel_i0e(x)`` (its derivative ``sign(x) exp(|x|) bessel_i1e(x)``)."""
+    x = _arg("i0", x, "inexact")
+    if dt.is_complex(x.dtype):
+        raise NotImplementedError("i0 does not support complex-valued inputs, as in JAX")
+    ax = lax.abs(x)
+    return lax.mul(lax.exp(ax), lax.bessel_i0e(ax))

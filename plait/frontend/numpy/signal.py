@@ -23,10 +23,11 @@ from plait.frontend.numpy._core import (
     promote_dtypes,
     promote_dtypes_inexact,
 )
-from plait.frontend.numpy.ufuncs import abs, conj, cos
+from plait.frontend.numpy.composite_ufuncs import i0
+from plait.frontend.numpy.ufuncs import abs, conj, cos, sqrt
 from plait.ir import dtypes as dt
 
-__all__ = ["convolve", "correlate", "bartlett", "blackman", "hamming", "hanning"]
+__all__ = ["convolve", "correlate", "bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
 Precision = str | tuple[Any, Any] | None
 
@@ -184,3 +185,17 @@ def hanning(M: int) -> Array:
     if n is None:
         return _short(m, d)
     return 0.5 * (1 - cos(2 * np.pi * n / (m - 1)))
+
+
+def kaiser(M: int, beta: Any) -> Array:
+    """The Kaiser window of ``M`` points and shape ``beta``:
+    ``i0(beta sqrt(1 - ((n - a) / a)^2)) / i0(beta)`` with ``a = (M - 1) / 2``.
+
+    Raises:
+      TypeError: a negative ``M``.
+    """
+    m, n, d = _window_grid(M)
+    if n is None:
+        return _short(m, d)
+    alpha = 0.5 * (m - 1)
+    return i0(beta * sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)

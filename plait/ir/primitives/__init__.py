@@ -119,6 +119,8 @@ from plait.ir.primitives.reductions import (
 )
 from plait.ir.primitives.sorting import sort_p, top_k_p
 from plait.ir.primitives.special import (
+                                             bessel_i0e_p,
+                                             bessel_i1e_p,
                                              digamma_p,
                                              erf_inv_p,
                                              erf_p,
@@ -169,7 +171,8 @@ __all__ = [
     "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p", "top_k_p",
     "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "population_count_p",
     "clz_p", "stop_gradient_p", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p",
-    "polygamma_p", "zeta_p", "ConvDimensionNumbers", "conv_general_dilated_p",
+    "polygamma_p", "zeta_p", "bessel_i0e_p", "bessel_i1e_p", "ConvDimensionNumbers",
+    "conv_general_dilated_p",
     "cumlogsumexp_p", "reduce_p", "square_p", "split_p", "stack_p", "unstack_p",
     "tile_p", "reduce_window_sum_p", "reduce_window_max_p",
     "reduce_window_min_p", "reduce_window_p", "select_and_scatter_add_p",

@@ -7,6 +7,7 @@ from plait.lowering.rules import (  # noqa: F401
     convolution,
     elementwise,
     indexing,
+    special,
     structural,
     windowed,
 )
