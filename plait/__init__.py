@@ -12,6 +12,7 @@ import os as _os
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from plait import config, errors, ir, lax, numpy, transforms, tree_util, typing
+from plait.frontend.api import incomplete_special as _incomplete_special  # noqa: F401  (registers)
 from plait.frontend.api.autodiff import (
     grad,
     hessian,

@@ -317,6 +317,18 @@ spec("lgamma_negative", P.lgamma_p, {}, _uniform(-3.9, -3.1), (F32,), tol=64,
      differentiable=True)
 for _p in [P.erf_p, P.erfc_p, P.erf_inv_p, P.lgamma_p, P.digamma_p]:
     special_spec(_p.name, _p, {}, (F32,), tol=32)
+def _gamma_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    return [rand(rng, d, s, 0.5, 6), rand(rng, d, s, 0.1, 9)]
+
+
+# The incomplete gamma family (series below x = a, continued fraction above); their
+# derivatives in one operand, and betainc's, are in tests/frontend/test_special.py.
+for _p, _diff in [(P.igamma_p, True), (P.igammac_p, True), (P.igamma_grad_a_p, False)]:
+    spec(_p.name, _p, {}, _gamma_args, (F32, F16), tol=64, differentiable=_diff,
+         jax_fn=getattr(lax, _p.name))
+spec("betainc", P.regularized_incomplete_beta_p, {},
+     lambda rng, d, s: [rand(rng, d, s, 0.5, 6), rand(rng, d, s, 0.5, 6),
+                        rand(rng, d, s, 0.02, 0.98)], (F32, F16), tol=64)
 for _p in [P.bessel_i0e_p, P.bessel_i1e_p]:
     spec(_p.name, _p, {}, _uniform(-12, 12), (F32, F16, BF16), tol=8, differentiable=True)
     special_spec(_p.name, _p, {}, (F32,), tol=8)

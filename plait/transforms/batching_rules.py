@@ -75,7 +75,8 @@ for _p in (P.neg_p, P.sign_p, P.floor_p, P.ceil_p, P.round_p, P.is_finite_p, P.e
 for _p in (P.add_p, P.sub_p, P.mul_p, P.div_p, P.rem_p, P.pow_p, P.max_p, P.min_p,
            P.atan2_p, P.nextafter_p, P.and_p, P.or_p, P.xor_p, P.eq_p, P.ne_p, P.lt_p, P.le_p,
            P.gt_p, P.ge_p, P.complex_p, P.polygamma_p, P.zeta_p, P.shift_left_p,
-           P.shift_right_arithmetic_p, P.shift_right_logical_p):
+           P.shift_right_arithmetic_p, P.shift_right_logical_p, P.igamma_p, P.igammac_p,
+           P.igamma_grad_a_p, P.regularized_incomplete_beta_p):
     defbroadcasting(_p)
 
 

@@ -12,6 +12,7 @@ from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import shaped
+from plait.ir.errors import RuleNotImplementedError
 from plait.transforms.emit import Emitter, Zero
 from plait.transforms.jvp import (
     Tangent,
@@ -264,5 +265,44 @@ defjvp(P.digamma_p, lambda e, t, x, **_: e.mul(t, e.bind1(P.polygamma_p, _c(e, x
 defjvp(P.polygamma_p, _no_gradient("polygamma", "m"),
        lambda e, t, m, x, **_: e.mul(t, e.bind1(P.polygamma_p, e.add(m, _c(e, m, 1)), x)))
 # d/dq zeta(s, q) = -s zeta(s + 1, q); JAX defines no derivative of zeta at all.
+def _gamma_density(e: Emitter, a: Atom, x: Atom) -> Var:
+    # d/dx P(a, x) = exp(-x + (a - 1) log x - lgamma(a)), as JAX computes it.
+    return e.unary(P.exp_p, e.sub(e.add(e.neg(x), e.mul(e.sub(a, _c(e, a, 1)),
+                                                        e.unary(P.log_p, x))),
+                                  e.unary(P.lgamma_p, a)))
+
+
+defjvp(P.igamma_p, lambda e, t, a, x: e.mul(t, e.bind1(P.igamma_grad_a_p, a, x)),
+       lambda e, t, a, x: e.mul(t, _gamma_density(e, a, x)))
+defjvp(P.igammac_p, lambda e, t, a, x: e.neg(e.mul(t, e.bind1(P.igamma_grad_a_p, a, x))),
+       lambda e, t, a, x: e.neg(e.mul(t, _gamma_density(e, a, x))))
+
+
+def _betainc_dx(e: Emitter, t: Atom, a: Atom, b: Atom, x: Atom) -> Var:
+    lbeta = e.sub(e.add(e.unary(P.lgamma_p, a), e.unary(P.lgamma_p, b)),
+                  e.unary(P.lgamma_p, e.add(a, b)))
+    log_density = e.sub(e.add(e.mul(e.sub(b, _c(e, b, 1)), e.unary(P.log1p_p, e.neg(x))),
+                              e.mul(e.sub(a, _c(e, a, 1)), e.unary(P.log_p, x))), lbeta)
+    return e.mul(e.unary(P.exp_p, log_density), t)
+
+
+def _betainc_no_gradient(e: Emitter, t: Atom, *_: Atom) -> Atom:
+    raise ValueError("Betainc gradient with respect to a and b not supported.")
+
+
+defjvp(P.regularized_incomplete_beta_p, _betainc_no_gradient, _betainc_no_gradient,
+       _betainc_dx)
+
+
+def _not_differentiable(name: str) -> Any:
+    # JAX defines no derivative of this derivative; the same uniform error as a
+    # missing rule, but only where a tangent flows.
+    def partial(e: Emitter, t: Atom, *_: Atom) -> Atom:
+        raise RuleNotImplementedError("JVP", name)
+    return partial
+
+
+defjvp(P.igamma_grad_a_p, _not_differentiable("igamma_grad_a"),
+       _not_differentiable("igamma_grad_a"))
 defjvp(P.zeta_p, _no_gradient("zeta", "s"), lambda e, t, s, q, **_: e.mul(
     t, e.neg(e.mul(s, e.bind1(P.zeta_p, e.add(s, _c(e, s, 1)), q)))))

@@ -43,7 +43,8 @@ __all__ = [
     "slice_in_dim", "dynamic_slice_in_dim",
     "dynamic_update_slice_in_dim", "collapse", "real", "imag", "conj", "complex",
     "erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma", "zeta", "bessel_i0e",
-    "bessel_i1e", "shift_left",
+    "bessel_i1e", "igamma", "igammac", "igamma_grad_a", "betainc",
+    "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "population_count", "clz",
     "stop_gradient",
 ]
@@ -167,6 +168,14 @@ shift_left = _binary(P.shift_left_p)
 shift_right_arithmetic = _binary(P.shift_right_arithmetic_p)
 shift_right_logical = _binary(P.shift_right_logical_p)
 zeta = _binary(P.zeta_p)
+igamma = _binary(P.igamma_p)
+igammac = _binary(P.igammac_p)
+igamma_grad_a = _binary(P.igamma_grad_a_p)
+
+
+def betainc(a: Any, b: Any, x: Any) -> Array:
+    """The regularized incomplete beta function ``I_x(a, b)``."""
+    return bind1(P.regularized_incomplete_beta_p, *_operands("betainc", a, b, x))
 complex = _binary(P.complex_p)
 bitwise_and = _binary(P.and_p)
 bitwise_or = _binary(P.or_p)

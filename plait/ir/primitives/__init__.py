@@ -125,8 +125,12 @@ from plait.ir.primitives.special import (
                                              erf_inv_p,
                                              erf_p,
                                              erfc_p,
+                                             igamma_grad_a_p,
+                                             igamma_p,
+                                             igammac_p,
                                              lgamma_p,
                                              polygamma_p,
+                                             regularized_incomplete_beta_p,
                                              zeta_p,
 )
 from plait.ir.primitives.structural import (
@@ -172,6 +176,7 @@ __all__ = [
     "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "population_count_p",
     "clz_p", "stop_gradient_p", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p",
     "polygamma_p", "zeta_p", "bessel_i0e_p", "bessel_i1e_p", "ConvDimensionNumbers",
+    "igamma_p", "igammac_p", "igamma_grad_a_p", "regularized_incomplete_beta_p",
     "conv_general_dilated_p",
     "cumlogsumexp_p", "reduce_p", "square_p", "split_p", "stack_p", "unstack_p",
     "tile_p", "reduce_window_sum_p", "reduce_window_max_p",

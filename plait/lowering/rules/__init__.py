@@ -5,6 +5,7 @@ from plait.lowering.rules import (  # noqa: F401
     calls,
     control_flow,
     convolution,
+    decomposed,
     elementwise,
     indexing,
     special,
