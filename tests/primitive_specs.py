@@ -1435,3 +1435,140 @@ spec("remat", P.remat_p, _remat_params, _uniform(n=2), (F32, F16),
 
 
 SPECS_BY_NAME: dict[str, PrimSpec] = {s.name: s for s in SPECS}
+
+
+# -- conversions, barriers and rng (added) ---
+# bitcast_convert_type: random bits (NaN payloads and subnormals included: a bitcast moves
+# bits, it does no arithmetic) to dtypes of the same, a narrower and a wider width.
+# reduce_precision: values of every magnitude and the edge values; its derivative is
+# JAX's (the tangent reduced too), which is the true one only where the op is a no-op:
+# the autodiff spec uses (8, 23), which keeps float32, float16 and bfloat16 values.
+# rng_bit_generator: results equal to JAX's bit for bit; vmap uses the first key only (as
+# JAX's rule does), so the specs leave the key unmapped (tests/frontend/test_conversions.py
+# checks JAX's batching).  rng_uniform is not reproducible (XLA seeds it per compilation):
+# the specs draw from [a, a), which is a whatever the seed; it has no batching rule (as
+# in JAX).
+
+_SAME_WIDTH: dict[DType, DType] = {F32: I32, I32: F32, U32: F32, F16: I16, I16: F16,
+                                   BF16: U16, U16: BF16, I8: U8, U8: I8, BOOL: BOOL, C64: C64}
+_NARROWER: dict[DType, DType] = {F32: U8, I32: I16, U32: BF16, F16: I8, I16: U8, BF16: U8,
+                                 U16: I8}
+_WIDER: dict[DType, DType] = {U8: F32, I8: I16, I16: I32, F16: U32, BF16: F32, U16: F32}
+
+
+def _random_bits(rng: np.random.Generator, d: DType, s: Shape) -> np.ndarray:
+    """Random bits of ``d``, except that no float (of ``d`` or of any width it is read
+    as) is a NaN: the tests cast results to float64, where signaling NaNs warn."""
+    if d == BOOL:
+        return rand(rng, d, s)
+    raw = np.ascontiguousarray(rng.integers(0, 256, (*s, d.itemsize), dtype=np.uint8))
+    flat = raw.reshape(-1)
+    for f in (F16, F32):  # exponent bits all set (Inf or NaN) at either width: clear one
+        w = f.itemsize
+        if flat.size % w == 0:
+            words = flat.view(f"u{w}")
+            e_mask = 0x7C00 if w == 2 else 0x7F800000
+            bad = (words & e_mask) == e_mask
+            words[bad] ^= 1 << (10 if w == 2 else 23)
+    for w in (2,):  # bfloat16 words: the same
+        if flat.size % w == 0:
+            words = flat.view(np.uint16)
+            bad = (words & 0x7F80) == 0x7F80
+            words[bad] ^= 1 << 7
+    return raw.view(d).reshape(s)
+
+
+def _bitcast_params(table: dict[DType, DType]) -> ParamsFn:
+    return lambda d, s: {"new_dtype": table.get(d, d)}
+
+
+def _widen_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    ratio = _WIDER.get(d, d).itemsize // d.itemsize
+    return [_random_bits(rng, d, (*s, ratio))]
+
+
+spec("bitcast_convert_type", P.bitcast_convert_type_p, _bitcast_params(_SAME_WIDTH),
+     lambda rng, d, s: [_random_bits(rng, d, s)], (F32, I32, U32, F16, BF16, I16, U8, BOOL, C64))
+spec("bitcast_convert_type_narrow", P.bitcast_convert_type_p, _bitcast_params(_NARROWER),
+     lambda rng, d, s: [_random_bits(rng, d, s)], (F32, I32, F16, BF16, U16))
+spec("bitcast_convert_type_widen", P.bitcast_convert_type_p, _bitcast_params(_WIDER),
+     _widen_args, (U8, I8, I16, F16, BF16))
+
+
+def _precision_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    """Values of every magnitude (random bits, no NaNs), and edge values where there is room."""
+    if d not in FLOATS:  # (the typing tests probe other dtypes too)
+        return [rand(rng, d, s)]
+    x = _random_bits(rng, d, s)
+    flat = np.array(x).reshape(-1)
+    sp = specials(d)
+    k = min(flat.size // 2, sp.size)
+    if k:
+        flat[rng.choice(flat.size, k, replace=False)] = rng.choice(sp, k, replace=False)
+    return [flat.reshape(s)]
+
+
+for _eb, _mb in [(5, 10), (8, 7), (4, 3), (11, 52), (2, 0)]:
+    spec(f"reduce_precision_e{_eb}m{_mb}" if (_eb, _mb) != (5, 10) else "reduce_precision",
+         P.reduce_precision_p, {"exponent_bits": _eb, "mantissa_bits": _mb}, _precision_args,
+         FLOATS, shapes=SHAPES + ((64,),))
+special_spec("reduce_precision", P.reduce_precision_p, {"exponent_bits": 5, "mantissa_bits": 2},
+             FLOATS)
+# (Not ``differentiable``: the finite differences are taken in float64, where (8, 23) rounds;
+# tests/frontend/test_conversions.py compares its derivatives with JAX's.)
+spec("reduce_precision_noop", P.reduce_precision_p, {"exponent_bits": 8, "mantissa_bits": 23},
+     _uniform(), FLOATS, linear_in=(0,))
+
+
+def _full_range(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    if d.kind not in "iu":  # (the typing tests probe other dtypes too)
+        return [rand(rng, d, s), rand(rng, d, s)]
+    info = np.iinfo(d)
+    return [rng.integers(int(info.min), int(info.max), s, endpoint=True).astype(d)
+            for _ in range(2)]
+
+
+spec("mulhi", P.mulhi_p, {}, _full_range, (I32, U32, I8, U8, I16, U16))
+special_spec("mulhi", P.mulhi_p, {}, (I32, U32), n=2)
+
+spec("optimization_barrier", P.optimization_barrier_p, {}, _uniform(n=2), (F32, F16, BF16, C64),
+     jax_fn=lambda *xs: lax.optimization_barrier(xs), differentiable=True, linear_in=(0, 1))
+spec("optimization_barrier_mixed", P.optimization_barrier_p, {},
+     lambda rng, d, s: [rand(rng, d, s), rand(rng, I32, s[:1]), rand(rng, BOOL, ())],
+     (F32, U8), jax_fn=lambda *xs: lax.optimization_barrier(xs))
+
+_RNG_BITS = (U32, U8, U16)
+
+
+def _rng_params(algorithm: int) -> ParamsFn:
+    return lambda d, s: {"shape": s, "dtype": d if d in _RNG_BITS else U32,
+                         "algorithm": P.RandomAlgorithm(algorithm), "out_sharding": None}
+
+
+def _rng_key(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    key = rng.integers(0, 2 ** 32, 4, dtype=np.uint64).astype(U32)
+    if rng.random() < 0.5:  # a counter about to wrap
+        key[2:] = 0xFFFFFFFF
+    return [key]
+
+
+def _jax_rng_bits(key: Any, *, algorithm: Any, **params: Any) -> Any:
+    return lax.rng_bit_generator_p.bind(key, algorithm=lax.RandomAlgorithm(int(algorithm)),
+                                        **params)
+
+
+for _alg, _suffix in [(0, ""), (1, "_threefry"), (2, "_philox")]:
+    spec(f"rng_bit_generator{_suffix}", P.rng_bit_generator_p, _rng_params(_alg), _rng_key,
+         _RNG_BITS, shapes=WITH_EMPTY + ((7,), (3, 5), (5, 1, 3)), jax_fn=_jax_rng_bits,
+         unmapped=(0,))
+
+
+def _same_bounds(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    a = rand(rng, d, ())
+    return [a, a.copy()]
+
+
+spec("rng_uniform", P.rng_uniform_p, lambda d, s: {"shape": s}, _same_bounds, FLOATS,
+     shapes=WITH_EMPTY, unmapped=(0, 1))
+
+SPECS_BY_NAME.update({s.name: s for s in SPECS})

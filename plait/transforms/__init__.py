@@ -9,6 +9,7 @@ from plait.transforms import assembly_rules as _assembly_rules  # noqa: F401  (r
 from plait.transforms import batching_rules as _batching_rules  # noqa: F401
 from plait.transforms import call_rules as _call_rules  # noqa: F401
 from plait.transforms import control_flow_rules as _control_flow_rules  # noqa: F401
+from plait.transforms import conversion_rules as _conversion_rules  # noqa: F401
 from plait.transforms import convolution_rules as _convolution_rules  # noqa: F401
 from plait.transforms import custom_rules as _custom_rules  # noqa: F401
 from plait.transforms import indexing_rules as _indexing_rules  # noqa: F401

@@ -135,7 +135,9 @@ def test_windows_match_jax(name: str) -> None:
 
 
 def test_kaiser_and_i0_match_jax() -> None:
-    for m, beta in ((0, 2.0), (1, 2.0), (6, 0.0), (7, 5.0), (np.int32(5), 14.0)):
+    cases: list[tuple[Any, float]] = [(0, 2.0), (1, 2.0), (6, 0.0), (7, 5.0),
+                                      (np.int32(5), 14.0)]
+    for m, beta in cases:
         _same(pnp.kaiser(m, beta), jnp.kaiser(m, beta), f"kaiser({m}, {beta})", 1e-6)
     _same(plait.jit(lambda b: pnp.kaiser(8, b))(3.0), jnp.kaiser(8, 3.0), "jit", 1e-6)
     x = np.array([-30.0, -2.0, 0.0, 0.5, 3.0, 9.0, 40.0], np.float32)

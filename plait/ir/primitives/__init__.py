@@ -5,6 +5,7 @@ name in :data:`plait.ir.PRIMITIVES`.
 """
 
 from plait.ir.primitives.assembly import split_p, stack_p, tile_p, unstack_p
+from plait.ir.primitives.barriers import optimization_barrier_p
 from plait.ir.primitives.bits import (
                                              clz_p,
                                              population_count_p,
@@ -14,6 +15,7 @@ from plait.ir.primitives.bits import (
 )
 from plait.ir.primitives.calls import jit_p
 from plait.ir.primitives.control_flow import cond_p, scan_p, while_p
+from plait.ir.primitives.conversions import bitcast_convert_type_p, mulhi_p, reduce_precision_p
 from plait.ir.primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
 from plait.ir.primitives.custom import (
                                              POLICIES,
@@ -117,6 +119,7 @@ from plait.ir.primitives.reductions import (
                                              reduce_sum_p,
                                              reduce_xor_p,
 )
+from plait.ir.primitives.rng import RandomAlgorithm, rng_bit_generator_p, rng_uniform_p
 from plait.ir.primitives.sorting import sort_p, top_k_p
 from plait.ir.primitives.special import (
                                              bessel_i0e_p,
@@ -182,4 +185,6 @@ __all__ = [
     "tile_p", "reduce_window_sum_p", "reduce_window_max_p",
     "reduce_window_min_p", "reduce_window_p", "select_and_scatter_add_p",
     "select_and_gather_add_p",
+    "bitcast_convert_type_p", "reduce_precision_p", "mulhi_p", "optimization_barrier_p",
+    "RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p",
 ]

@@ -4,6 +4,7 @@ from plait.lowering.rules import (  # noqa: F401
     assembly,
     calls,
     control_flow,
+    conversions,
     convolution,
     decomposed,
     elementwise,
