@@ -118,7 +118,7 @@ class Trace:
 
     def _hoist(self, x: Any) -> Atom:
         aval = getattr(x, "aval", None)
-        if aval is None:
+        if not isinstance(aval, ShapedArray):  # host data (or another library's array)
             arr = as_host_array(x)
             aval = ShapedArray(arr.shape, arr.dtype)
         else:

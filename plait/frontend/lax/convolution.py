@@ -26,11 +26,12 @@ from plait.frontend.lax.ops import (
 )
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
-from plait.ir.primitives.convolution import ConvDimensionNumbers
+from plait.ir.primitives.convolution import ConvDimensionNumbers, conv_output_shape
 
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated", "conv", "conv_with_general_padding",
            "conv_dimension_numbers", "padtype_to_pads", "conv_transpose",
-           "conv_general_dilated_patches"]
+           "conv_general_dilated_patches", "conv_general_permutations", "conv_shape_tuple",
+           "conv_general_shape_tuple", "conv_transpose_shape_tuple"]
 
 Padding = str | Sequence[tuple[int, int]]
 
@@ -255,3 +256,49 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
     return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation,
                                 rhs_dilation, dn, feature_group_count=channels,
                                 preferred_element_type=preferred_element_type)
+
+
+def conv_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                     strides: Sequence[int], pads: Padding,
+                     batch_group_count: int = 1) -> tuple[int, ...]:
+    """The result shape of an NCHW / OIHW convolution."""
+    nsp = len(lhs_shape) - 2
+    dn = ConvDimensionNumbers(*(tuple(range(nsp + 2)),) * 3)
+    return _shape(lhs_shape, rhs_shape, dn, strides, pads, batch_group_count)
+
+
+def conv_general_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                             window_strides: Sequence[int], padding: Padding,
+                             dimension_numbers: Any) -> tuple[int, ...]:
+    """The result shape of ``conv_general_dilated`` without dilation."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    return _shape(lhs_shape, rhs_shape, dn, window_strides, padding, 1)
+
+
+def conv_transpose_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                               window_strides: Sequence[int], padding: Padding,
+                               dimension_numbers: Any) -> tuple[int, ...]:
+    """The result shape of ``conv_transpose`` with these arguments."""
+    dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
+    kernel = [rhs_shape[d] for d in dn.rhs_spec[2:]]
+    if isinstance(padding, str):
+        pads = [_transpose_padding(k, s, padding) for k, s in zip(kernel, window_strides)]
+    else:
+        pads = [(int(lo), int(hi)) for lo, hi in padding]
+    return conv_output_shape(tuple(lhs_shape), tuple(rhs_shape), dn,
+                               (1,) * len(window_strides), tuple(pads),
+                               tuple(int(s) for s in window_strides), (1,) * len(kernel), 1)
+
+
+def _shape(lhs_shape: Sequence[int], rhs_shape: Sequence[int], dn: ConvDimensionNumbers,
+           strides: Sequence[int], padding: Padding, batch_group_count: int) -> tuple[int, ...]:
+    if isinstance(padding, str):
+        window = [rhs_shape[d] for d in dn.rhs_spec[2:]]
+        pads = padtype_to_pads([lhs_shape[d] for d in dn.lhs_spec[2:]], window, strides,
+                               padding)
+    else:
+        pads = [(int(lo), int(hi)) for lo, hi in padding]
+    ones = (1,) * len(pads)
+    return conv_output_shape(tuple(lhs_shape), tuple(rhs_shape), dn,
+                               tuple(int(s) for s in strides), tuple(pads), ones, ones,
+                               batch_group_count)

@@ -35,7 +35,8 @@ __all__ = [
     "bitwise_or", "bitwise_xor", "integer_pow", "eq", "ne", "lt", "le", "gt", "ge",
     "select_n", "select", "clamp", "convert_element_type", "reduce_sum", "reduce_prod",
     "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor", "argmax", "argmin",
-    "broadcast_in_dim", "broadcast", "reshape", "transpose", "squeeze", "expand_dims",
+    "broadcast_in_dim", "broadcast", "broadcast_shapes", "broadcast_to_rank", "batch_matmul",
+    "reshape", "transpose", "squeeze", "expand_dims",
     "concatenate", "pad", "slice", "dynamic_slice", "dynamic_update_slice", "rev", "iota",
     "broadcasted_iota", "dot_general", "dot", "cumsum", "cumprod", "cummax", "cummin", "sort",
     "cumlogsumexp", "split", "stack", "unstack", "tile", "sort_key_val", "full", "full_like",
@@ -51,7 +52,8 @@ __all__ = [
 
 
 def _aval(x: Any) -> Any:
-    return getattr(x, "aval", None)
+    # Only plait's own values: other libraries' arrays (jax's) have an ``aval`` too.
+    return x.aval if isinstance(x, Array) or type(x) is Literal else None
 
 
 def _operands(name: str, *args: Any) -> list[Any]:
@@ -334,6 +336,38 @@ def broadcast_in_dim(operand: Any, shape: Sequence[int],
     ``broadcast_dimensions[i]``."""
     return bind1(P.broadcast_in_dim_p, *_operands("broadcast_in_dim", operand), shape=_shape(shape),
                  broadcast_dimensions=_axes(broadcast_dimensions), sharding=None)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape NumPy's broadcasting gives ``shapes`` together.
+
+    Raises:
+      ValueError: incompatible shapes.
+    """
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*(tuple(s) for s in shapes)))
+    except ValueError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(shapes)}") from None
+
+
+def broadcast_to_rank(x: Any, rank: int) -> Array:
+    """``x`` with leading dimensions of size 1 up to ``rank``."""
+    shape = _shape_of(x)
+    if len(shape) == rank:
+        return x if isinstance(x, Array) else bind1(P.copy_p, *_operands("broadcast_to_rank", x))
+    return broadcast(x, (1,) * (rank - len(shape)))
+
+
+def batch_matmul(lhs: Any, rhs: Any, precision: None = None) -> Array:
+    """Matrix products of the last two dimensions, batched over the leading ones."""
+    nl, nr = len(_shape_of(lhs)), len(_shape_of(rhs))
+    if nl != nr:
+        raise ValueError(f"batch_matmul requires arguments to have the same number of "
+                         f"dimensions, got {nl} and {nr}")
+    if nl < 2:
+        raise ValueError(f"batch_matmul requires arguments of rank 2 or more, got {nl}")
+    batch = tuple(range(nl - 2))
+    return dot_general(lhs, rhs, (((nl - 1,), (nl - 2,)), (batch, batch)), precision)
 
 
 def broadcast(operand: Any, sizes: Sequence[int]) -> Array:

@@ -1,0 +1,58 @@
+"""Small plait.lax helpers against jax.lax 0.10.2: shape computations of convolutions,
+broadcast_shapes, broadcast_to_rank and batch_matmul."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+import pytest
+from jax import lax as jlax
+
+import plait
+import plait.lax as plax
+
+jax.config.update("jax_platforms", "cpu")
+
+
+@pytest.mark.parametrize("args", [
+    ((2, 3, 8, 8), (4, 3, 3, 3), (2, 2), ((1, 1), (1, 1))),
+    ((2, 3, 8, 8), (4, 3, 3, 3), (2, 1), "SAME"),
+    ((4, 3, 7), (6, 3, 2), (1,), "VALID", 2)], ids=["explicit", "same", "batch_groups"])
+def test_conv_shape_tuple(args: tuple[Any, ...]) -> None:
+    assert plax.conv_shape_tuple(*args) == tuple(int(d) for d in jlax.conv_shape_tuple(*args))
+
+
+@pytest.mark.parametrize("args", [
+    ((2, 8, 8, 3), (3, 3, 3, 4), (2, 2), "SAME", ("NHWC", "HWIO", "NHWC")),
+    ((2, 8, 7, 3), (3, 2, 3, 4), (2, 1), ((1, 0), (2, 2)), ("NHWC", "HWIO", "NCHW")),
+    ((1, 5, 9, 2), (3, 3, 2, 6), (3, 2), "VALID", ("NHWC", "HWIO", "NHWC"))],
+    ids=["same", "explicit_nchw_out", "valid"])
+def test_conv_general_and_transpose_shape_tuples(args: tuple[Any, ...]) -> None:
+    for name in ("conv_general_shape_tuple", "conv_transpose_shape_tuple"):
+        assert getattr(plax, name)(*args) == tuple(int(d) for d in getattr(jlax, name)(*args))
+    specs = args[-1]
+    assert plax.conv_general_permutations(specs) == jlax.conv_general_permutations(specs)
+
+
+def test_broadcast_helpers_and_batch_matmul() -> None:
+    assert plax.broadcast_shapes((2, 1, 3), (4, 1), ()) == jlax.broadcast_shapes((2, 1, 3),
+                                                                                 (4, 1), ())
+    with pytest.raises(ValueError, match=r"Incompatible shapes for broadcasting: "
+                                         r"shapes=\[\(2, 3\), \(4,\)\]"):
+        plax.broadcast_shapes((2, 3), (4,))
+    x = np.arange(4.0, dtype=np.float32)
+    f = lambda L: (lambda v: L.broadcast_to_rank(v, 3))  # noqa: E731
+    assert str(plait.make_jaxpr(f(plax))(x)) == str(jax.make_jaxpr(f(jlax))(x))
+    assert plax.broadcast_to_rank(x, 1).shape == (4,)
+    rng = np.random.default_rng(0)
+    a = jax.numpy.asarray(rng.normal(size=(2, 5, 3, 4)).astype(np.float32))
+    b = jax.numpy.asarray(rng.normal(size=(2, 5, 4, 6)).astype(np.float32))
+    np.testing.assert_allclose(np.asarray(plax.batch_matmul(a, b)),
+                               np.asarray(jlax.batch_matmul(a, b)), rtol=1e-5)
+    g = plait.grad(lambda u: plax.batch_matmul(u, b).sum())(a)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(jax.grad(
+        lambda u: jlax.batch_matmul(u, b).sum())(a)), rtol=1e-5)
+    with pytest.raises(ValueError, match="same number of dimensions, got 4 and 3"):
+        plax.batch_matmul(a, b[0])
