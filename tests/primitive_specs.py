@@ -728,9 +728,14 @@ def _dot_dims(s: Shape) -> tuple[Shape, Shape, Any]:
     return s, (b, 5, k), (((2,), (2,)), ((0,), (0,)))
 
 
-def _dot_params(pref: DType | None = None) -> ParamsFn:
-    return lambda d, s: {"dimension_numbers": _dot_dims(s)[2], "precision": None,
+def _dot_params(pref: DType | None = None, precision: Any = None) -> ParamsFn:
+    return lambda d, s: {"dimension_numbers": _dot_dims(s)[2], "precision": precision,
                          "preferred_element_type": pref, "out_sharding": None}
+
+
+def _jax_dot(x: Any, y: Any, *, precision: Any, **params: Any) -> Any:
+    jp = None if precision is None else tuple(lax.Precision(int(p)) for p in precision)
+    return lax.dot_general_p.bind(x, y, precision=jp, **params)
 
 
 def _dot_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
@@ -746,6 +751,10 @@ spec("dot_general_preferred_f32", P.dot_general_p, _dot_params(F32), _dot_args, 
      shapes=((4, 6), (2, 3, 4)), tol=8, differentiable=True, linear_in=(0, 1), multilinear=True)
 spec("dot_general_preferred_i32", P.dot_general_p, _dot_params(I32), _dot_args, (I8, U8, I16),
      shapes=((4, 6), (2, 3, 4)))
+spec("dot_general_precision", P.dot_general_p,
+     _dot_params(precision=(P.Precision.HIGHEST, P.Precision.HIGH)), _dot_args, (F32, F16),
+     shapes=((4, 6), (2, 3, 4)), jax_fn=_jax_dot, tol=8, differentiable=True,
+     linear_in=(0, 1), multilinear=True)
 
 
 def _dot_multi_params(d: DType, s: Shape) -> dict[str, Any]:

@@ -239,7 +239,7 @@ batching_rules[P.pad_p] = _pad
 
 
 def _dot_general(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
-                 dimension_numbers: Any, precision: None, preferred_element_type: Any,
+                 dimension_numbers: Any, precision: Any, preferred_element_type: Any,
                  out_sharding: None) -> Result:
     (lc, rc), (lb, rb) = dimension_numbers
     x, y = vals
@@ -260,7 +260,7 @@ def _dot_general(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
         dn = ((lc, shift(rc)), (lb, shift(rb)))
         n_lfree = shaped(x.aval).ndim - len(lc) - len(lb)
         out_dim = len(lb) + n_lfree
-    return [e.dot_general(x, y, dn, preferred_element_type)], [out_dim]
+    return [e.dot_general(x, y, dn, preferred_element_type, precision)], [out_dim]
 
 
 batching_rules[P.dot_general_p] = _dot_general

@@ -64,7 +64,7 @@ def _conv(e: Emitter, x: Atom, y: Atom, **params: Any) -> Var:
 def _conv_t(e: Emitter, ct: Atom, x: Any, y: Any, *, window_strides: tuple[int, ...],
             padding: tuple[tuple[int, int], ...], lhs_dilation: tuple[int, ...],
             rhs_dilation: tuple[int, ...], dimension_numbers: ConvDimensionNumbers,
-            feature_group_count: int, batch_group_count: int, precision: None,
+            feature_group_count: int, batch_group_count: int, precision: Any,
             preferred_element_type: Any, out_sharding: None) -> Sequence[Cotangent]:
     if type(x) is UndefPrimal and type(y) is UndefPrimal:
         check_linear_inputs("conv_general_dilated", [x, y], [0])
@@ -73,7 +73,7 @@ def _conv_t(e: Emitter, ct: Atom, x: Any, y: Any, *, window_strides: tuple[int, 
     l_sp = [xa.shape[d] for d in dn.lhs_spec[2:]]
     r_sp = [ya.shape[d] for d in dn.rhs_spec[2:]]
     o_sp = [ca.shape[d] for d in dn.out_spec[2:]]
-    common = dict(precision=None, preferred_element_type=None, out_sharding=None)
+    common = dict(precision=precision, preferred_element_type=None, out_sharding=None)
     if type(x) is UndefPrimal:
         kernel: Atom = y
         groups = feature_group_count

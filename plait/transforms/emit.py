@@ -182,7 +182,8 @@ class Emitter:
             out = self.reshape(self.reduce_sum(x, axes), aval.shape)
         return self.convert(out, aval.dtype, aval.weak_type) if xa.dtype != aval.dtype else out
 
-    def dot_general(self, x: Atom, y: Atom, dims: Any, preferred: Any = None) -> Var:
-        """``dot_general`` with default precision."""
-        return self.bind1(P.dot_general_p, x, y, dimension_numbers=dims, precision=None,
+    def dot_general(self, x: Atom, y: Atom, dims: Any, preferred: Any = None,
+                    precision: Any = None) -> Var:
+        """``dot_general`` (with default precision unless given)."""
+        return self.bind1(P.dot_general_p, x, y, dimension_numbers=dims, precision=precision,
                           preferred_element_type=preferred, out_sharding=None)

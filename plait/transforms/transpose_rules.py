@@ -250,7 +250,7 @@ def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
 
 
 def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
-               swap_ans: bool = False) -> Atom:
+               precision: Any, swap_ans: bool = False) -> Atom:
     (xc, yc), (xb, yb) = dims
     y_aval = shaped(y.aval)
     x_kept = [i for i in range(x_aval.ndim) if i not in xc and i not in xb]
@@ -263,20 +263,21 @@ def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
     xc_by_y = [xc[i] for i in np.argsort(yc)]
     out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
     # A ``preferred_element_type`` makes ct wider than y: contract in ct's dtype.
-    out = e.dot_general(ct, e.to_dtype(y, shaped(ct.aval).dtype), new_dims, shaped(ct.aval).dtype)
+    out = e.dot_general(ct, e.to_dtype(y, shaped(ct.aval).dtype), new_dims, shaped(ct.aval).dtype,
+                        precision)
     return e.to_dtype(e.transpose(out, [int(a) for a in out_axes]), x_aval.dtype)
 
 
 def _dot_general_t(e: Emitter, ct: Atom, x: Any, y: Any, *, dimension_numbers: Any,
-                   precision: None, preferred_element_type: Any,
+                   precision: Any, preferred_element_type: Any,
                    out_sharding: None) -> Sequence[Cotangent]:
     if _undef(x) and _undef(y):
         check_linear_inputs("dot_general", [x, y], [0])
     (xc, yc), (xb, yb) = dimension_numbers
     if _undef(x):
-        return [_dot_t_lhs(e, ct, shaped(x.aval), y, dimension_numbers), None]
+        return [_dot_t_lhs(e, ct, shaped(x.aval), y, dimension_numbers, precision), None]
     swapped = ((yc, xc), (yb, xb))
-    return [None, _dot_t_lhs(e, ct, shaped(y.aval), x, swapped, swap_ans=True)]
+    return [None, _dot_t_lhs(e, ct, shaped(y.aval), x, swapped, precision, swap_ans=True)]
 
 
 deflinear_transpose(P.dot_general_p, _dot_general_t)

@@ -56,3 +56,48 @@ def test_broadcast_helpers_and_batch_matmul() -> None:
         lambda u: jlax.batch_matmul(u, b).sum())(a)), rtol=1e-5)
     with pytest.raises(ValueError, match="same number of dimensions, got 4 and 3"):
         plax.batch_matmul(a, b[0])
+
+
+PRECISIONS = [None, "highest", "float32", "high", "tensorfloat32", "bfloat16", "fastest",
+              ("highest", "default"), "HIGHEST"]
+
+
+@pytest.mark.parametrize("precision", PRECISIONS, ids=repr)
+def test_precision_is_carried_as_jax_carries_it(precision: Any) -> None:
+    def lib_precision(L: Any) -> Any:
+        if isinstance(precision, str) and precision.isupper():
+            return getattr(L.Precision, precision)
+        return precision
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    b = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    x = np.ones((1, 5, 5, 2), np.float32)
+    w = np.ones((3, 3, 2, 4), np.float32)
+    cases = [
+        (lambda L, N: (lambda u, v: N.dot(u, v, precision=lib_precision(L))), (a, b)),
+        (lambda L, N: (lambda u, v: N.matmul(u, v, precision=lib_precision(L))), (a, b)),
+        (lambda L, N: (lambda u, v: N.einsum("ij,jk->ik", u, v, precision=lib_precision(L))),
+         (a, b)),
+        (lambda L, N: (lambda u, v: L.conv_general_dilated(
+            u, v, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+            precision=lib_precision(L))), (x, w)),
+    ]
+    for make, args in cases:
+        ours, theirs = make(plax, plait.numpy), make(jlax, jax.numpy)
+        assert str(plait.make_jaxpr(ours)(*args)) == str(jax.make_jaxpr(theirs)(*args))
+        loss = lambda f, N: (lambda *v: N.sum(f(*v) ** 2))  # noqa: E731
+        ours_grad = plait.grad(loss(ours, plait.numpy), (0, 1))(*args)
+        theirs_grad = jax.grad(loss(theirs, jax.numpy), (0, 1))(*args)
+        for o, t in zip(ours_grad, theirs_grad):
+            np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-5)
+    text = plait.jit(cases[0][0](plax, plait.numpy)).lower(a, b).as_text()
+    want = jax.jit(cases[0][0](jlax, jax.numpy)).lower(a, b).as_text()
+    assert ("precision = " in text) == ("precision = " in want)
+
+
+def test_bad_precision_is_jax_error() -> None:
+    a = np.ones((2, 2), np.float32)
+    with pytest.raises(ValueError, match="Precision argument must be one of") as ours:
+        plax.dot(a, a, precision="bogus")
+    with pytest.raises(ValueError) as theirs:
+        jlax.dot(a, a, precision="bogus")
+    assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]

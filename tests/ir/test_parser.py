@@ -225,6 +225,7 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "div": _bin(lax.div) + _bin(lax.div, _i32(3)),
     "dot_general": [
         (lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))), (_f32(2, 3), _f32(3, 4))),
+        (lambda a, b: lax.dot(a, b, precision=("highest", "bfloat16")), (_f32(2, 3), _f32(3, 4))),
         (lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), (_f32(5, 2, 3), _f32(5, 3, 4))),
         (lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=jnp.int32),
          (np.ones((2, 3), np.int8), np.ones((3, 4), np.int8))),

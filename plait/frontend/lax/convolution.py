@@ -18,6 +18,7 @@ from plait.frontend.lax.ops import (
     add,
     broadcast_in_dim,
     broadcasted_iota,
+    canonicalize_precision,
     convert_element_type,
     eq,
     reshape,
@@ -108,7 +109,7 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
                          lhs_dilation: Sequence[int] | None = None,
                          rhs_dilation: Sequence[int] | None = None,
                          dimension_numbers: Any = None, feature_group_count: int = 1,
-                         batch_group_count: int = 1, precision: None = None,
+                         batch_group_count: int = 1, precision: Any = None,
                          preferred_element_type: Any = None,
                          out_sharding: None = None) -> Array:
     """A general n-d convolution (XLA's): strides, padding (pairs or ``'SAME'``,
@@ -134,9 +135,9 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
         except (TypeError, ValueError) as e:
             raise ValueError("padding argument to conv_general_dilated should be a string or "
                              f"a sequence of (low, high) pairs, got {padding}") from e
-    if precision is not None or out_sharding is not None:
-        raise NotImplementedError("conv_general_dilated: precision= and out_sharding= are not "
-                                  "supported yet; leave them None")
+    if out_sharding is not None:
+        raise NotImplementedError("conv_general_dilated: out_sharding= is not supported yet; "
+                                  "leave it None")
     pet = None if preferred_element_type is None else dt.canonicalize(
         np.dtype(preferred_element_type))
     return bind1(P.conv_general_dilated_p, lhs, rhs,
@@ -144,12 +145,13 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
                  lhs_dilation=tuple(int(d) for d in lhs_dilation),
                  rhs_dilation=tuple(int(d) for d in rhs_dilation), dimension_numbers=dn,
                  feature_group_count=int(feature_group_count),
-                 batch_group_count=int(batch_group_count), precision=None,
+                 batch_group_count=int(batch_group_count),
+                 precision=canonicalize_precision(precision),
                  preferred_element_type=pet, out_sharding=None)
 
 
 def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: str,
-         precision: None = None, preferred_element_type: Any = None) -> Array:
+         precision: Any = None, preferred_element_type: Any = None) -> Array:
     """An NCHW / OIHW convolution with string padding."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
                                 preferred_element_type=preferred_element_type)
@@ -157,7 +159,7 @@ def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: str,
 
 def conv_with_general_padding(lhs: Any, rhs: Any, window_strides: Sequence[int],
                               padding: Padding, lhs_dilation: Sequence[int] | None,
-                              rhs_dilation: Sequence[int] | None, precision: None = None,
+                              rhs_dilation: Sequence[int] | None, precision: Any = None,
                               preferred_element_type: Any = None) -> Array:
     """An NCHW / OIHW convolution with explicit padding and dilations."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
@@ -188,7 +190,7 @@ _TRANSPOSE_LAYOUTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
 
 def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int], padding: Padding,
                    rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
-                   transpose_kernel: bool = False, precision: None = None,
+                   transpose_kernel: bool = False, precision: Any = None,
                    preferred_element_type: Any = None,
                    use_consistent_padding: bool = False) -> Array:
     """The transposed ("deconvolution") convolution: the input dilated by ``strides``
@@ -227,7 +229,7 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
                                  window_strides: Sequence[int], padding: Padding,
                                  lhs_dilation: Sequence[int] | None = None,
                                  rhs_dilation: Sequence[int] | None = None,
-                                 dimension_numbers: Any = None, precision: None = None,
+                                 dimension_numbers: Any = None, precision: Any = None,
                                  preferred_element_type: Any = None) -> Array:
     """The patches a convolution with a ``filter_shape`` kernel would see, as features:
     each input feature becomes ``prod(filter_shape)`` output features (feature-major),
@@ -253,8 +255,11 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
             perm[i] = next(rest)
     if perm != sorted(perm):
         kernel = transpose(kernel, perm)
+    # (The kernel's precision is the default, as in JAX.)
     return conv_general_dilated(lhs, kernel, window_strides, padding, lhs_dilation,
                                 rhs_dilation, dn, feature_group_count=channels,
+                                precision=None if precision is None else (
+                                    precision, P.Precision.DEFAULT),
                                 preferred_element_type=preferred_element_type)
 
 

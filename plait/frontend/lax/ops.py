@@ -358,7 +358,7 @@ def broadcast_to_rank(x: Any, rank: int) -> Array:
     return broadcast(x, (1,) * (rank - len(shape)))
 
 
-def batch_matmul(lhs: Any, rhs: Any, precision: None = None) -> Array:
+def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Array:
     """Matrix products of the last two dimensions, batched over the leading ones."""
     nl, nr = len(_shape_of(lhs)), len(_shape_of(rhs))
     if nl != nr:
@@ -554,17 +554,58 @@ def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
                  dimension=int(dimension), sharding=None)
 
 
-def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: None = None,
+_PRECISION_NAMES = {"highest": P.Precision.HIGHEST, "float32": P.Precision.HIGHEST,
+                    "high": P.Precision.HIGH, "bfloat16_3x": P.Precision.HIGH,
+                    "tensorfloat32": P.Precision.HIGH, "default": P.Precision.DEFAULT,
+                    "bfloat16": P.Precision.DEFAULT, "fastest": P.Precision.DEFAULT}
+
+
+def canonicalize_precision(precision: Any) -> tuple[P.Precision, P.Precision] | None:
+    """``precision`` as the param of a contraction: ``None`` or one :class:`Precision` per
+    operand, from ``None``, a ``Precision``, a name (``'highest'``, ``'float32'``, ...)
+    or a pair of those.  (On CPU all compute in full precision.)
+
+    Raises:
+      ValueError: anything else (JAX's message).
+    """
+    def one(p: Any) -> P.Precision | None:
+        if isinstance(p, P.Precision):
+            return p
+        if type(p).__name__ == "Precision" and getattr(p, "name", None) in P.Precision.__members__:
+            return P.Precision[p.name]  # another library's (jax's) enum, by name
+        if isinstance(p, str):
+            return _PRECISION_NAMES.get(p.lower())
+        return None
+
+    if precision is None:
+        return None
+    single = one(precision)
+    if single is not None:
+        return (single, single)
+    if isinstance(precision, tuple | list) and len(precision) == 2:
+        pair = one(precision[0]), one(precision[1])
+        if pair[0] is not None and pair[1] is not None:
+            return (pair[0], pair[1])
+    raise ValueError(
+        "Precision argument must be one of:\n- None,\n- a string in "
+        f"{[*_PRECISION_NAMES, None]},\n- a lax.Precision value,\n- a tuple of two "
+        "lax.Precision values or strings,\n- a lax.DotAlgorithmPreset or the name of one "
+        f"of these presets, or\n- a lax.DotAlgorithm value;\nbut got {precision}.")
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
                 preferred_element_type: Any = None) -> Array:
-    """Contract ``lhs`` and ``rhs``: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``."""
+    """Contract ``lhs`` and ``rhs``: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``
+    (``precision``: see :func:`canonicalize_precision`)."""
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
     pet = None if preferred_element_type is None else dt.canonicalize(preferred_element_type)
-    return bind1(P.dot_general_p, lhs, rhs, dimension_numbers=dn, precision=precision,
-                 preferred_element_type=pet, out_sharding=None)
+    return bind1(P.dot_general_p, lhs, rhs, dimension_numbers=dn,
+                 precision=canonicalize_precision(precision), preferred_element_type=pet,
+                 out_sharding=None)
 
 
-def dot(lhs: Any, rhs: Any, precision: None = None, preferred_element_type: Any = None) -> Array:
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """Vector/matrix product of rank-1 or rank-2 operands."""
     lhs_nd = _aval(lhs).ndim if _aval(lhs) is not None else np.ndim(lhs)
     return dot_general(lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision,

@@ -19,6 +19,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.lax.ops import canonicalize_precision
 from plait.frontend.numpy._core import as_array, check_arraylike, convert
 from plait.ir import dtypes as dt
 from plait.ir.errors import IncompatibleShapesError
@@ -29,7 +30,7 @@ _LETTERS = string.ascii_letters
 
 
 def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "auto",
-           precision: None = None, preferred_element_type: Any = None,
+           precision: Any = None, preferred_element_type: Any = None,
            out_sharding: None = None) -> Array:
     """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
 
@@ -57,7 +58,8 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
         pet, weak = result_type_info([dtype_and_weak(a) for a in arrays])
     else:
         pet, weak = dt.canonicalize(preferred_element_type), False
-    result = _contract([as_array(convert(a, pet, False)) for a in arrays], inputs, output, pet)
+    result = _contract([as_array(convert(a, pet, False)) for a in arrays], inputs, output, pet,
+                       canonicalize_precision(precision))
     return lax.convert_element_type(result, pet, weak)
 
 
@@ -162,7 +164,7 @@ def _diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
 
 
 def _contract(arrays: list[Array], inputs: list[str], output: str,
-              pet: np.dtype[Any]) -> Array:
+              pet: np.dtype[Any], precision: Any = None) -> Array:
     sizes: dict[str, int] = {}
     for a, term in zip(arrays, inputs):
         for c, d in zip(term, a.shape):
@@ -194,7 +196,7 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
         dims = (([acc_labels.index(c) for c in contract], [x_labels.index(c) for c in contract]),
                 ([acc_labels.index(c) for c in batch], [x_labels.index(c) for c in batch]))
         # dot_general's result: batch dimensions, then the free ones of each operand.
-        acc = lax.dot_general(acc, x, dims, preferred_element_type=pet)
+        acc = lax.dot_general(acc, x, dims, precision=precision, preferred_element_type=pet)
         acc_labels = (batch + [c for c in acc_labels if c not in common]
                       + [c for c in x_labels if c not in common])
     acc, acc_labels = _sum_unneeded(acc, acc_labels, out_set)

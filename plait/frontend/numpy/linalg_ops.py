@@ -25,8 +25,10 @@ __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot"]
 
 
 def _dot_general(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
-                 batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Array:
-    return lax.dot_general(a, b, (contract, batch), preferred_element_type=a.dtype)
+                 batch: tuple[Sequence[int], Sequence[int]] = ((), ()),
+                 precision: Any = None, preferred_element_type: Any = None) -> Array:
+    return lax.dot_general(a, b, (contract, batch), precision=precision,
+                           preferred_element_type=preferred_element_type or a.dtype)
 
 
 def promote(name: str, a: Any, b: Any) -> list[Array]:
@@ -42,7 +44,7 @@ def promote(name: str, a: Any, b: Any) -> list[Array]:
     return out
 
 
-def dot(a: Any, b: Any) -> Array:
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """NumPy ``dot``: the last axis of ``a`` with the second-to-last of ``b``."""
     a, b = promote("dot", a, b)
     na, nb = ndim(a), ndim(b)
@@ -53,10 +55,12 @@ def dot(a: Any, b: Any) -> Array:
         raise ArgumentError(f"dot: shapes {shape(a)} and {shape(b)} are not aligned: "
                             f"{shape(a)[-1]} (dim {na - 1}) != {shape(b)[cb]} (dim {cb})")
     # dot_general orders the result as a's free dims, then b's: NumPy's order.
-    return _dot_general(a, b, ((na - 1,), (cb,)))
+    return _dot_general(a, b, ((na - 1,), (cb,)), precision=precision,
+                        preferred_element_type=preferred_element_type)
 
 
-def matmul(a: Any, b: Any) -> Array:
+def matmul(a: Any, b: Any, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Array:
     """Matrix product with broadcasting of batch dimensions (the ``@`` operator).
 
     One ``dot_general``: batch dimensions both operands have are its batch
@@ -104,7 +108,8 @@ def matmul(a: Any, b: Any) -> Array:
     a, ma = _squeezed(a, squeeze_a)
     b, mb = _squeezed(b, squeeze_b)
     out = _dot_general(a, b, ((ma[ca],), (mb[cb],)),
-                       ([ma[x] for _, x, _ in batch], [mb[y] for _, _, y in batch]))
+                       ([ma[x] for _, x, _ in batch], [mb[y] for _, _, y in batch]),
+                       precision, preferred_element_type)
     # dot_general's order: batch dims, a's free dims, b's free dims (each ascending).
     order = ([p for p, _, _ in batch] + [p for p, _ in sorted(free_a, key=lambda t: t[1])]
              + [p for p, _ in sorted(free_b, key=lambda t: t[1])])
@@ -123,17 +128,21 @@ def _squeezed(x: Array, dims: Sequence[int]) -> tuple[Array, list[int]]:
     return lax.squeeze(x, tuple(dims)), new_index
 
 
-def vdot(a: Any, b: Any) -> Array:
+def vdot(a: Any, b: Any, *, precision: Any = None,
+         preferred_element_type: Any = None) -> Array:
     """Dot product of the flattened arrays (``a`` conjugated)."""
-    return dot(conj(ravel(a)), ravel(b))
+    return dot(conj(ravel(a)), ravel(b), precision=precision,
+               preferred_element_type=preferred_element_type)
 
 
-def inner(a: Any, b: Any) -> Array:
+def inner(a: Any, b: Any, *, precision: Any = None,
+          preferred_element_type: Any = None) -> Array:
     """Inner product over the last axes."""
     a, b = promote("inner", a, b)
     if ndim(a) == 0 or ndim(b) == 0:
         return multiply(a, b)
-    return _dot_general(a, b, ((ndim(a) - 1,), (ndim(b) - 1,)))
+    return _dot_general(a, b, ((ndim(a) - 1,), (ndim(b) - 1,)), precision=precision,
+                        preferred_element_type=preferred_element_type)
 
 
 def outer(a: Any, b: Any) -> Array:
@@ -142,7 +151,8 @@ def outer(a: Any, b: Any) -> Array:
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
-def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Array:
+def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Array:
     """Contract ``axes`` of ``a`` with ``axes`` of ``b``."""
     a, b = promote("tensordot", a, b)
     na, nb = ndim(a), ndim(b)
@@ -164,4 +174,5 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2) -> Array:
         if shape(a)[x] != shape(b)[y]:
             raise TypeError(f"tensordot: shape mismatch: dimension {x} of a {shape(a)} and "
                             f"dimension {y} of b {shape(b)} differ")
-    return _dot_general(a, b, (ca, cb))
+    return _dot_general(a, b, (ca, cb), precision=precision,
+                        preferred_element_type=preferred_element_type)

@@ -199,7 +199,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     return moveaxis(c, 0, axisc)
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: None = None,
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None) -> Array:
     """Dot products of the vectors along ``axis`` (``x1`` conjugated), the other
     axes broadcast.
@@ -226,6 +226,6 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: None = None,
     b = broadcast_to(convert(b, pet, False), (*batch, n))
     nb = len(batch)
     out = lax.dot_general(a, b, (((nb,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                          preferred_element_type=pet)
+                          precision=precision, preferred_element_type=pet)
     return lax.convert_element_type(out, pet, weak)
 

@@ -29,32 +29,8 @@ from plait.ir import dtypes as dt
 
 __all__ = ["convolve", "correlate", "bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
-Precision = str | tuple[Any, Any] | None
-
-_PRECISIONS = ("highest", "float32", "high", "bfloat16_3x", "tensorfloat32", "default",
-               "bfloat16", "fastest", None)
-
-
-def _check_precision(precision: Any) -> None:
-    """Accept what ``jax.lax`` accepts as a precision (plait computes at full
-    precision whatever is asked, as XLA on CPU does).
-
-    Raises:
-      ValueError: anything else, in JAX's words.
-    """
-    def one(p: Any) -> bool:
-        if p is None or type(p).__name__ in ("Precision", "DotAlgorithmPreset", "DotAlgorithm"):
-            return True
-        return isinstance(p, str) and p.lower() in _PRECISIONS
-
-    if one(precision) or (isinstance(precision, tuple) and len(precision) == 2
-                          and all(p is not None and one(p) for p in precision)):
-        return
-    raise ValueError(
-        "Precision argument must be one of:\n- None,\n- a string in "
-        f"{list(_PRECISIONS)},\n- a lax.Precision value,\n- a tuple of two lax.Precision "
-        "values or strings,\n- a lax.DotAlgorithmPreset or the name of one of these presets, "
-        f"or\n- a lax.DotAlgorithm value;\nbut got {precision}.")
+Precision = Any
+"""What ``jax.lax`` takes as a precision (see ``plait.lax.dot_general``)."""
 
 
 def _conv(name: str, a: Any, v: Any, mode: str, precision: Precision,
@@ -88,10 +64,9 @@ def _conv(name: str, a: Any, v: Any, mode: str, precision: Precision,
         padding = [(n - 1, n - 1)]
     else:
         raise ValueError("mode must be one of ['full', 'same', 'valid']")
-    _check_precision(precision)
     out = lax.conv_general_dilated(lax.reshape(x, (1, 1, x.shape[0])),
                                    lax.reshape(y, (1, 1, n)), (1,), padding,
-                                   preferred_element_type=pet)
+                                   precision=precision, preferred_element_type=pet)
     out = lax.reshape(out, (out.shape[2],))
     return lax.rev(out, (0,)) if reverse else out
 

@@ -25,6 +25,7 @@ from plait.ir.params import (
 )
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import ANY, check_dtype, check_permutation, check_same_dtypes, fail
+from plait.ir.primitives.linalg import decode_precision
 
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated_p", "conv_output_shape"]
 
@@ -81,7 +82,7 @@ def conv_output_shape(lhs: tuple[int, ...], rhs: tuple[int, ...],
 def _conv_rule(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple[int, ...],
                padding: tuple[tuple[int, int], ...], lhs_dilation: tuple[int, ...],
                rhs_dilation: tuple[int, ...], dimension_numbers: ConvDimensionNumbers,
-               feature_group_count: int, batch_group_count: int, precision: None,
+               feature_group_count: int, batch_group_count: int, precision: Any,
                preferred_element_type: np.dtype[Any] | None,
                out_sharding: None) -> tuple[ShapedArray, ...]:
     dn = dimension_numbers
@@ -133,7 +134,7 @@ conv_general_dilated_p = Primitive("conv_general_dilated", _conv_rule, (
     ParamDef("dimension_numbers", decode=_decode_dnums, encode=repr),
     ParamDef("feature_group_count", 1, decode=decode_int),
     ParamDef("batch_group_count", 1, decode=decode_int),
-    ParamDef("precision", None, decode=decode_none),
+    ParamDef("precision", None, decode=decode_precision),
     ParamDef("preferred_element_type", None, decode=decode_optional_dtype),
     ParamDef("out_sharding", None, decode=decode_none),
 ))

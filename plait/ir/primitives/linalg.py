@@ -1,7 +1,9 @@
-"""``dot_general``: contraction with batch dimensions."""
+"""``dot_general``: contraction with batch dimensions, and :class:`Precision`, the
+``precision`` of ``dot_general`` and ``conv_general_dilated`` (one per operand)."""
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import numpy as np
@@ -10,6 +12,46 @@ from plait.ir.avals import ShapedArray
 from plait.ir.params import ParamDef, decode_nested_ints, decode_none, decode_optional_dtype
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import ANY, check_axes, check_dtype, check_same_dtypes, fail
+
+
+class Precision(enum.IntEnum):
+    """XLA's operand precision for contractions (JAX's ``lax.Precision``): how many
+    bfloat16 passes accelerators spend; on CPU every one computes in full precision."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    def __repr__(self) -> str:  # as params print it: (Precision.HIGHEST, Precision.HIGHEST)
+        return f"Precision.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+PrecisionPair = tuple[Precision, Precision] | None
+"""``None`` (the default for both operands) or one precision per operand."""
+
+
+def decode_precision(value: Any) -> PrecisionPair:
+    """``None``, or two :class:`Precision` values (or their printed names)."""
+    if value is None:
+        return None
+    if isinstance(value, tuple | list) and len(value) == 2:
+        out = []
+        for v in value:
+            name = v[len("Precision."):] if isinstance(v, str) and v.startswith(
+                "Precision.") else v
+            if isinstance(v, Precision):
+                out.append(v)
+            elif isinstance(name, str) and name in Precision.__members__:
+                out.append(Precision[name])
+            else:
+                break
+        else:
+            return (out[0], out[1])
+    raise ValueError(f"expected None or two Precision values, but got {value!r}")
+
 
 DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
                          tuple[tuple[int, ...], tuple[int, ...]]]
@@ -22,7 +64,7 @@ def _encode_dimension_numbers(dn: DimensionNumbers) -> str:
 
 
 def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: DimensionNumbers,
-                      precision: None, preferred_element_type: np.dtype[Any] | None,
+                      precision: PrecisionPair, preferred_element_type: np.dtype[Any] | None,
                       out_sharding: None) -> tuple[ShapedArray, ...]:
     check_dtype(lhs, ANY, "lhs")  # bool too, as JAX: or of ands
     check_dtype(rhs, ANY, "rhs")
@@ -51,7 +93,7 @@ def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: 
 
 dot_general_p = Primitive("dot_general", _dot_general_rule, (
     ParamDef("dimension_numbers", decode=decode_nested_ints, encode=_encode_dimension_numbers),
-    ParamDef("precision", None, show="nondefault", decode=decode_none),
+    ParamDef("precision", None, show="nondefault", decode=decode_precision),
     ParamDef("preferred_element_type", None, show="nondefault", decode=decode_optional_dtype),
     ParamDef("out_sharding", None, show="never", decode=decode_none),
 ))

@@ -14,7 +14,8 @@ from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules, private_function, symbol
 
 __all__ = ["broadcast_to", "compare", "compare_type", "nary", "scalar_type", "register",
-           "reduce_region", "binary", "convert", "outlined", "lowest", "highest"]
+           "reduce_region", "binary", "convert", "outlined", "lowest", "highest",
+           "precision_config"]
 
 
 def register(prim: Primitive
@@ -167,3 +168,9 @@ def highest(dtype: np.dtype[Any]) -> Any:
     if dt.is_integer(dtype):
         return np.iinfo(dtype).max
     return np.inf
+
+
+def precision_config(precision: Any) -> str:
+    """The ``precision_config`` attribute of a contraction: DEFAULT for ``None``."""
+    names = ("DEFAULT", "DEFAULT") if precision is None else (p.name for p in precision)
+    return "[" + ", ".join(f"#stablehlo<precision {n}>" for n in names) + "]"

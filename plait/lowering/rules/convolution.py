@@ -9,7 +9,7 @@ from plait.ir import primitives as P
 from plait.ir.primitives.convolution import ConvDimensionNumbers
 from plait.lowering.emitter import Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext
-from plait.lowering.rules._util import register
+from plait.lowering.rules._util import precision_config, register
 
 
 def _layout(spec: Sequence[int], batch: str, feature: str) -> str:
@@ -25,7 +25,7 @@ def _layout(spec: Sequence[int], batch: str, feature: str) -> str:
 def _conv(ctx: LoweringContext, lhs: Value, rhs: Value, *, window_strides: tuple[int, ...],
           padding: tuple[tuple[int, int], ...], lhs_dilation: tuple[int, ...],
           rhs_dilation: tuple[int, ...], dimension_numbers: ConvDimensionNumbers,
-          feature_group_count: int, batch_group_count: int, precision: None,
+          feature_group_count: int, batch_group_count: int, precision: Any,
           preferred_element_type: Any, out_sharding: None) -> Sequence[Value]:
     dn = dimension_numbers
     conv = (f"#stablehlo.conv<{_layout(dn.lhs_spec, 'b', 'f')}x"
@@ -35,8 +35,7 @@ def _conv(ctx: LoweringContext, lhs: Value, rhs: Value, *, window_strides: tuple
     attrs = (f"batch_group_count = {batch_group_count} : i64, dimension_numbers = {conv}, "
              f"feature_group_count = {feature_group_count} : i64, "
              f"lhs_dilation = {i64_array(lhs_dilation)}, padding = {pads}, "
-             "precision_config = [#stablehlo<precision DEFAULT>, "
-             "#stablehlo<precision DEFAULT>], "
+             f"precision_config = {precision_config(precision)}, "
              f"rhs_dilation = {i64_array(rhs_dilation)}, "
              f"window_reversal = array<i1{': ' if padding else ''}"
              f"{', '.join(['false'] * len(padding))}>, "

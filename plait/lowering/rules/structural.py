@@ -17,6 +17,7 @@ from plait.lowering.rules._util import (
     highest,
     lowest,
     outlined,
+    precision_config,
     reduce_region,
     register,
     scalar_type,
@@ -232,7 +233,7 @@ def _dims(name: str, xs: Sequence[int]) -> str:
 
 @register(P.dot_general_p)
 def _dot_general(ctx: LoweringContext, lhs: Value, rhs: Value, *, dimension_numbers: Any,
-                 precision: None, preferred_element_type: Any,
+                 precision: Any, preferred_element_type: Any,
                  out_sharding: None) -> Sequence[Value]:
     (lc, rc), (lb, rb) = dimension_numbers
     fields = [_dims(n, xs) for n, xs in [("lhs_batching_dimensions", lb),
@@ -240,7 +241,7 @@ def _dot_general(ctx: LoweringContext, lhs: Value, rhs: Value, *, dimension_numb
                                          ("lhs_contracting_dimensions", lc),
                                          ("rhs_contracting_dimensions", rc)] if xs]
     attrs = (f"dot_dimension_numbers = #stablehlo.dot<{', '.join(fields)}>, "
-             "precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]")
+             f"precision_config = {precision_config(precision)}")
     return [ctx.fn.op1("stablehlo.dot_general", [lhs, rhs], tensor_type(ctx.avals_out[0]), attrs)]
 
 
