@@ -149,3 +149,46 @@ def test_conv_transpose_bad_arguments() -> None:
     with pytest.raises(ValueError, match="Invalid padding mode: FULL"):
         plax.conv_transpose(np.ones((1, 4, 4, 2)), np.ones((3, 3, 2, 2)), (1, 1), "FULL",
                             use_consistent_padding=True)
+
+
+LOCAL: dict[str, tuple[tuple[int, ...], dict[str, Any], Any]] = {
+    "nchw_same": ((2, 3, 6, 5), dict(window_strides=(1, 1), padding="SAME",
+                                     filter_shape=(3, 2)), None),
+    "nhwc_oihw_strided": ((2, 6, 5, 3), dict(window_strides=(2, 1), padding="VALID",
+                                             filter_shape=(2, 2),
+                                             dimension_numbers=("NHWC", "OIHW", "NHWC")), None),
+    "to_nchw_highest": ((1, 7, 4, 2), dict(window_strides=(1, 2), padding=((1, 0), (0, 1)),
+                                           filter_shape=(3, 1),
+                                           dimension_numbers=("NHWC", "HWIO", "NCHW")),
+                        "highest"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOCAL))
+def test_conv_general_dilated_local_matches_jax(name: str) -> None:
+    xs, kw, precision = LOCAL[name]
+    x = RNG.normal(size=xs).astype(np.float32)
+    dn = jlax.conv_dimension_numbers(xs, (1, 1, *kw["filter_shape"]),
+                                     kw.get("dimension_numbers"))
+    patches = jlax.conv_general_dilated_patches(x, kw["filter_shape"], kw["window_strides"],
+                                                kw["padding"],
+                                                dimension_numbers=kw.get("dimension_numbers"))
+    kernel = [0] * 4
+    kernel[dn.rhs_spec[0]] = 4
+    kernel[dn.rhs_spec[1]] = xs[dn.lhs_spec[1]] * int(np.prod(kw["filter_shape"]))
+    for i, d in enumerate(dn.rhs_spec[2:]):
+        kernel[d] = patches.shape[dn.out_spec[2 + i]]
+    w = RNG.normal(size=kernel).astype(np.float32)
+
+    def fn(L: Any) -> Callable[[Any, Any], Any]:
+        return lambda a, b: L.conv_general_dilated_local(a, b, precision=precision, **kw)
+    np.testing.assert_allclose(np.asarray(fn(plax)(x, w)), np.asarray(fn(jlax)(x, w)),
+                               rtol=1e-5, atol=1e-5)
+    assert str(plait.make_jaxpr(fn(plax))(x, w)) == str(jax.make_jaxpr(fn(jlax))(x, w))
+    loss = lambda L: (lambda a, b: (fn(L)(a, b) ** 2).sum())  # noqa: E731
+    for ours, theirs in zip(plait.grad(loss(plax), (0, 1))(x, w),
+                            jax.grad(loss(jlax), (0, 1))(x, w)):
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-4, atol=1e-4)
+    xb = np.stack([x, -x])
+    np.testing.assert_allclose(np.asarray(plait.vmap(fn(plax), (0, None))(xb, w)),
+                               np.asarray(jax.vmap(fn(jlax), (0, None))(xb, w)), atol=1e-5)

@@ -20,6 +20,7 @@ from plait.frontend.lax.ops import (
     broadcasted_iota,
     canonicalize_precision,
     convert_element_type,
+    dot_general,
     eq,
     reshape,
     rev,
@@ -31,7 +32,8 @@ from plait.ir.primitives.convolution import ConvDimensionNumbers, conv_output_sh
 
 __all__ = ["ConvDimensionNumbers", "conv_general_dilated", "conv", "conv_with_general_padding",
            "conv_dimension_numbers", "padtype_to_pads", "conv_transpose",
-           "conv_general_dilated_patches", "conv_general_permutations", "conv_shape_tuple",
+           "conv_general_dilated_patches", "conv_general_dilated_local",
+           "conv_general_permutations", "conv_shape_tuple",
            "conv_general_shape_tuple", "conv_transpose_shape_tuple"]
 
 Padding = str | Sequence[tuple[int, int]]
@@ -165,6 +167,36 @@ def conv_with_general_padding(lhs: Any, rhs: Any, window_strides: Sequence[int],
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
                                 rhs_dilation=rhs_dilation, precision=precision,
                                 preferred_element_type=preferred_element_type)
+
+
+def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int],
+                               padding: Padding, filter_shape: Sequence[int],
+                               lhs_dilation: Sequence[int] | None = None,
+                               rhs_dilation: Sequence[int] | None = None,
+                               dimension_numbers: Any = None, precision: Any = None) -> Array:
+    """A locally connected ("unshared") convolution: a different kernel at each output
+    position.  ``rhs`` has the output's spatial dimensions where a convolution kernel has
+    its own, and ``prod(filter_shape) * in_features`` input features (feature-major);
+    computed, as in JAX, as the patches contracted with ``rhs`` position by position."""
+    lhs, rhs = _operands("conv_general_dilated_local", lhs, rhs)
+    pair = canonicalize_precision(precision)
+    patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers,
+                                           None if pair is None else pair[0])
+    dn = conv_dimension_numbers(_shape_of(lhs), (1, 1, *filter_shape), dimension_numbers)
+    lhs_batch = list(dn.out_spec[2:])
+    rhs_batch = [dn.rhs_spec[2:][i] for i in sorted(range(len(lhs_batch)),
+                                                     key=lambda k: lhs_batch[k])]
+    out = dot_general(patches, rhs, (((dn.out_spec[1],), (dn.rhs_spec[1],)),
+                                     (tuple(sorted(lhs_batch)), tuple(rhs_batch))),
+                      precision=precision)
+    # The product's dimensions: the output's spatial ones, then batch, then features.
+    nd = len(dn.out_spec)
+    order = [d for d in range(nd) if d not in (dn.out_spec[0], dn.out_spec[1])]
+    perm = [0] * nd
+    for src, dst in zip(range(nd), [*order, dn.out_spec[0], dn.out_spec[1]]):
+        perm[dst] = src
+    return transpose(out, perm)
 
 
 def _transpose_padding(k: int, s: int, padding: Any) -> tuple[int, int]:
