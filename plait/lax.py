@@ -4,10 +4,13 @@
 from plait.frontend.api.control_flow import cond as cond
 from plait.frontend.api.control_flow import fori_loop as fori_loop
 from plait.frontend.api.control_flow import map as map
+from plait.frontend.api.control_flow import platform_dependent as platform_dependent
 from plait.frontend.api.control_flow import scan as scan
 from plait.frontend.api.control_flow import switch as switch
 from plait.frontend.api.control_flow import while_loop as while_loop
 from plait.frontend.api.incomplete_special import random_gamma_grad as random_gamma_grad
+from plait.frontend.api.solves import custom_linear_solve as custom_linear_solve
+from plait.frontend.api.solves import custom_root as custom_root
 from plait.frontend.lax import *  # noqa: F401,F403
 from plait.frontend.lax.associative import __all__ as _assoc_all
 from plait.frontend.lax.conversions import __all__ as _conversions_all
@@ -20,5 +23,6 @@ from plait.ir.primitives import __all__ as _prim_all
 
 _lax_all = (_ops_all + _slicing_all + _conv_all + _windowed_all + _assoc_all
             + _conversions_all)
-_control = ["cond", "fori_loop", "map", "scan", "switch", "while_loop", "random_gamma_grad"]
+_control = ["cond", "fori_loop", "map", "scan", "switch", "while_loop", "random_gamma_grad",
+            "custom_linear_solve", "custom_root", "platform_dependent"]
 __all__ = list(_lax_all) + _control + [n for n in _prim_all if n not in _lax_all]

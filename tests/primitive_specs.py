@@ -30,6 +30,8 @@ import jax
 import ml_dtypes
 import numpy as np
 from jax import lax
+from jax._src.lax.control_flow import conditionals as jax_conditionals
+from jax._src.lax.control_flow import solves as jax_solves
 
 from plait.ir import Builder, ClosedJaxpr, Literal, Primitive, ShapedArray, Var
 from plait.ir import primitives as P
@@ -944,6 +946,15 @@ spec("iota", P.iota_p, lambda d, s: {"dtype": d, "shape": s, "dimension": len(s)
                                      "sharding": None},
      lambda rng, d, s: [], (I32, F32, U8, I8, F16, BF16, C64),
      shapes=((5,), (2, 3, 4), (300,), (0, 2)))
+spec("empty", P.empty_p, lambda d, s: {"dtype": d, "shape": s, "out_sharding": None},
+     lambda rng, d, s: [], (F32, I32, BOOL, C64), shapes=((5,), (2, 3, 4), (0, 2)),
+     jax_fn=lambda **p: lax.empty(p["shape"], p["dtype"]))
+spec("platform_index", P.platform_index_p,
+     {"platforms": (("tpu",), ("cpu", "cuda"), None)}, lambda rng, d, s: [], (I32,), shapes=((),),
+     jax_fn=lambda **p: jax_conditionals.platform_index_p.bind(**p))
+spec("platform_index_default", P.platform_index_p, {"platforms": (("tpu",), None)},
+     lambda rng, d, s: [], (I32,), shapes=((),),
+     jax_fn=lambda **p: jax_conditionals.platform_index_p.bind(**p))
 spec("iota_first", P.iota_p, lambda d, s: {"dtype": d, "shape": s, "dimension": 0,
                                            "sharding": None},
      lambda rng, d, s: [], (I32, F32), shapes=((2, 3, 4),))
@@ -1442,6 +1453,35 @@ spec("remat", P.remat_p, _remat_params, _uniform(n=2), (F32, F16),
      jax_fn=lambda x, y, **_: [jax.checkpoint(lambda x, y: lax.sin(x) * y)(x, y)], tol=2,
      differentiable=True)
 
+
+def _linear_solve_params(d: DType, s: Shape) -> dict[str, Any]:
+    a = ShapedArray(s, d)
+    scale = closed(lambda b, c, x: [_emit(b, P.mul_p, c, x, **_MUL)], a, a)
+    unscale = closed(lambda b, c, x: [_emit(b, P.div_p, x, c)], a, a)
+    return {"const_lengths": P.LinearSolveTuple(1, 1, 1, 1),
+            "jaxprs": P.LinearSolveTuple(scale, scale, unscale, unscale)}
+
+
+def _jax_linear_solve(mv: Any, vm: Any, sv: Any, ts: Any, b: Any, **_: Any) -> list[Any]:
+    # JAX's primitive bound with the same four jaxprs (its custom_linear_solve would
+    # derive vecmat from matvec, leaving vm out of the program).
+    scale = jax.make_jaxpr(lambda c, x: c * x)(mv, b)
+    unscale = jax.make_jaxpr(lambda c, x: x / c)(mv, b)
+    return list(jax_solves.linear_solve_p.bind(
+        mv, vm, sv, ts, b, const_lengths=jax_solves._LinearSolveTuple(1, 1, 1, 1),
+        jaxprs=jax_solves._LinearSolveTuple(scale, scale, unscale, unscale)))
+
+
+# The derivative is implicit (through matvec's constants, never solve's): not the finite
+# difference of the operation with its four constants moved separately, so the spec is not
+# "differentiable"; tests/frontend/test_solves.py checks JVPs and gradients against JAX.
+def _linear_solve_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    a, b = rand(rng, d, s, 0.5, 2), rand(rng, d, s, -3, 3)
+    return [a, a, a, a, b]  # one operator, passed to each of the four functions
+
+
+spec("custom_linear_solve", P.custom_linear_solve_p, _linear_solve_params,
+     _linear_solve_args, (F32, F16), jax_fn=_jax_linear_solve, tol=1, linear_in=(4,))
 
 SPECS_BY_NAME: dict[str, PrimSpec] = {s.name: s for s in SPECS}
 

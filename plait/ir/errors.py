@@ -17,6 +17,7 @@ __all__ = [
     "IncompatibleShapesError",
     "TreePrefixError",
     "TransformError",
+    "MissingTransposeError",
     "TracerError",
     "UnexpectedTracerError",
     "ConcretizationTypeError",
@@ -71,6 +72,11 @@ class RuleNotImplementedError(PlaitError, NotImplementedError):
 class TransformError(PlaitError, ValueError):
     """A transformation cannot be applied to this program (for example, reverse-mode
     differentiation of a loop whose trip count is only known at run time)."""
+
+
+class MissingTransposeError(TransformError, TypeError):
+    """Reverse mode needs a transpose the program does not define (a
+    ``custom_linear_solve`` without ``transpose_solve``); a ``TypeError`` as in JAX."""
 
 
 class TracerError(PlaitError):

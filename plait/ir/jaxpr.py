@@ -258,14 +258,15 @@ class ClosedJaxpr:
 
 
 def subjaxprs(params: Params) -> Iterator[Jaxpr]:
-    """The jaxprs held in params (``jaxpr=``, ``branches=(...)``), in sorted param order."""
+    """The jaxprs held in params (``jaxpr=``, ``branches=(...)``, records such as
+    ``custom_linear_solve``'s ``jaxprs``), in sorted param order."""
     for name in sorted(params):
         v = params[name]
         if isinstance(v, ClosedJaxpr):
             yield v.jaxpr
         elif isinstance(v, Jaxpr):
             yield v
-        elif type(v) is tuple:
+        elif isinstance(v, tuple):
             for x in v:
                 if isinstance(x, ClosedJaxpr):
                     yield x.jaxpr

@@ -45,6 +45,7 @@ _TOKEN: Final = re.compile(r"""
   | (?P<complex>(?:\([-+0-9.eEinfa]*j\)|-?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan)j)(?![\w<>]))
   | (?P<num>-inf\b|-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)(?![\w<>]))
   | (?P<word><[A-Za-z_][A-Za-z0-9_]*>|[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)
+  | (?P<str>'[^'\n]*')
   | (?P<punct>[{}()\[\],;:=.])
 """, re.VERBOSE)
 
@@ -133,13 +134,17 @@ class _Parser:
         return self.peek().text == "in" and self.peek().kind == "word" and self.is_punct("(", 1)
 
     # -- grammar ---------------------------------------------------------
-    def toplevel(self) -> Jaxpr:
+    def lets(self) -> None:
+        """``let name = { ... } in`` definitions of shared jaxprs, into :attr:`shared`."""
         while self.peek().text == "let" and self.peek(1).kind == "word" and self.is_punct("=", 2):
             self.next()
             name = self.next().text
             self.expect("=")
             self.shared[name] = self.closed_jaxpr()
             self.expect("in")
+
+    def toplevel(self) -> Jaxpr:
+        self.lets()
         j = self.jaxpr()
         if self.peek().kind != "eof":
             self.error(f"expected end of input, but got {self.peek().text!r}")
@@ -334,6 +339,13 @@ class _Parser:
         t = self.peek()
         if t.kind == "punct" and t.text == "{":
             return self.closed_jaxpr()
+        if t.text == "let" and t.kind == "word" and self.is_punct("=", 2):
+            # A jaxpr printed on its own inside a record, with its own shared jaxprs.
+            outer = dict(self.shared)
+            self.lets()
+            j = self.closed_jaxpr()
+            self.shared = outer
+            return j
         if t.kind == "punct" and t.text in "([":
             close = ")" if t.text == "(" else "]"
             self.next()
@@ -351,6 +363,8 @@ class _Parser:
             return float(t.text) if any(c in t.text for c in ".eEn") else int(t.text)
         if t.kind == "complex":
             return complex(t.text)
+        if t.kind == "str":
+            return t.text[1:-1]
         if t.kind == "word":
             if self.is_punct("(") and self.peek(1).kind == "word" and self.is_punct("=", 2):
                 return self.call(t.text)

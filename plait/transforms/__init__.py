@@ -15,6 +15,7 @@ from plait.transforms import custom_rules as _custom_rules  # noqa: F401
 from plait.transforms import indexing_rules as _indexing_rules  # noqa: F401
 from plait.transforms import jvp_rules as _jvp_rules  # noqa: F401
 from plait.transforms import jvp_rules_structural as _jvp_rules_structural  # noqa: F401
+from plait.transforms import solve_rules as _solve_rules  # noqa: F401
 from plait.transforms import transpose_rules as _transpose_rules  # noqa: F401
 from plait.transforms import windowed_rules as _windowed_rules  # noqa: F401
 from plait.transforms.dce import dce_jaxpr, dce_rules

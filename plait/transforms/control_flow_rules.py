@@ -16,6 +16,7 @@ from plait.ir.avals import shaped, shaped_avals
 from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.lists import carry_fixpoint, fill_in, merge_lists, partition_list, split_list
+from plait.ir.primitives.control_flow import Platforms
 from plait.transforms.dce import dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_jaxpr
@@ -49,7 +50,8 @@ def _batched_outputs(jaxpr: Jaxpr, batched: Sequence[bool]) -> list[bool]:
 # -- cond ----------------------------------------------------------------------
 
 def _cond_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
-              branches: tuple[ClosedJaxpr, ...]) -> tuple[list[Atom], list[Tangent]]:
+              branches: tuple[ClosedJaxpr, ...],
+              branches_platforms: Platforms | None) -> tuple[list[Atom], list[Tangent]]:
     index, *ops = primals
     ts = list(tangents[1:])
     nz = [type(t) is not Zero for t in ts]
@@ -58,7 +60,7 @@ def _cond_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], 
         out_nz = _or(out_nz, jvp_jaxpr(b.jaxpr, nz)[1])
     new = [_closed(jvp_jaxpr(b.jaxpr, nz, instantiate=out_nz)[0]) for b in branches]
     outs = e.bind(P.cond_p, index, *ops, *[t for t in ts if not isinstance(t, Zero)],
-                  branches=tuple(new))
+                  branches=tuple(new), branches_platforms=branches_platforms)
     n = len(out_nz)
     return list[Atom](outs[:n]), fill_in(out_nz, outs[n:], outs[:n], zero_tangent)
 
@@ -67,13 +69,15 @@ jvp_rules[P.cond_p] = _cond_jvp
 
 
 def _cond_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
-               branches: tuple[ClosedJaxpr, ...]) -> tuple[list[Atom], list[Dim]]:
+               branches: tuple[ClosedJaxpr, ...],
+               branches_platforms: Platforms | None) -> tuple[list[Atom], list[Dim]]:
     index, *ops = vals
     di, *dops = dims
     n_out = len(branches[0].jaxpr.outvars)
     if di is None:
         new = tuple(_closed(vmap_jaxpr(b.jaxpr, size, dops, [0] * n_out)) for b in branches)
-        return list[Atom](e.bind(P.cond_p, index, *ops, branches=new)), [0] * n_out
+        return list[Atom](e.bind(P.cond_p, index, *ops, branches=new,
+                                 branches_platforms=branches_platforms)), [0] * n_out
     # A mapped predicate: every branch runs, and each lane selects its result.
     idx = bdim_to_front(e, index, di, size)
     # An index out of range runs the last branch (XLA's case), it is not clamped.
@@ -143,13 +147,15 @@ pe_rules[P.cond_p] = _cond_partial_eval
 
 
 def _cond_transpose(e: Emitter, cts: Sequence[Atom | Zero], index: Any, *ops: Any,
-                    branches: tuple[ClosedJaxpr, ...]) -> Sequence[Cotangent]:
+                    branches: tuple[ClosedJaxpr, ...],
+                    branches_platforms: Platforms | None) -> Sequence[Cotangent]:
     if type(index) is UndefPrimal:
         raise JaxprTypeError("cond is not linear in its branch index")
     linear = [type(x) is UndefPrimal for x in ops]
     new = tuple(_closed(transpose_jaxpr(b.jaxpr, linear)) for b in branches)
     nonlin = [x for x in ops if type(x) is not UndefPrimal]
-    outs = e.bind(P.cond_p, index, *nonlin, *[e.instantiate(c) for c in cts], branches=new)
+    outs = e.bind(P.cond_p, index, *nonlin, *[e.instantiate(c) for c in cts], branches=new,
+                  branches_platforms=branches_platforms)
     return [None, *merge_lists(linear, [None] * linear.count(False), outs)]
 
 

@@ -240,6 +240,11 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "floor": _un(lax.floor), "ge": _bin(lax.ge), "gt": _bin(lax.gt, _i32(3)),
     "imag": _un(lax.imag, _c64(3)),
     "integer_pow": _un(lambda x: lax.integer_pow(x, 3)) + _un(lambda x: lax.integer_pow(x, -2)),
+    "platform_index": [
+        (lambda x: lax.platform_dependent(x, cpu=jnp.sin, default=jnp.cos), (_f32(3),)),
+        (lambda x: lax.platform_dependent(x, tpu=jnp.sin, cuda=jnp.cos, rocm=jnp.cos), (_f32(3),))],
+    "empty": [(lambda: lax.empty((2, 3), np.dtype(np.float32)), ()),
+              (lambda: lax.empty((), np.dtype(np.bool_)), ())],
     "iota": [(lambda: lax.broadcasted_iota(jnp.int32, (2, 3), 1), ()),
              (lambda: lax.iota(jnp.float32, 4), ())],
     "is_finite": _un(lax.is_finite), "le": _bin(lax.le), "log": _un(lax.log),
@@ -366,6 +371,16 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "custom_jvp_call": [(lambda x: _custom_jvp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_vjp_call": [(lambda x: _custom_vjp(x), (_f32(3),), _CALLABLE_PARAMS)],
     "custom_lin": [(lambda x: jax.linearize(_custom_vjp, x)[1](x), (_f32(3),), _CALLABLE_PARAMS)],
+    "custom_linear_solve": [
+        (lambda a, b: lax.custom_linear_solve(lambda x: a * x, b, lambda mv, b: b / a,
+                                              lambda vm, b: b / a), (_f32(3), _f32(3))),
+        (lambda a, b: lax.custom_linear_solve(lambda x: a * x, b, lambda mv, b: b / a,
+                                              symmetric=True), (_f32(3), _f32(3)),
+         "JAX hoists a jaxpr used twice by identity (matvec as vecmat) into a top-level let "
+         "that nothing refers to; plait's interned jaxprs have no identity apart from "
+         "their structure"),
+        (lambda a, b: lax.custom_linear_solve(lambda x: a * x, b, lambda mv, b: b / a),
+         (_f32(3), _f32(3)))],
     "remat2": [(lambda x: jax.checkpoint(jnp.sin)(x), (_f32(3),)),
                (lambda x: jax.grad(lambda y: jax.checkpoint(jnp.sin)(y).sum())(x), (_f32(3),)),
                (lambda x: jax.checkpoint(jnp.sin, policy=jax.checkpoint_policies.nothing_saveable)(x),

@@ -315,9 +315,10 @@ def test_every_primitive_has_a_jvp_rule(prim: Primitive) -> None:
 
 @pytest.mark.parametrize("prim", _ALL_PRIMS, ids=lambda p: p.name)
 def test_every_primitive_with_operands_has_a_batching_rule(prim: Primitive) -> None:
-    # iota takes no operands: an equation without mapped operands is copied as it is,
-    # so its batching rule could never be called.
-    assert prim in batching_rules or prim is P.iota_p, f"no batching rule for {prim.name}"
+    # iota, empty and platform_index take no operands: an equation without mapped operands
+    # is copied as it is, so its batching rule could never be called.
+    assert prim in batching_rules or prim in (P.iota_p, P.empty_p, P.platform_index_p), \
+        f"no batching rule for {prim.name}"
 
 
 def test_every_linear_primitive_has_a_transpose_rule() -> None:

@@ -20,7 +20,7 @@ from plait.frontend.api.device_put import device_put
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
-from plait.frontend.core.tracing import Tracer, bind, scalar_literal, value_aval
+from plait.frontend.core.tracing import Tracer, bind, current_trace, scalar_literal, value_aval
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     keystr,
@@ -36,11 +36,11 @@ from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
-from plait.ir.primitives import cond_p, scan_p, while_p
-from plait.ir.primitives.control_flow import same_types
+from plait.ir.primitives import cond_p, platform_index_p, scan_p, while_p
+from plait.ir.primitives.control_flow import Platforms, platform_branch, same_types
 from plait.transforms.dce import dce_jaxpr
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "platform_dependent"]
 
 
 def _lifted(body: TracedFunction) -> tuple[Jaxpr, tuple[Any, ...]]:
@@ -122,8 +122,36 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
                    tuple(f"branches[{i}]" for i in range(n)), order=tuple(range(n)))
 
 
+def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,
+                       **per_platform: Callable[..., Any]) -> Any:
+    """``per_platform[p](*args)`` for the platform ``p`` the program runs on (``cpu``,
+    ``cuda``, ``rocm``, ``tpu``), else ``default(*args)``.  Staged, it is a ``cond`` on a
+    ``platform_index`` of which only the branch for the lowering platform is compiled."""
+    groups: list[tuple[list[str], Callable[..., Any]]] = []
+    for name, fn in per_platform.items():
+        if not callable(fn):
+            raise TypeError(f"lax.platform_dependent: the '{name}' branch must be a callable, "
+                            f"got {fn}")
+        if name == "gpu":
+            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+        same = next((ps for ps, b in groups if b == fn), None)
+        if same is not None:
+            same.append(name)  # one branch serving several platforms, as JAX joins them
+        else:
+            groups.append(([name], fn))
+    platforms = tuple(tuple(ps) for ps, _ in groups) + ((None,) if default is not None else ())
+    branches = [b for _, b in groups] + ([default] if default is not None else [])
+    if current_trace() is None:
+        return branches[platform_branch(platforms, "cpu")](*args)
+    index = bind(platform_index_p, platforms=platforms)
+    names = [f"{'default' if ps is None else ps[0]} branch" for ps in platforms]
+    return _switch("platform_dependent", index, branches, args, names,
+                   order=tuple(range(len(branches))), branches_platforms=platforms)
+
+
 def _switch(what: str, index: Any, branches: Sequence[Callable[..., Any]],
-            operands: tuple[Any, ...], names: Sequence[str], order: Sequence[int]) -> Any:
+            operands: tuple[Any, ...], names: Sequence[str], order: Sequence[int],
+            branches_platforms: Platforms | None = None) -> Any:
     leaves, in_tree, paths = _leaves(operands, "operands")
     avals = _avals(leaves, paths, "cond")
     by_k = {k: trace_to_jaxpr(branches[k], in_tree, avals, "cond") for k in order}
@@ -132,7 +160,8 @@ def _switch(what: str, index: Any, branches: Sequence[Callable[..., Any]],
     for k in order[1:]:
         _check_branch(what, names[ref], traced[ref], names[k], traced[k])
     jaxprs, consts = _with_common_consts(traced, order)
-    outs = bind(cond_p, index, *consts, *leaves, branches=tuple(jaxprs))
+    outs = bind(cond_p, index, *consts, *leaves, branches=tuple(jaxprs),
+                branches_platforms=branches_platforms)
     return tree_unflatten(traced[ref].out_tree, outs)
 
 

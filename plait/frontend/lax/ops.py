@@ -37,7 +37,7 @@ __all__ = [
     "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor", "argmax", "argmin",
     "broadcast_in_dim", "broadcast", "broadcast_shapes", "broadcast_to_rank", "batch_matmul",
     "reshape", "transpose", "squeeze", "expand_dims",
-    "concatenate", "pad", "slice", "dynamic_slice", "dynamic_update_slice", "rev", "iota",
+    "concatenate", "pad", "slice", "dynamic_slice", "dynamic_update_slice", "rev", "iota", "empty",
     "broadcasted_iota", "dot_general", "dot", "cumsum", "cumprod", "cummax", "cummin", "sort",
     "cumlogsumexp", "split", "stack", "unstack", "tile", "sort_key_val", "full", "full_like",
     "square", "reciprocal", "RoundingMethod", "copy", "dynamic_index_in_dim", "index_in_dim",
@@ -546,6 +546,15 @@ def iota(dtype: Any, size: int) -> Array:
     """``[0, 1, ..., size - 1]``."""
     return bind1(P.iota_p, dtype=dt.canonicalize(dtype), shape=(int(size),), dimension=0,
                  sharding=None)
+
+
+def empty(shape: Sequence[int], dtype: Any, *, out_sharding: None = None) -> Array:
+    """An array of ``shape`` and ``dtype`` whose contents are unspecified (zeros today),
+    to be overwritten."""
+    if out_sharding is not None:
+        raise NotImplementedError("empty: out_sharding must be None (sharding is not "
+                                  "supported yet)")
+    return bind1(P.empty_p, dtype=dt.canonicalize(dtype), out_sharding=None, shape=_shape(shape))
 
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:

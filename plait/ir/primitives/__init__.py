@@ -14,7 +14,7 @@ from plait.ir.primitives.bits import (
                                              shift_right_logical_p,
 )
 from plait.ir.primitives.calls import jit_p
-from plait.ir.primitives.control_flow import cond_p, scan_p, while_p
+from plait.ir.primitives.control_flow import cond_p, platform_index_p, scan_p, while_p
 from plait.ir.primitives.conversions import bitcast_convert_type_p, mulhi_p, reduce_precision_p
 from plait.ir.primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
 from plait.ir.primitives.custom import (
@@ -120,6 +120,7 @@ from plait.ir.primitives.reductions import (
                                              reduce_xor_p,
 )
 from plait.ir.primitives.rng import RandomAlgorithm, rng_bit_generator_p, rng_uniform_p
+from plait.ir.primitives.solves import LinearSolveTuple, custom_linear_solve_p
 from plait.ir.primitives.sorting import sort_p, top_k_p
 from plait.ir.primitives.special import (
                                              bessel_i0e_p,
@@ -141,6 +142,7 @@ from plait.ir.primitives.structural import (
                                              concatenate_p,
                                              dynamic_slice_p,
                                              dynamic_update_slice_p,
+                                             empty_p,
                                              iota_p,
                                              pad_p,
                                              reshape_p,
@@ -188,4 +190,6 @@ __all__ = [
     "select_and_gather_add_p",
     "bitcast_convert_type_p", "reduce_precision_p", "mulhi_p", "optimization_barrier_p",
     "RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p",
+    "LinearSolveTuple", "custom_linear_solve_p", "empty_p",
+    "platform_index_p",
 ]

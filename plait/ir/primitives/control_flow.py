@@ -20,7 +20,12 @@ from plait.ir.params import ParamDef, Params, decode_bool, decode_int
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
 
-__all__ = ["cond_p", "while_p", "scan_p", "same_types", "join_weak"]
+__all__ = ["cond_p", "while_p", "scan_p", "same_types", "join_weak", "platform_index_p",
+           "Platforms", "platform_branch"]
+
+Platforms = tuple[tuple[str, ...] | None, ...]
+"""Per branch of a platform-dependent ``cond``, the platforms it serves (``None``: the
+default branch, for every platform the others do not name)."""
 
 
 def same_types(a: Sequence[AbstractValue], b: Sequence[AbstractValue]) -> bool:
@@ -70,6 +75,46 @@ def _decode_jaxprs(value: Any) -> tuple[ClosedJaxpr, ...]:
     return tuple(value)
 
 
+def _decode_platforms(value: Any) -> Platforms | None:
+    if value is None:
+        return None
+    if isinstance(value, tuple | list) and all(
+            v is None or (isinstance(v, tuple | list) and v and all(isinstance(p, str) for p in v))
+            for v in value):
+        return tuple(None if v is None else tuple(v) for v in value)
+    raise ValueError(f"expected a tuple of platform-name tuples or None, but got {value!r}")
+
+
+def platform_branch(platforms: Platforms, platform: str) -> int:
+    """The index of the branch serving ``platform``: the one naming it, else the default.
+
+    Raises:
+      NotImplementedError: no branch serves ``platform``.
+    """
+    for i, ps in enumerate(platforms):
+        if ps is not None and platform in ps:
+            return i
+    for i, ps in enumerate(platforms):
+        if ps is None:
+            return i
+    raise NotImplementedError(
+        f"platform_dependent: expected a branch for platform {platform} or a default, but "
+        f"got branches for {', '.join(p for ps in platforms if ps for p in ps)} only")
+
+
+def _platform_index_rule(*, platforms: Platforms) -> tuple[ShapedArray, ...]:
+    if not platforms or sum(ps is None for ps in platforms) > 1:
+        fail(f"expected platform lists with at most one default (None), but got {platforms}")
+    return (ShapedArray((), dt.int32),)
+
+
+platform_index_p = Primitive("platform_index", _platform_index_rule, (
+    ParamDef("platforms", decode=_decode_platforms),
+))
+"""The index of the entry of ``platforms`` serving the platform the program is lowered
+for: known at compile time, it selects the branch of a platform-dependent ``cond``."""
+
+
 def _body_effects(params: Params) -> frozenset[Effect]:
     effs: set[Effect] = set()
     for v in params.values():
@@ -82,10 +127,13 @@ def _body_effects(params: Params) -> frozenset[Effect]:
     return frozenset(effs)
 
 
-def _cond_rule(index: ShapedArray, *ops: ShapedArray,
-               branches: tuple[ClosedJaxpr, ...]) -> tuple[AbstractValue, ...]:
+def _cond_rule(index: ShapedArray, *ops: ShapedArray, branches: tuple[ClosedJaxpr, ...],
+               branches_platforms: Platforms | None) -> tuple[AbstractValue, ...]:
     if not branches:
         fail("expected at least one branch, but got none")
+    if branches_platforms is not None and len(branches_platforms) != len(branches):
+        fail(f"expected platforms for each of the {len(branches)} branches, but got "
+             f"{branches_platforms}")
     if index.shape != () or index.dtype != dt.int32:
         fail(f"expected an i32[] branch index, but got {index.str_short()}")
     outs = []
@@ -104,7 +152,10 @@ def _cond_rule(index: ShapedArray, *ops: ShapedArray,
 
 cond_p = Primitive("cond", _cond_rule, (
     ParamDef("branches", decode=_decode_jaxprs),
+    ParamDef("branches_platforms", None, show="nondefault", decode=_decode_platforms),
 ), multiple_results=True, effects_rule=_body_effects)
+"""With ``branches_platforms``, the index is a ``platform_index`` and only the branch for
+the lowering platform is compiled."""
 
 
 def _while_rule(*args: ShapedArray, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,

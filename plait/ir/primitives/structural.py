@@ -222,3 +222,17 @@ iota_p = Primitive("iota", _iota_rule, (
     ParamDef("dimension", decode=decode_int),
     ParamDef("sharding", None, decode=decode_none),
 ))
+
+
+def _empty_rule(*, dtype: np.dtype[Any], shape: tuple[int, ...],
+                out_sharding: None) -> tuple[ShapedArray, ...]:
+    _check_shape(shape)
+    return (ShapedArray(shape, dtype),)
+
+
+empty_p = Primitive("empty", _empty_rule, (
+    ParamDef("dtype", decode=decode_dtype),
+    ParamDef("out_sharding", None, decode=decode_none),
+    ParamDef("shape", decode=decode_ints),
+))
+"""An array whose contents are unspecified (zeros, as JAX lowers it): a buffer to fill."""

@@ -1,4 +1,5 @@
-"""Reference rules of control flow, custom-derivative calls and remat: plain Python loops."""
+"""Reference rules of control flow, custom-derivative calls, remat and custom linear solves:
+plain Python loops."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from plait.ir import primitives as P
 from plait.ir.avals import shaped_avals
 from plait.ir.interpreter import eval_jaxpr, impl_rules
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.primitives.control_flow import Platforms, platform_branch
 from plait.ir.primitives.custom import nonlinear_bwd_error
 
 
@@ -17,8 +19,8 @@ def _run(j: ClosedJaxpr, *args: Any) -> list[np.ndarray]:
     return eval_jaxpr(j.jaxpr, j.consts, *args)
 
 
-def _cond(index: np.ndarray, *ops: np.ndarray,
-          branches: tuple[ClosedJaxpr, ...]) -> list[np.ndarray]:
+def _cond(index: np.ndarray, *ops: np.ndarray, branches: tuple[ClosedJaxpr, ...],
+          branches_platforms: Platforms | None) -> list[np.ndarray]:
     i = int(index)
     if not 0 <= i < len(branches):
         i = len(branches) - 1  # XLA's case runs the last branch for any index out of range
@@ -66,10 +68,21 @@ def _custom_lin(*args: np.ndarray, name: str, num_res: int, bwd_jaxpr: ClosedJax
     return _run(fwd_lin_jaxpr, *args)
 
 
+def _linear_solve(*args: np.ndarray, const_lengths: P.LinearSolveTuple[int],
+                  jaxprs: P.LinearSolveTuple[ClosedJaxpr | None]) -> list[np.ndarray]:
+    start = const_lengths.matvec + const_lengths.vecmat
+    consts = args[start:start + const_lengths.solve]
+    assert jaxprs.solve is not None
+    return _run(jaxprs.solve, *consts, *args[sum(const_lengths):])
+
+
+impl_rules[P.platform_index_p] = lambda *, platforms: (
+    np.asarray(platform_branch(platforms, "cpu"), np.int32),)
 impl_rules[P.cond_p] = _cond
 impl_rules[P.while_p] = _while
 impl_rules[P.scan_p] = _scan
 impl_rules[P.custom_jvp_call_p] = _call
 impl_rules[P.custom_vjp_call_p] = _call
 impl_rules[P.custom_lin_p] = _custom_lin
+impl_rules[P.custom_linear_solve_p] = _linear_solve
 impl_rules[P.remat_p] = lambda *args, jaxpr, **_: _run(jaxpr, *args)

@@ -202,6 +202,7 @@ def _iota(*, dtype: Any, shape: tuple[int, ...], dimension: int, sharding: None)
 
 
 _def(P.iota_p, _iota)
+_def(P.empty_p, lambda *, dtype, shape, out_sharding: np.zeros(shape, dtype))
 
 
 def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers: Any, precision: None,

@@ -12,6 +12,7 @@ from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.primitives.control_flow import Platforms, platform_branch
 from plait.ir.primitives.custom import nonlinear_bwd_error
 from plait.lowering.emitter import Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lower_body
@@ -20,10 +21,21 @@ from plait.lowering.rules._util import compare, register, scalar_type
 _I32 = np.dtype(np.int32)
 
 
+@register(P.platform_index_p)
+def _platform_index(ctx: LoweringContext, *, platforms: Platforms) -> Sequence[Value]:
+    # plait lowers for the CPU only: the index is a constant.
+    return [ctx.fn.constant(platform_branch(platforms, "cpu"), ShapedArray((), _I32))]
+
+
 @register(P.cond_p)
-def _cond(ctx: LoweringContext, index: Value, *ops: Value,
-          branches: tuple[ClosedJaxpr, ...]) -> Sequence[Value]:
+def _cond(ctx: LoweringContext, index: Value, *ops: Value, branches: tuple[ClosedJaxpr, ...],
+          branches_platforms: Platforms | None) -> Sequence[Value]:
     fn = ctx.fn
+    if branches_platforms is not None:
+        # Only the branch for the lowering platform is compiled: the others may hold
+        # operations this platform cannot run.
+        b = branches[platform_branch(branches_platforms, "cpu")]
+        return lower_body(ctx.module, fn, b.jaxpr, [], list(ops))
     regions = []
     for b in branches:
         region = fn.region([])
@@ -119,6 +131,17 @@ def _inline(key: str) -> Any:
 for _p in (P.custom_jvp_call_p, P.custom_vjp_call_p):
     register(_p)(_inline("call_jaxpr"))
 register(P.remat_p)(_inline("jaxpr"))
+
+
+@register(P.custom_linear_solve_p)
+def _linear_solve(ctx: LoweringContext, *args: Value, const_lengths: P.LinearSolveTuple[int],
+                  jaxprs: P.LinearSolveTuple[ClosedJaxpr | None]) -> Sequence[Value]:
+    # The value is solve's, as JAX lowers it: the other jaxprs only serve derivatives.
+    start = const_lengths.matvec + const_lengths.vecmat
+    consts = list(args[start:start + const_lengths.solve])
+    assert jaxprs.solve is not None
+    return lower_body(ctx.module, ctx.fn, jaxprs.solve.jaxpr, [],
+                      consts + list(args[sum(const_lengths):]))
 
 
 @register(P.custom_lin_p)

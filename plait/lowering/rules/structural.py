@@ -13,6 +13,7 @@ from plait.ir.avals import ShapedArray, shaped
 from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
 from plait.lowering.rules._util import (
+    broadcast_to,
     compare,
     highest,
     lowest,
@@ -218,6 +219,13 @@ def _dynamic_update_slice(ctx: LoweringContext, x: Value, update: Value,
 def _rev(ctx: LoweringContext, x: Value, *, dimensions: tuple[int, ...]) -> Sequence[Value]:
     return [ctx.fn.op1("stablehlo.reverse", [x], tensor_type(ctx.avals_out[0]),
                        f"dimensions = {i64_array(dimensions)}")]
+
+
+@register(P.empty_p)
+def _empty(ctx: LoweringContext, *, dtype: Any, shape: tuple[int, ...],
+           out_sharding: None) -> Sequence[Value]:
+    zero = ctx.fn.constant(0, ShapedArray((), dtype))
+    return [broadcast_to(ctx.fn, zero, ShapedArray((), dtype), shape)]
 
 
 @register(P.iota_p)
