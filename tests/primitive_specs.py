@@ -30,6 +30,7 @@ import jax
 import ml_dtypes
 import numpy as np
 from jax import lax
+from jax._src.lax import fft as jax_fft
 from jax._src.lax.control_flow import conditionals as jax_conditionals
 from jax._src.lax.control_flow import solves as jax_solves
 
@@ -1482,6 +1483,39 @@ def _linear_solve_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.
 
 spec("custom_linear_solve", P.custom_linear_solve_p, _linear_solve_params,
      _linear_solve_args, (F32, F16), jax_fn=_jax_linear_solve, tol=1, linear_in=(4,))
+
+# -- fft: each kind over one to three trailing dimensions; the inverse real transform of
+# a spectrum of m frequencies has 2 (m - 1) points (even) in one spec, 2 m - 1 (odd) in another.
+def _fft_params(fft_type: P.FftType, k: int, odd: bool = False) -> ParamsFn:
+    def params(d: DType, s: Shape) -> dict[str, Any]:
+        lengths = s[len(s) - k:]
+        if fft_type == P.FftType.IRFFT:
+            lengths = lengths[:-1] + (2 * lengths[-1] - (1 if odd else 2),)
+        return {"fft_type": fft_type, "fft_lengths": lengths}
+    return params
+
+
+def _jax_fft(x: Any, fft_type: P.FftType, fft_lengths: tuple[int, ...]) -> Any:
+    # JAX's rules want its own enum; its lax.fft is a jit (a call in the lowered module).
+    return jax_fft.fft_p.bind(x, fft_type=lax.FftType(int(fft_type)), fft_lengths=fft_lengths)
+
+
+_FFT_SHAPES = ((5,), (2, 3, 4), (3, 1, 6))
+for _k in (1, 2, 3):
+    spec(f"fft_{_k}d", P.fft_p, _fft_params(P.FftType.FFT, _k), _uniform(), (C64,),
+         shapes=tuple(s for s in _FFT_SHAPES if len(s) >= _k), tol=8, differentiable=True,
+         linear_in=(0,), jax_fn=_jax_fft)
+    spec(f"ifft_{_k}d", P.fft_p, _fft_params(P.FftType.IFFT, _k), _uniform(), (C64,),
+         shapes=tuple(s for s in _FFT_SHAPES if len(s) >= _k), tol=8, differentiable=True,
+         linear_in=(0,), jax_fn=_jax_fft)
+    spec(f"rfft_{_k}d", P.fft_p, _fft_params(P.FftType.RFFT, _k), _uniform(), (F32,),
+         shapes=tuple(s for s in _FFT_SHAPES if len(s) >= _k), tol=8, differentiable=True,
+         linear_in=(0,), jax_fn=_jax_fft)
+    spec(f"irfft_{_k}d", P.fft_p, _fft_params(P.FftType.IRFFT, _k), _uniform(), (C64,),
+         shapes=tuple(s for s in _FFT_SHAPES if len(s) >= _k), tol=8, differentiable=True,
+         linear_in=(0,), jax_fn=_jax_fft)
+spec("irfft_odd", P.fft_p, _fft_params(P.FftType.IRFFT, 1, odd=True), _uniform(), (C64,),
+     shapes=((2, 4),), tol=8, differentiable=True, linear_in=(0,), jax_fn=_jax_fft)
 
 SPECS_BY_NAME: dict[str, PrimSpec] = {s.name: s for s in SPECS}
 

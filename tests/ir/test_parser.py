@@ -30,6 +30,7 @@ from hypothesis import given
 from jax import lax
 from jax._src import core as jcore
 from jax._src.ad_util import add_jaxvals_p
+from jax._src.lax import fft as jax_fft
 
 from plait.errors import JaxprParseError, JaxprTypeError
 from plait.ir import (
@@ -243,6 +244,13 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "platform_index": [
         (lambda x: lax.platform_dependent(x, cpu=jnp.sin, default=jnp.cos), (_f32(3),)),
         (lambda x: lax.platform_dependent(x, tpu=jnp.sin, cuda=jnp.cos, rocm=jnp.cos), (_f32(3),))],
+    # lax.fft is a jit in JAX: the examples bind the primitive.
+    "fft": [(lambda x: jax_fft.fft_p.bind(x, fft_type=lax.FftType.FFT, fft_lengths=(3,)),
+             (_c64(2, 3),)),
+            (lambda x: jax_fft.fft_p.bind(x, fft_type=lax.FftType.RFFT, fft_lengths=(2, 4)),
+             (_f32(2, 4),)),
+            (lambda x: jax_fft.fft_p.bind(x, fft_type=lax.FftType.IRFFT, fft_lengths=(2, 6)),
+             (_c64(2, 4),))],
     "empty": [(lambda: lax.empty((2, 3), np.dtype(np.float32)), ()),
               (lambda: lax.empty((), np.dtype(np.bool_)), ())],
     "iota": [(lambda: lax.broadcasted_iota(jnp.int32, (2, 3), 1), ()),

@@ -8,6 +8,7 @@ mypy follows; ``plait.lax`` builds the public list from them."""
 from plait.frontend.lax.associative import *  # noqa: F403
 from plait.frontend.lax.conversions import *  # noqa: F403
 from plait.frontend.lax.convolution import *  # noqa: F403
+from plait.frontend.lax.fft import *  # noqa: F403
 from plait.frontend.lax.ops import *  # noqa: F403
 from plait.frontend.lax.ops import bind_dynamic_slice as bind_dynamic_slice
 from plait.frontend.lax.slicing import *  # noqa: F403

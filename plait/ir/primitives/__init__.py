@@ -88,6 +88,7 @@ from plait.ir.primitives.elementwise import (
                                              tanh_p,
                                              xor_p,
 )
+from plait.ir.primitives.fft import FftType, fft_p
 from plait.ir.primitives.indexing import (
                                              SCATTERS,
                                              GatherDimensionNumbers,
@@ -191,5 +192,5 @@ __all__ = [
     "bitcast_convert_type_p", "reduce_precision_p", "mulhi_p", "optimization_barrier_p",
     "RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p",
     "LinearSolveTuple", "custom_linear_solve_p", "empty_p",
-    "platform_index_p",
+    "platform_index_p", "FftType", "fft_p",
 ]

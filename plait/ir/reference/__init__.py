@@ -8,6 +8,7 @@ from plait.ir.reference import (  # noqa: F401
     conversions,
     convolution,
     elementwise,
+    fft,
     indexing,
     rng,
     special,

@@ -8,6 +8,7 @@ from plait.lowering.rules import (  # noqa: F401
     convolution,
     decomposed,
     elementwise,
+    fft,
     indexing,
     special,
     structural,

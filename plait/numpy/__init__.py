@@ -2,3 +2,4 @@
 
 from plait.frontend.numpy import *  # noqa: F401,F403
 from plait.frontend.numpy import __all__ as __all__
+from plait.numpy import fft as fft  # a submodule, as numpy.fft

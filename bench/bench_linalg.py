@@ -1,0 +1,61 @@
+"""Linear algebra and Fourier transforms, plait and jax side by side (issue 13's figures).
+
+Each figure is a jitted function run on the same inputs by both libraries; prints the
+best time of each over several rounds and the ratio plait / jax (lower is better).
+Run it several times on a quiet machine: python bench/bench_linalg.py
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import plait
+import plait.numpy as pnp
+
+
+def _block(x: Any) -> Any:
+    return [v.block_until_ready() for v in jax.tree_util.tree_leaves(x)]
+
+
+def _best_of(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def _figure(label: str, make: Callable[[Any], Callable[..., Any]], args: tuple[Any, ...],
+            number: int) -> None:
+    times = {}
+    for name, (lib, np_) in {"plait": (plait, pnp), "jax": (jax, jnp)}.items():
+        fn = lib.jit(make(np_))
+        xs = tuple(np_.asarray(a) for a in args)
+        _block(fn(*xs))
+        times[name] = _best_of(functools.partial(lambda f, a: _block(f(*a)), fn, xs),
+                               number) * 1e3
+    print(f"{label:<45} {times['plait']:8.3f} {times['jax']:8.3f} "
+          f"{times['plait'] / times['jax']:6.2f}")
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    print(f"{'figure (ms)':<45} {'plait':>8} {'jax':>8} {'ratio':>6}")
+    x = (rng.normal(size=(1024, 1024)) + 1j * rng.normal(size=(1024, 1024))).astype(np.complex64)
+    _figure("fft2, complex64 1024x1024", lambda np_: np_.fft.fft2, (x,), 5)
+    r = rng.normal(size=(64, 4096)).astype(np.float32)
+    _figure("rfft + irfft, float32 64x4096", lambda np_: lambda a: np_.fft.irfft(
+        np_.fft.rfft(a)), (r,), 20)
+
+
+if __name__ == "__main__":
+    main()
