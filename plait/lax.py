@@ -12,6 +12,7 @@ from plait.frontend.api.incomplete_special import random_gamma_grad as random_ga
 from plait.frontend.api.solves import custom_linear_solve as custom_linear_solve
 from plait.frontend.api.solves import custom_root as custom_root
 from plait.frontend.lax import *  # noqa: F401,F403
+from plait.frontend.lax import linalg as linalg
 from plait.frontend.lax.associative import __all__ as _assoc_all
 from plait.frontend.lax.conversions import __all__ as _conversions_all
 from plait.frontend.lax.convolution import __all__ as _conv_all

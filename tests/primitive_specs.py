@@ -31,6 +31,7 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 from jax._src.lax import fft as jax_fft
+from jax._src.lax import linalg as jax_linalg
 from jax._src.lax.control_flow import conditionals as jax_conditionals
 from jax._src.lax.control_flow import solves as jax_solves
 
@@ -1516,6 +1517,99 @@ for _k in (1, 2, 3):
          linear_in=(0,), jax_fn=_jax_fft)
 spec("irfft_odd", P.fft_p, _fft_params(P.FftType.IRFFT, 1, odd=True), _uniform(), (C64,),
      shapes=((2, 4),), tol=8, differentiable=True, linear_in=(0,), jax_fn=_jax_fft)
+
+# -- dense linear algebra (LAPACK custom calls) ---------------------------------------------
+def _spd_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    a = rand(rng, d, s, -1, 1)
+    n = s[-1]
+    return [(a @ np.swapaxes(a.conj(), -1, -2) / n + np.eye(n)).astype(d)]
+
+
+def _triangular_args(left_side: bool) -> ArgMaker:
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        m = s[-1]
+        a = (0.3 * rand(rng, d, s, -1, 1) + 2 * np.eye(m)).astype(d)
+        return [a, rand(rng, d, s[:-2] + ((m, 3) if left_side else (3, m)), -1, 1)]
+    return make
+
+
+_LINALG_SHAPES = ((3, 3), (2, 4, 4))
+# JAX's cholesky derivative assumes symmetric tangents (finite differences of the raw
+# factorization, which reads one triangle, differ): tests/frontend/test_lax_linalg.py
+# checks its jvp and grad against JAX through lax.linalg.cholesky.
+spec("cholesky", P.cholesky_p, {}, _spd_args, (F32, C64), shapes=_LINALG_SHAPES, tol=16,
+     jax_fn=lambda x: lax.linalg.cholesky_p.bind(x))
+for _name, _flags in [
+        ("left_lower", (True, True, False, False, False)),
+        ("right_upper_transposed", (False, False, True, False, False)),
+        ("left_upper_adjoint_unit", (True, False, True, True, True)),
+        ("right_lower_conjugate", (False, True, False, True, False))]:
+    _kw = dict(zip(("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal"),
+                   _flags))
+    spec(f"triangular_solve_{_name}", P.triangular_solve_p, _kw,
+         _triangular_args(_kw["left_side"]), (F32, C64), shapes=_LINALG_SHAPES, tol=16,
+         differentiable=True, linear_in=(1,),
+         jax_fn=lambda a, b, **kw: lax.linalg.triangular_solve_p.bind(a, b, **kw))
+
+
+# -- matrix factorizations (LAPACK custom calls) ----------------------------------------------
+def _matrix_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    return [rand(rng, d, s, -1, 1)]
+
+
+def _hermitian_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    a = rand(rng, d, s, -1, 1)
+    return [((a + np.swapaxes(a.conj(), -1, -2)) / 2).astype(d)]
+
+
+def _pivots_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    # Row swaps as LU makes them: pivot i in [i, m), with m = s[-1] + 2.
+    k, m = s[-1], s[-1] + 2
+    if k == 0:
+        return [np.zeros(s, np.int32)]
+    return [np.stack([rng.integers(i, m, s[:-1]) for i in range(k)], -1).astype(np.int32)]
+
+
+def _householder_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    x = rand(rng, d, s, -1, 1)
+    x = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)  # (NumPy's dtypes)
+    a, taus = np.linalg.qr(x, mode="raw")  # geqrf's, transposed
+    return [np.ascontiguousarray(np.swapaxes(a, -1, -2)).astype(d), taus.astype(d)]
+
+
+_FACTOR_SHAPES = ((3, 3), (4, 2), (2, 4), (2, 3, 3))
+_TALL_SHAPES = ((3, 3), (4, 2), (2, 4, 3))
+# lu, qr and singular values: JAX's derivatives are the true ones (pivots and signs do not
+# change near the drawn inputs).  eigh's derivative assumes Hermitian tangents and the
+# singular vectors' depends on their phases: tests/frontend/test_lax_linalg_factorizations.py
+# checks those against JAX through lax.linalg.
+spec("lu", P.lu_p, {}, _matrix_args, (F32, C64), shapes=_FACTOR_SHAPES, tol=16,
+     differentiable=True, jax_fn=lambda x: lax.linalg.lu_p.bind(x))
+spec("lu_pivots_to_permutation", P.lu_pivots_to_permutation_p,
+     lambda d, s: {"permutation_size": s[-1] + 2}, _pivots_args, (I32,),
+     shapes=((3,), (2, 4), (0,)),
+     jax_fn=lambda p, **kw: lax.linalg.lu_pivots_to_permutation_p.bind(p, **kw))
+spec("geqrf", P.geqrf_p, {}, _matrix_args, (F32, C64), shapes=_FACTOR_SHAPES, tol=16,
+     jax_fn=lambda x: jax_linalg.geqrf_p.bind(x))
+spec("householder_product", P.householder_product_p, {}, _householder_args, (F32, C64),
+     shapes=_TALL_SHAPES, tol=16,
+     jax_fn=lambda a, t: lax.linalg.householder_product_p.bind(a, t))
+for _full in (True, False):
+    spec(f"qr_{'full' if _full else 'reduced'}", P.qr_p,
+         {"pivoting": False, "full_matrices": _full, "use_magma": None}, _matrix_args,
+         (F32, C64), shapes=_FACTOR_SHAPES, tol=16, differentiable=True,
+         jax_fn=lambda x, **kw: lax.linalg.qr_p.bind(x, **kw))
+spec("eigh", P.eigh_p, {"lower": True, "sort_eigenvalues": True, "subset_by_index": None,
+                        "algorithm": None}, _hermitian_args, (F32, C64),
+     shapes=((3, 3), (2, 4, 4)), tol=16, jax_fn=lambda x, **kw: lax.linalg.eigh_p.bind(x, **kw))
+spec("svd_values", P.svd_p, {"full_matrices": False, "compute_uv": False,
+                             "subset_by_index": None, "algorithm": None}, _matrix_args,
+     (F32, C64), shapes=_FACTOR_SHAPES, tol=16, differentiable=True,
+     jax_fn=lambda x, **kw: lax.linalg.svd_p.bind(x, **kw))
+spec("svd", P.svd_p, {"full_matrices": True, "compute_uv": True, "subset_by_index": None,
+                      "algorithm": None}, _matrix_args, (F32, C64), shapes=_FACTOR_SHAPES,
+     tol=16, jax_fn=lambda x, **kw: lax.linalg.svd_p.bind(x, **kw))
+
 
 SPECS_BY_NAME: dict[str, PrimSpec] = {s.name: s for s in SPECS}
 

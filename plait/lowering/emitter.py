@@ -171,8 +171,10 @@ class FuncEmitter:
         self._sink = self._regions[-1].lines if self._regions else self.lines
 
     def op(self, name: str, operands: Sequence[Value], result_types: Sequence[str],
-           attrs: str = "", regions: Sequence[str] = ()) -> list[Value]:
-        """Emit a generic-syntax op and return its results."""
+           attrs: str = "", regions: Sequence[str] = (), discardable: str = "") -> list[Value]:
+        """Emit a generic-syntax op and return its results: ``attrs`` are its properties,
+        ``discardable`` its other attributes (``mhlo.backend_config``, which MLIR drops
+        from the properties)."""
         results = [self.fresh(t) for t in result_types]
         lhs = ""
         if len(results) == 1:
@@ -183,10 +185,11 @@ class FuncEmitter:
             results = [Value(f"{base.name}#{i}", t) for i, t in enumerate(result_types)]
         props = f" <{{{attrs}}}>" if attrs else ""
         regs = " (" + ", ".join(regions) + ")" if regions else ""
+        extra = f" {{{discardable}}}" if discardable else ""
         sig = (f"({', '.join(o.type for o in operands)}) -> "
                + (result_types[0] if len(result_types) == 1 else f"({', '.join(result_types)})"))
         self._sink.append(
-            f'{lhs}"{name}"({", ".join(o.name for o in operands)}){props}{regs} : {sig}')
+            f'{lhs}"{name}"({", ".join(o.name for o in operands)}){props}{regs}{extra} : {sig}')
         return results
 
     def op1(self, name: str, operands: Sequence[Value], result_type: str, attrs: str = "",

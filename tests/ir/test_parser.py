@@ -31,6 +31,7 @@ from jax import lax
 from jax._src import core as jcore
 from jax._src.ad_util import add_jaxvals_p
 from jax._src.lax import fft as jax_fft
+from jax._src.lax import linalg as jax_linalg
 
 from plait.errors import JaxprParseError, JaxprTypeError
 from plait.ir import (
@@ -251,6 +252,32 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
              (_f32(2, 4),)),
             (lambda x: jax_fft.fft_p.bind(x, fft_type=lax.FftType.IRFFT, fft_lengths=(2, 6)),
              (_c64(2, 4),))],
+    "cholesky": [(lax.linalg.cholesky, (_f32(3, 3),)),
+                 # symmetrize_input=False: JAX's conj prints an input_dtype param plait's lacks
+                 (lambda x: lax.linalg.cholesky(x, symmetrize_input=False), (_c64(2, 3, 3),))],
+    "triangular_solve": [
+        (lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True),
+         (_f32(3, 3), _f32(3, 2))),
+        (lambda a, b: lax.linalg.triangular_solve(a, b, transpose_a=True, conjugate_a=True,
+                                                  unit_diagonal=True),
+         (_c64(2, 3, 3), _c64(2, 4, 3)))],
+    "lu": [(lax.linalg.lu, (_f32(3, 3),)), (lax.linalg.lu, (_c64(2, 4, 3),))],
+    "lu_pivots_to_permutation": [
+        (lambda p: lax.linalg.lu_pivots_to_permutation(p, 5), (np.array([[2, 2, 3]], np.int32),))],
+    "geqrf": [(jax_linalg.geqrf, (_f32(4, 3),)), (jax_linalg.geqrf, (_c64(2, 3, 4),))],
+    "householder_product": [(lax.linalg.householder_product, (_f32(4, 3), _f32(3))),
+                            (lax.linalg.householder_product, (_c64(2, 4, 3), _c64(2, 2)))],
+    "qr": [(lax.linalg.qr, (_f32(4, 3),)),
+           (lambda x: lax.linalg.qr(x, full_matrices=False), (_c64(2, 3, 4),))],
+    "eigh": [(lax.linalg.eigh, (_f32(3, 3),)),
+             (lambda x: lax.linalg.eigh(x, lower=False, symmetrize_input=False,
+                                        sort_eigenvalues=False, subset_by_index=(0, 2),
+                                        implementation=lax.linalg.EighImplementation.QR),
+              (_f32(2, 3, 3),))],
+    "svd": [(lax.linalg.svd, (_f32(4, 3),)),
+            (lambda x: lax.linalg.svd(x, compute_uv=False), (_c64(3, 4),)),
+            (lambda x: lax.linalg.svd(x, full_matrices=False, subset_by_index=(0, 2),
+                                      algorithm=lax.linalg.SvdAlgorithm.QR), (_f32(2, 4, 3),))],
     "empty": [(lambda: lax.empty((2, 3), np.dtype(np.float32)), ()),
               (lambda: lax.empty((), np.dtype(np.bool_)), ())],
     "iota": [(lambda: lax.broadcasted_iota(jnp.int32, (2, 3), 1), ()),
@@ -407,7 +434,7 @@ def _normalize(v: Any) -> Any:
     if isinstance(v, ClosedJaxpr | Jaxpr | jcore.ClosedJaxpr | jcore.Jaxpr):
         return str(v)
     if isinstance(v, enum.Enum):
-        return int(v.value)
+        return v.name if isinstance(v.value, str) else int(v.value)
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, Primitive | jcore.Primitive):  # select_and_*'s select_prim

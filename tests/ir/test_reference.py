@@ -136,6 +136,11 @@ _KNOWN_TYPING_DIFFERENCES: dict[str, str] = {
     **{f"rng_uniform:{d}": "JAX's typing rule takes any dtype, but XLA's CPU compiler aborts "
                            "the process on these (rng_expander.cc: Check failed)"
        for d in ("bool", "int8", "int16", "uint8", "uint16", "complex64")},
+    **{f"{name}:{d}": "JAX's typing rule takes half-precision floats, then fails to lower "
+                      "them (LAPACK has no such kernels); plait refuses them when tracing"
+       for name in ("cholesky", "triangular_solve_left_lower", "lu", "geqrf",
+                    "householder_product", "qr_full", "eigh", "svd_values")
+       for d in ("float16", "bfloat16")},
 }
 
 

@@ -103,6 +103,8 @@ from plait.ir.primitives.indexing import (
                                              scatter_sub_p,
 )
 from plait.ir.primitives.linalg import Precision, dot_general_p
+from plait.ir.primitives.linalg_decompositions import cholesky_p, triangular_solve_p
+from plait.ir.primitives.linalg_factorizations import *  # noqa: F403
 from plait.ir.primitives.reductions import (
                                              argmax_p,
                                              argmin_p,
@@ -191,6 +193,7 @@ __all__ = [
     "select_and_gather_add_p",
     "bitcast_convert_type_p", "reduce_precision_p", "mulhi_p", "optimization_barrier_p",
     "RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p",
+    "cholesky_p", "triangular_solve_p",
     "LinearSolveTuple", "custom_linear_solve_p", "empty_p",
     "platform_index_p", "FftType", "fft_p",
 ]

@@ -10,6 +10,8 @@ from plait.ir.reference import (  # noqa: F401
     elementwise,
     fft,
     indexing,
+    linalg_decompositions,
+    linalg_factorizations,
     rng,
     special,
     structural,

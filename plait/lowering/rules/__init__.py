@@ -10,6 +10,8 @@ from plait.lowering.rules import (  # noqa: F401
     elementwise,
     fft,
     indexing,
+    linalg_decompositions,
+    linalg_factorizations,
     special,
     structural,
     windowed,

@@ -1,0 +1,147 @@
+"""plait.numpy.linalg against jax.numpy.linalg 0.10.2: norms (every ord, axis and
+keepdims), products, powers, Cholesky factors; eagerly, under jit, grad and vmap; the
+errors for bad arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import plait
+import plait.numpy as pnp
+
+jax.config.update("jax_platforms", "cpu")
+
+RNG = np.random.default_rng(8)
+
+
+def _check(ours: Any, theirs: Any, tol: float = 1e-5) -> None:
+    o_leaves, t_leaves = jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)
+    assert len(o_leaves) == len(t_leaves)
+    for o, t in zip(o_leaves, t_leaves):
+        o, t = np.asarray(o), np.asarray(t)
+        assert o.shape == t.shape and o.dtype == t.dtype, (o.shape, o.dtype, t.shape, t.dtype)
+        np.testing.assert_allclose(o, t, rtol=tol, atol=tol)
+
+
+def _x(*shape: int, dtype: Any = np.float32) -> np.ndarray:
+    x = RNG.normal(size=shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * RNG.normal(size=shape)
+    return x.astype(dtype)
+
+
+_VECTOR_ORDS = [None, 2, 1, 0, np.inf, -np.inf, 3, 0.5, -1]
+_MATRIX_ORDS = [None, "fro", "f", 1, -1, np.inf, -np.inf]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(_VECTOR_ORDS), st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       st.booleans(), st.sampled_from([np.float32, np.complex64, np.int32]), st.data())
+def test_vector_norms_match_jax(ord: Any, shape: list[int], keepdims: bool, dtype: Any,
+                                data: Any) -> None:
+    x = (_x(*shape) * 3).astype(dtype) if dtype == np.int32 else _x(*shape, dtype=dtype)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    if ord == 0 and dtype == np.int32:
+        # JAX raises (np.finfo of an integer dtype); plait counts, as NumPy does.
+        _check(pnp.linalg.norm(x, ord, axis, keepdims),
+               np.linalg.norm(x, ord, axis, keepdims).astype(np.float32))
+        return
+    _check(pnp.linalg.norm(x, ord, axis, keepdims), jnp.linalg.norm(x, ord, axis, keepdims))
+    if dtype == np.int32:
+        return  # JAX's vector_norm truncates a fractional ord to the integer dtype
+    _check(pnp.linalg.vector_norm(x, ord=2 if ord is None else ord, axis=axis,
+                                  keepdims=keepdims),
+           jnp.linalg.vector_norm(x, ord=2 if ord is None else ord, axis=axis,
+                                  keepdims=keepdims))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(_MATRIX_ORDS), st.lists(st.integers(1, 4), min_size=2, max_size=4),
+       st.booleans(), st.sampled_from([np.float32, np.complex64]), st.data())
+def test_matrix_norms_match_jax(ord: Any, shape: list[int], keepdims: bool, dtype: Any,
+                                data: Any) -> None:
+    x = _x(*shape, dtype=dtype)
+    axes = tuple(data.draw(st.permutations(range(len(shape))))[:2])
+    _check(pnp.linalg.norm(x, ord, axes, keepdims), jnp.linalg.norm(x, ord, axes, keepdims))
+    _check(pnp.linalg.matrix_norm(x, ord="fro" if ord is None else ord, keepdims=keepdims),
+           jnp.linalg.matrix_norm(x, ord="fro" if ord is None else ord, keepdims=keepdims))
+
+
+def test_norm_defaults_gradients_and_vmap() -> None:
+    x = _x(3, 4)
+    _check(pnp.linalg.norm(x), jnp.linalg.norm(x))
+    _check(pnp.linalg.norm(x, keepdims=True), jnp.linalg.norm(x, keepdims=True))
+    _check(plait.jit(pnp.linalg.norm)(x), jnp.linalg.norm(x))
+    for ord in (None, 1, np.inf, 3):
+        _check(plait.grad(lambda v, o=ord: pnp.linalg.norm(v, o, 1).sum())(x),
+               jax.grad(lambda v, o=ord: jnp.linalg.norm(v, o, 1).sum())(x))
+    _check(plait.vmap(pnp.linalg.norm)(x), jax.vmap(jnp.linalg.norm)(x))
+
+
+def test_products_and_powers_match_jax() -> None:
+    a, b = _x(2, 3, 3), _x(2, 3, 3)
+    u, v = _x(5), _x(4)
+    _check(pnp.linalg.outer(u, v), jnp.linalg.outer(u, v))
+    ms = [_x(3), _x(3, 5), _x(5, 2), _x(2, 4), _x(4)]
+    _check(pnp.linalg.multi_dot(ms), jnp.linalg.multi_dot(ms), tol=1e-4)
+    _check(pnp.linalg.multi_dot(ms[1:4]), jnp.linalg.multi_dot(ms[1:4]), tol=1e-4)
+    for n in (0, 1, 2, 3, 5, 8):
+        _check(pnp.linalg.matrix_power(a, n), jnp.linalg.matrix_power(a, n), tol=1e-4)
+    _check(pnp.linalg.matrix_transpose(a), jnp.linalg.matrix_transpose(a))
+    for offset in (-1, 0, 2):
+        _check(pnp.linalg.diagonal(a, offset=offset), jnp.linalg.diagonal(a, offset=offset))
+        _check(pnp.linalg.trace(a, offset=offset), jnp.linalg.trace(a, offset=offset))
+    c = _x(3, 3, 2)
+    _check(pnp.linalg.tensordot(a, c, axes=2), jnp.linalg.tensordot(a, c, axes=2), tol=1e-4)
+    _check(pnp.linalg.vecdot(a, b), jnp.linalg.vecdot(a, b))
+    _check(pnp.linalg.matmul(a, b), jnp.linalg.matmul(a, b))
+
+
+def test_cross_matches_jax() -> None:
+    x, y = _x(4, 3), _x(4, 3)
+    _check(pnp.linalg.cross(x, y), jnp.linalg.cross(x, y))
+    _check(pnp.linalg.cross(x.T, y.T, axis=0), jnp.linalg.cross(x.T, y.T, axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_cholesky_matches_jax(dtype: Any) -> None:
+    a = _x(2, 4, 4, dtype=dtype)
+    spd = a @ np.conj(np.swapaxes(a, -1, -2)) + 4 * np.eye(4, dtype=dtype)
+    for upper in (False, True):
+        _check(pnp.linalg.cholesky(spd, upper=upper), jnp.linalg.cholesky(spd, upper=upper),
+               tol=1e-4)
+    ints = np.array([[4, 2], [2, 3]], np.int32)
+    _check(pnp.linalg.cholesky(ints), jnp.linalg.cholesky(ints))
+
+
+def test_bad_arguments() -> None:
+    x = _x(3, 3)
+    with pytest.raises(ValueError, match="Improper number of axes for norm"):
+        pnp.linalg.norm(_x(2, 2, 2), axis=(0, 1, 2))
+    with pytest.raises(ValueError, match="Invalid order 'inf' for vector norm.Use 'jax.numpy"):
+        pnp.linalg.vector_norm(x, ord="inf")
+    with pytest.raises(ValueError, match="Invalid order 'x' for matrix norm"):
+        pnp.linalg.norm(x, "x", (0, 1))
+    with pytest.raises(ValueError, match="must be .arrays of. 3-dimensional vectors"):
+        pnp.linalg.cross(_x(4), _x(4))
+    with pytest.raises(ValueError, match="Input arrays must be one-dimensional"):
+        pnp.linalg.outer(x, x)
+    with pytest.raises(ValueError, match="multi_dot requires at least two arrays"):
+        pnp.linalg.multi_dot([x])
+    with pytest.raises(ValueError, match="last dimension of each array must match"):
+        pnp.linalg.multi_dot([x, _x(2, 2)])
+    with pytest.raises(TypeError, match="Last 2 dimensions of the array must be square"):
+        pnp.linalg.matrix_power(_x(2, 3), 2)
+    with pytest.raises(TypeError, match="exponent must be an integer, got 1.5"):
+        pnp.linalg.matrix_power(x, 1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="matrix_transpose requires at least 2 dimensions"):
+        pnp.linalg.matrix_transpose(_x(3))
+    with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
+        pnp.linalg.norm([1.0, 2.0])
