@@ -14,10 +14,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.linalg as jsl
 import numpy as np
 
 import plait
 import plait.numpy as pnp
+import plait.scipy.linalg as psl
 
 
 def _block(x: Any) -> Any:
@@ -34,11 +36,12 @@ def _best_of(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
     return best
 
 
-def _figure(label: str, make: Callable[[Any], Callable[..., Any]], args: tuple[Any, ...],
-            number: int) -> None:
+def _figure(label: str, make: Callable[[Any, Any], Callable[..., Any]],
+            args: tuple[Any, ...], number: int) -> None:
     times = {}
-    for name, (lib, np_) in {"plait": (plait, pnp), "jax": (jax, jnp)}.items():
-        fn = lib.jit(make(np_))
+    libs = {"plait": (plait, pnp, psl), "jax": (jax, jnp, jsl)}
+    for name, (lib, np_, sl) in libs.items():
+        fn = lib.jit(make(np_, sl))
         xs = tuple(np_.asarray(a) for a in args)
         _block(fn(*xs))
         times[name] = _best_of(functools.partial(lambda f, a: _block(f(*a)), fn, xs),
@@ -51,10 +54,18 @@ def main() -> None:
     rng = np.random.default_rng(0)
     print(f"{'figure (ms)':<45} {'plait':>8} {'jax':>8} {'ratio':>6}")
     x = (rng.normal(size=(1024, 1024)) + 1j * rng.normal(size=(1024, 1024))).astype(np.complex64)
-    _figure("fft2, complex64 1024x1024", lambda np_: np_.fft.fft2, (x,), 5)
+    _figure("fft2, complex64 1024x1024", lambda np_, sl: np_.fft.fft2, (x,), 5)
     r = rng.normal(size=(64, 4096)).astype(np.float32)
-    _figure("rfft + irfft, float32 64x4096", lambda np_: lambda a: np_.fft.irfft(
+    _figure("rfft + irfft, float32 64x4096", lambda np_, sl: lambda a: np_.fft.irfft(
         np_.fft.rfft(a)), (r,), 20)
+    g = rng.normal(size=(64, 256, 256)).astype(np.float32)
+    spd = g @ np.swapaxes(g, -1, -2) + 256 * np.eye(256, dtype=np.float32)
+    rhs = rng.normal(size=(64, 256, 1)).astype(np.float32)
+    _figure("cholesky + cho_solve, 64 x f32[256,256]", lambda np_, sl: lambda a, b: sl.cho_solve(
+        sl.cho_factor(a, lower=True), b), (spd, rhs), 5)
+    m = rng.normal(size=(512, 512)).astype(np.float32)
+    _figure("svd, f32[512,512]", lambda np_, sl: lambda a: np_.linalg.svd(a), (m,), 3)
+    _figure("solve, f32[512,512]", lambda np_, sl: np_.linalg.solve, (m, m[:, :8]), 5)
 
 
 if __name__ == "__main__":

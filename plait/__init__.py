@@ -11,7 +11,7 @@ import os as _os
 # set before jaxlib is first imported.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from plait import config, errors, ir, lax, numpy, transforms, tree_util, typing
+from plait import config, errors, ir, lax, numpy, scipy, transforms, tree_util, typing
 from plait.frontend.api import incomplete_special as _incomplete_special  # noqa: F401  (registers)
 from plait.frontend.api.autodiff import (
     grad,
@@ -40,8 +40,8 @@ from plait.ir.caches import cache_info, clear_caches
 from plait.lowering.runtime import devices
 
 __all__ = [
-    "config", "errors", "ir", "lax", "numpy", "transforms", "tree_util", "typing", "make_jaxpr",
-    "eval_shape", "jit", "device_put", "devices",
+    "config", "errors", "ir", "lax", "numpy", "scipy", "transforms", "tree_util", "typing",
+    "make_jaxpr", "eval_shape", "jit", "device_put", "devices",
     "grad", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize",
     "value_and_grad", "vjp", "vmap", "checkpoint", "checkpoint_policies", "remat", "custom_jvp",
     "custom_vjp",

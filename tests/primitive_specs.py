@@ -1611,6 +1611,34 @@ spec("svd", P.svd_p, {"full_matrices": True, "compute_uv": True, "subset_by_inde
      tol=16, jax_fn=lambda x, **kw: lax.linalg.svd_p.bind(x, **kw))
 
 
+# -- eig and tridiagonal_solve (LAPACK custom calls) ------------------------------------------
+# eig's eigenvalues have JAX's derivative, the true one for the distinct eigenvalues drawn;
+# its eigenvectors' derivatives need enable_eigvec_derivs (and depend on LAPACK's phases):
+# tests/frontend/test_linalg_eig.py checks those against JAX through lax.linalg.eig.
+def _tridiagonal_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    # Diagonally dominant: no pivoting surprises, a well-conditioned solve.
+    diags = s[:-1]
+    d_main = (rand(rng, d, diags, -1, 1) + 4).astype(d)
+    return [rand(rng, d, diags, -1, 1), d_main, rand(rng, d, diags, -1, 1),
+            rand(rng, d, s, -1, 1)]
+
+
+_EIG_SHAPES = ((3, 3), (2, 4, 4))
+spec("eig", P.eig_p, {"compute_left_eigenvectors": True, "compute_right_eigenvectors": True,
+                      "enable_eigvec_derivs": False, "implementation": None}, _matrix_args,
+     (F32, C64), shapes=_EIG_SHAPES, tol=64, jax_fn=lambda x, **kw: lax.linalg.eig_p.bind(x, **kw))
+spec("eigvals", P.eig_p, {"compute_left_eigenvectors": False, "compute_right_eigenvectors": False,
+                          "enable_eigvec_derivs": False, "implementation": None}, _matrix_args,
+     (F32, C64), shapes=_EIG_SHAPES, tol=64, differentiable=True,
+     jax_fn=lambda x, **kw: lax.linalg.eig_p.bind(x, **kw))
+spec("tridiagonal_solve", P.tridiagonal_solve_p, {"perturb_singular": False}, _tridiagonal_args,
+     (F32, C64), shapes=((4, 2), (2, 5, 3), (1, 1)), tol=16, differentiable=True, linear_in=(3,),
+     jax_fn=lambda dl, d, du, b, **kw: lax.linalg.tridiagonal_solve_p.bind(dl, d, du, b, **kw))
+spec("tridiagonal_solve_perturbed", P.tridiagonal_solve_p, {"perturb_singular": True},
+     _tridiagonal_args, (F32, C64), shapes=((4, 2), (2, 5, 3)), tol=16,
+     jax_fn=lambda dl, d, du, b, **kw: lax.linalg.tridiagonal_solve_p.bind(dl, d, du, b, **kw))
+
+
 SPECS_BY_NAME: dict[str, PrimSpec] = {s.name: s for s in SPECS}
 
 

@@ -37,6 +37,8 @@ ALLOWED = {
                      "frontend.api"},
     "frontend.numpy": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
                        "frontend.api", "frontend.numpy"},
+    "frontend.scipy": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
+                       "frontend.api", "frontend.numpy", "frontend.scipy"},
 }
 
 # Function-local imports that break a real cycle: a value's ``__repr__`` prints it with

@@ -16,6 +16,7 @@ from plait.transforms import fft_rules as _fft_rules  # noqa: F401
 from plait.transforms import indexing_rules as _indexing_rules  # noqa: F401
 from plait.transforms import jvp_rules as _jvp_rules  # noqa: F401
 from plait.transforms import jvp_rules_structural as _jvp_rules_structural  # noqa: F401
+from plait.transforms import linalg_eig_rules as _linalg_eig_rules  # noqa: F401
 from plait.transforms import linalg_factorization_rules as _linalg_factorization_rules  # noqa: F401,E501
 from plait.transforms import linalg_rules as _linalg_rules  # noqa: F401
 from plait.transforms import solve_rules as _solve_rules  # noqa: F401

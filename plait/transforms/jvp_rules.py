@@ -78,7 +78,9 @@ def _abs_jvp(e: Emitter, t: Atom, ans: Atom, x: Atom) -> Atom:
         safe = e.select_n(e.bind1(P.eq_p, ans, _c(e, ans, 0)), ans, e.full(shaped(ans.aval), 1))
         re = e.unary(P.real_p, e.mul(e.unary(P.conj_p, x), t))
         return e.div(re, safe)
-    return e.mul(t, e.unary(P.sign_p, x))
+    # JAX's choice at 0 (and -0): the derivative of x there is +1, not sign(0) = 0.
+    nonneg = e.bind1(P.ge_p, x, _c(e, x, 0))
+    return e.select_n(nonneg, e.neg(t), t)
 
 
 defjvp2(P.abs_p, _abs_jvp)

@@ -145,3 +145,103 @@ def test_bad_arguments() -> None:
         pnp.linalg.matrix_transpose(_x(3))
     with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
         pnp.linalg.norm([1.0, 2.0])
+
+
+# -- solves, determinants and decompositions -------------------------------------------------
+
+def _pair(dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    return _x(2, 4, 4, dtype=dtype), _x(2, 4, 3, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_solve_inv_det_match_jax(dtype: Any) -> None:
+    a, b = _pair(dtype)
+    _check(pnp.linalg.solve(a, b), jnp.linalg.solve(a, b), tol=1e-4)
+    _check(pnp.linalg.solve(a[0], b[0, :, 0]), jnp.linalg.solve(a[0], b[0, :, 0]), tol=1e-4)
+    _check(plait.jit(pnp.linalg.solve)(a, b), jnp.linalg.solve(a, b), tol=1e-4)
+    _check(pnp.linalg.inv(a), jnp.linalg.inv(a), tol=1e-4)
+    _check(plait.vmap(pnp.linalg.inv)(a), jax.vmap(jnp.linalg.inv)(a), tol=1e-4)
+    for n in (1, 2, 3, 4):
+        m = a[..., :n, :n]
+        _check(pnp.linalg.det(m), jnp.linalg.det(m), tol=1e-4)
+        _check(pnp.linalg.slogdet(m), jnp.linalg.slogdet(m), tol=1e-4)
+    singular = np.ones((2, 4, 4), dtype)
+    _check(pnp.linalg.slogdet(singular), jnp.linalg.slogdet(singular))
+    _check(pnp.linalg.matrix_power(a, -3), jnp.linalg.matrix_power(a, -3), tol=1e-2)
+
+
+def test_solve_and_determinant_gradients_match_jax() -> None:
+    a, b = _pair(np.float32)
+
+    def loss(ns: Any) -> Any:
+        return lambda a, b: ns.sum(ns.linalg.solve(a, b) ** 2)
+
+    _check(plait.grad(loss(pnp), argnums=(0, 1))(a, b),
+           jax.grad(loss(jnp), argnums=(0, 1))(a, b), tol=1e-3)
+    for fn in ("det", "slogdet"):
+        def f(ns: Any, name: str = fn) -> Any:
+            out = getattr(ns.linalg, name)
+            return lambda m: ns.sum(out(m)[1] if name == "slogdet" else out(m))
+        _check(plait.grad(f(pnp))(a), jax.grad(f(jnp))(a), tol=1e-3)
+        _check(plait.jvp(f(pnp), (a,), (b[..., :1] + a,))[1],
+               jax.jvp(f(jnp), (a,), (b[..., :1] + a,))[1], tol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_decompositions_match_jax(dtype: Any) -> None:
+    a, b = _pair(dtype)
+    h = a @ np.conj(np.swapaxes(a, -1, -2))
+    _check(pnp.linalg.eigvalsh(h), jnp.linalg.eigvalsh(h), tol=1e-3)
+    w, v = (np.asarray(r) for r in pnp.linalg.eigh(h, UPLO="U"))
+    np.testing.assert_allclose(v @ (w[..., None] * np.conj(np.swapaxes(v, -1, -2))), h,
+                               atol=1e-3)
+    _check(pnp.linalg.svdvals(b), jnp.linalg.svdvals(b), tol=1e-4)
+    u, s, vh = pnp.linalg.svd(b, full_matrices=False)
+    np.testing.assert_allclose(np.asarray((u * s[..., None, :]) @ vh), b, atol=1e-4)
+    _check(pnp.linalg.svd(h, hermitian=True, compute_uv=False),
+           jnp.linalg.svd(h, hermitian=True, compute_uv=False), tol=1e-3)
+    for mode in ("reduced", "complete", "r"):
+        _check(pnp.linalg.qr(b, mode=mode), jnp.linalg.qr(b, mode=mode), tol=1e-4)
+    _check(pnp.linalg.qr(b[0], mode="raw"), jnp.linalg.qr(b[0], mode="raw"), tol=1e-4)
+    _check(pnp.linalg.pinv(b), jnp.linalg.pinv(b), tol=1e-3)
+    _check(pnp.linalg.matrix_rank(b), jnp.linalg.matrix_rank(b))
+    _check(pnp.linalg.matrix_rank(np.ones((3, 3), dtype)), jnp.linalg.matrix_rank(
+        np.ones((3, 3), dtype)))
+    for p in (None, 1, np.inf, "fro", -2):
+        _check(pnp.linalg.cond(a, p), jnp.linalg.cond(a, p), tol=1e-3)
+    for ord in (2, -2, "nuc"):
+        _check(pnp.linalg.norm(a, ord, (1, 2)), jnp.linalg.norm(a, ord, (1, 2)), tol=1e-4)
+        _check(pnp.linalg.norm(a, ord, (0, 2), True), jnp.linalg.norm(a, ord, (0, 2), True),
+               tol=1e-4)
+
+
+def test_least_squares_and_tensor_solves_match_jax() -> None:
+    a, b = _x(5, 3), _x(5)
+    _check(pnp.linalg.lstsq(a, b), jnp.linalg.lstsq(a, b), tol=1e-4)
+    rhs = _x(5, 2)
+    _check(pnp.linalg.lstsq(a, rhs, rcond=0.1), jnp.linalg.lstsq(a, rhs, rcond=0.1), tol=1e-4)
+    big, small = _x(2, 3, 2, 3), _x(2, 3)
+    _check(pnp.linalg.tensorsolve(big, small), jnp.linalg.tensorsolve(big, small), tol=1e-2)
+    t = _x(6, 2, 3)
+    _check(pnp.linalg.tensorinv(t, 1), jnp.linalg.tensorinv(t, 1), tol=1e-2)
+
+
+def test_bad_solver_arguments() -> None:
+    with pytest.raises(ValueError, match=r"Argument to inv must have shape \[..., n, n\]"):
+        pnp.linalg.inv(_x(2, 3))
+    with pytest.raises(ValueError, match="left hand array must be at least two dimensional"):
+        pnp.linalg.solve(_x(3), _x(3))
+    with pytest.raises(ValueError, match="Invalid shapes for solve"):
+        pnp.linalg.solve(_x(2, 3, 3), _x(2, 3))
+    with pytest.raises(ValueError, match=r"Argument to slogdet\(\) must have shape"):
+        pnp.linalg.slogdet(_x(2, 3))
+    with pytest.raises(ValueError, match="UPLO must be one of None, 'L', or 'U', got X"):
+        pnp.linalg.eigh(_x(3, 3), UPLO="X")
+    with pytest.raises(ValueError, match="Unsupported QR decomposition mode 'economic'"):
+        pnp.linalg.qr(_x(3, 3), mode="economic")
+    with pytest.raises(ValueError, match="Leading dimensions of input arrays must match"):
+        pnp.linalg.lstsq(_x(3, 2), _x(4))
+    with pytest.raises(ValueError, match="pinv: only one of rtol and rcond may be specified"):
+        pnp.linalg.pinv(_x(3, 3), rtol=0.1, rcond=0.1)
+    with pytest.raises(ValueError, match="input array must be at least 2D"):
+        pnp.linalg.cond(_x(3))

@@ -139,7 +139,8 @@ _KNOWN_TYPING_DIFFERENCES: dict[str, str] = {
     **{f"{name}:{d}": "JAX's typing rule takes half-precision floats, then fails to lower "
                       "them (LAPACK has no such kernels); plait refuses them when tracing"
        for name in ("cholesky", "triangular_solve_left_lower", "lu", "geqrf",
-                    "householder_product", "qr_full", "eigh", "svd_values")
+                    "householder_product", "qr_full", "eigh", "svd_values", "eig",
+                    "tridiagonal_solve")
        for d in ("float16", "bfloat16")},
 }
 

@@ -96,3 +96,8 @@ from plait.frontend.lax.linalg_factorizations import *  # noqa: E402,F403
 from plait.frontend.lax.linalg_factorizations import __all__ as _factorizations_all  # noqa: E402
 
 __all__ += _factorizations_all
+
+from plait.frontend.lax.linalg_eig import *  # noqa: E402,F403
+from plait.frontend.lax.linalg_eig import __all__ as _eig_all  # noqa: E402
+
+__all__ += _eig_all

@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.autodiff import jvp
 from plait.frontend.api.control_flow import while_loop
 from plait.frontend.api.custom_derivatives import custom_jvp
 from plait.frontend.core.array_base import Array
@@ -284,5 +285,22 @@ def i0(x: Any, /) -> Array:
     x = _arg("i0", x, "inexact")
     if dt.is_complex(x.dtype):
         raise NotImplementedError("i0 does not support complex-valued inputs, as in JAX")
+    out: Array = _i0_custom(x)
+    return out
+
+
+def _i0(x: Any) -> Array:
     ax = lax.abs(x)
     return lax.mul(lax.exp(ax), lax.bessel_i0e(ax))
+
+
+_i0_custom = custom_jvp(_i0)
+
+
+@_i0_custom.defjvp
+def _i0_jvp(primals: Any, tangents: Any) -> Any:
+    # As JAX: the derivative through |x|, but 0 at x = 0 (where |x| has a kink and i0's
+    # true derivative is 0).
+    out, t = jvp(_i0, primals, tangents)
+    return out, lax.select(lax.eq(primals[0], lax.full_like(primals[0], 0)),
+                           lax.full_like(t, 0), t)

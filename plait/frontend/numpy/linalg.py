@@ -20,19 +20,45 @@ from plait.frontend.numpy._core import check_arraylike, promote_dtypes_inexact
 from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.creation import asarray, eye
 from plait.frontend.numpy.einsum import einsum
+from plait.frontend.numpy.linalg_eig import EigResult, eig, eigvals
+from plait.frontend.numpy.linalg_factored import (
+    EighResult,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    det,
+    eigh,
+    eigvalsh,
+    inv,
+    lstsq,
+    lu_solve,
+    matrix_rank,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+    tensorinv,
+    tensorsolve,
+)
 from plait.frontend.numpy.linalg_ops import matmul, tensordot
-from plait.frontend.numpy.manipulation import broadcast_to
+from plait.frontend.numpy.manipulation import broadcast_to, expand_dims, moveaxis
 from plait.frontend.numpy.matrices import cross as np_cross
 from plait.frontend.numpy.matrices import diagonal as np_diagonal
 from plait.frontend.numpy.matrices import trace as np_trace
 from plait.frontend.numpy.matrices import vecdot
 from plait.frontend.numpy.reductions import amax, amin, sum
-from plait.frontend.numpy.ufuncs import abs, conj, real, sqrt
+from plait.frontend.numpy.reductions import any as np_any
+from plait.frontend.numpy.ufuncs import abs, conj, isnan, real, sqrt, where
 from plait.ir import dtypes as dt
 
 __all__ = ["cholesky", "norm", "vector_norm", "matrix_norm", "cross", "outer", "multi_dot",
            "matrix_power", "matrix_transpose", "diagonal", "trace", "tensordot", "vecdot",
-           "matmul"]
+           "matmul", "cond", "solve", "inv", "det", "slogdet", "eigh", "eigvalsh", "svd",
+           "svdvals", "qr", "pinv", "lstsq", "matrix_rank", "tensorsolve", "tensorinv",
+           "lu_solve", "EighResult", "SVDResult", "QRResult", "SlogdetResult", "eig",
+           "eigvals", "EigResult"]
 
 
 def _array(name: str, x: Any) -> Array:
@@ -111,8 +137,10 @@ def _matrix_norm(x: Array, ord: Any, rows: int, cols: int, keepdims: bool) -> Ar
             return amax(sums, axis=other, keepdims=keepdims, initial=0)
         return amin(sums, axis=other, keepdims=keepdims)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"matrix norm ord={ord!r} needs the singular values: "
-                                  "plait.numpy.linalg.svd is not available yet")
+        s = svd(moveaxis(x, (rows, cols), (-2, -1)), compute_uv=False)
+        y = amax(s, axis=-1, initial=0) if ord == 2 else (
+            amin(s, axis=-1) if ord == -2 else sum(s, axis=-1))
+        return expand_dims(y, (rows, cols)) if keepdims else y
     raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 
 
@@ -202,8 +230,7 @@ def matrix_power(a: Any, n: int) -> Array:
     if k == 0:
         return broadcast_to(eye(arr.shape[-2], dtype=arr.dtype), arr.shape)
     if k < 0:
-        raise NotImplementedError("matrix_power with a negative exponent needs "
-                                  "plait.numpy.linalg.inv, which is not available yet")
+        arr, k = inv(arr), -k
     if k <= 3:  # the products JAX writes out, in its order
         out = arr
         for _ in range(k - 1):
@@ -228,3 +255,29 @@ def diagonal(x: Any, /, *, offset: int = 0) -> Array:
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Array:
     """The traces of the matrices of ``x`` (its two trailing axes)."""
     return np_trace(_array("trace", x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def cond(x: Any, p: Any = None) -> Array:
+    """The condition number of each matrix in the ``p``-norm (by default the 2-norm: the
+    ratio of the extreme singular values); infinite for a singular matrix."""
+    check_arraylike("cond", x)
+    arr = asarray(x)
+    if arr.ndim < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got "
+                         f"arr.shape={arr.shape}")
+    if arr.shape[-1] == 0 or arr.shape[-2] == 0:
+        raise ValueError(f"jnp.linalg.cond: input array must not be empty; got "
+                         f"arr.shape={arr.shape}")
+    if p is None or p == 2:
+        s: Array = svd(arr, compute_uv=False)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svd(arr, compute_uv=False)
+        r = s[..., -1] / s[..., 0]
+    else:
+        if arr.shape[-2] != arr.shape[-1]:
+            raise ValueError(f"jnp.linalg.cond: for p={p}, array must be square; got "
+                             f"arr.shape={arr.shape}")
+        r = norm(arr, ord=p, axis=(-2, -1)) * norm(inv(arr), ord=p, axis=(-2, -1))
+    # A singular matrix (NaN from an infinite inverse), not a NaN input: infinite.
+    return where(isnan(r) & ~np_any(isnan(arr), axis=(-2, -1)), np.inf, r)

@@ -104,6 +104,7 @@ from plait.ir.primitives.indexing import (
 )
 from plait.ir.primitives.linalg import Precision, dot_general_p
 from plait.ir.primitives.linalg_decompositions import cholesky_p, triangular_solve_p
+from plait.ir.primitives.linalg_eig import *  # noqa: F403
 from plait.ir.primitives.linalg_factorizations import *  # noqa: F403
 from plait.ir.primitives.reductions import (
                                              argmax_p,

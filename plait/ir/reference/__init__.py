@@ -11,6 +11,7 @@ from plait.ir.reference import (  # noqa: F401
     fft,
     indexing,
     linalg_decompositions,
+    linalg_eig,
     linalg_factorizations,
     rng,
     special,

@@ -11,6 +11,7 @@ from plait.lowering.rules import (  # noqa: F401
     fft,
     indexing,
     linalg_decompositions,
+    linalg_eig,
     linalg_factorizations,
     special,
     structural,

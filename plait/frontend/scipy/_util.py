@@ -1,0 +1,43 @@
+"""What the functions of plait.scipy share: argument promotion and constants."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.frontend.core.array_base import Array
+from plait.frontend.numpy._core import as_array, check_arraylike, promote_to_inexact
+from plait.frontend.numpy.creation import zeros_like
+from plait.frontend.numpy.ufuncs import _lax_const
+from plait.ir.atoms import Literal
+
+__all__ = ["promote", "const", "horner"]
+
+
+def promote(name: str, *args: Any) -> list[Array]:
+    """The arguments as Arrays of their common inexact dtype and rank (JAX's
+    ``promote_args_inexact``).
+
+    Raises:
+      TypeError: an argument is not an array or scalar (a list, a string).
+    """
+    check_arraylike(name, *args)
+    return [as_array(a) for a in promote_to_inexact(name, *args)]
+
+
+def const(x: Any, value: Any) -> Literal:
+    """``value`` as a scalar of ``x``'s dtype, weakly typed when ``x`` is a weakly typed
+    scalar (JAX's ``lax._const``)."""
+    return _lax_const(x, value)
+
+
+def horner(coeffs: Sequence[float], x: Array) -> Array:
+    """The polynomial with ``coeffs`` (highest power first) at ``x``, in ``x``'s dtype,
+    starting from zero as ``jnp.polyval`` does (so an infinite ``x`` gives NaN, too)."""
+    c = np.asarray(coeffs, x.dtype)
+    y = zeros_like(x)
+    for k in c:
+        y = y * x + k
+    return y
