@@ -20,6 +20,10 @@ jax.config.update("jax_platforms", "cpu")
 
 RNG = np.random.default_rng(8)
 
+COVERED = {"roots", "polyfit"}
+"""The plait.numpy functions this file tests (the namespace coverage test of test_numpy.py
+reads it)."""
+
 
 def _check(ours: Any, theirs: Any, tol: float = 1e-5) -> None:
     o_leaves, t_leaves = jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)
@@ -245,3 +249,41 @@ def test_bad_solver_arguments() -> None:
         pnp.linalg.pinv(_x(3, 3), rtol=0.1, rcond=0.1)
     with pytest.raises(ValueError, match="input array must be at least 2D"):
         pnp.linalg.cond(_x(3))
+
+
+# -- roots and polyfit (eigenvalues and least squares) ---------------------------------------
+
+def test_roots_match_jax() -> None:
+    for p in ([0.0, 1.0, -6.0, 11.0, -6.0], [1.0, 0.0, 1.0], [2.0], [0.0, 0.0, 3.0, -3.0]):
+        coeffs = np.asarray(p, np.float32)
+        ours, theirs = np.sort_complex(np.asarray(pnp.roots(coeffs))), np.sort_complex(
+            np.asarray(jnp.roots(coeffs)))
+        _check(ours, theirs, tol=1e-4)
+        _check(plait.jit(lambda c: pnp.roots(c, strip_zeros=False))(coeffs),
+               jax.jit(lambda c: jnp.roots(c, strip_zeros=False))(coeffs), tol=1e-4)
+    with pytest.raises(ValueError, match="Input must be a rank-1 array"):
+        pnp.roots(np.ones((2, 2)))
+    with pytest.raises(plait.errors.ConcretizationTypeError, match="pass strip_zeros=False"):
+        plait.jit(pnp.roots)(np.ones(3, np.float32))
+
+
+# JAX annotates cov as bool and the result as a union of array and tuple.
+jnp_polyfit: Any = jnp.polyfit
+
+
+def test_polyfit_matches_jax() -> None:
+    x = np.linspace(0, 1, 12).astype(np.float32)
+    y = (3 * x ** 2 - x + 0.5 + 0.01 * np.sin(7 * x)).astype(np.float32)
+    w = np.linspace(1, 2, 12).astype(np.float32)
+    _check(pnp.polyfit(x, y, 2), jnp_polyfit(x, y, 2), tol=1e-4)
+    _check(pnp.polyfit(x, y, 3, full=True), jnp_polyfit(x, y, 3, full=True), tol=1e-4)
+    _check(pnp.polyfit(x, y, 2, w=w, cov=True), jnp_polyfit(x, y, 2, w=w, cov=True), tol=1e-3)
+    ys = np.stack([y, 2 * y], 1)
+    _check(pnp.polyfit(x, ys, 2, cov="unscaled"), jnp_polyfit(x, ys, 2, cov="unscaled"),
+           tol=1e-3)
+    _check(plait.grad(lambda y: pnp.sum(pnp.polyfit(x, y, 2)))(y),
+           jax.grad(lambda y: jnp.sum(jnp_polyfit(x, y, 2)))(y), tol=1e-3)
+    with pytest.raises(ValueError, match="expected deg >= 0"):
+        pnp.polyfit(x, y, -1)
+    with pytest.raises(TypeError, match="expected x and y to have same length"):
+        pnp.polyfit(x, y[:5], 1)

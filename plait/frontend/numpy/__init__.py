@@ -186,6 +186,7 @@ from plait.frontend.numpy.nonzero import argwhere, flatnonzero, mask_indices, no
 from plait.frontend.numpy.packing import packbits, unpackbits
 from plait.frontend.numpy.padding import pad
 from plait.frontend.numpy.partitioning import argpartition, lexsort, partition, sort_complex
+from plait.frontend.numpy.polynomial_fits import polyfit, roots
 from plait.frontend.numpy.polynomials import (
     polyadd,
     polyder,
@@ -445,7 +446,8 @@ __all__ = [
     "median", "nanmedian", "nanpercentile", "nanquantile", "percentile", "quantile",
     # NaN-aware functions, polynomials, differences, integrals and spaced samples.
     "fmax", "fmin", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanstd", "nanvar",
-    "polyadd", "polyder", "polyint", "polymul", "polysub", "polyval", "vander", "diagflat",
+    "polyadd", "polyder", "polyint", "polymul", "polysub", "polyval", "roots", "polyfit",
+    "vander", "diagflat",
     "ediff1d", "fill_diagonal", "geomspace", "gradient", "logspace", "spacing", "trapezoid",
     "unwrap",
     # Index arrays and grids.
