@@ -3,7 +3,6 @@
 from plait.lowering.rules import (  # noqa: F401
     assembly,
     calls,
-    composite,
     control_flow,
     conversions,
     convolution,
@@ -14,7 +13,6 @@ from plait.lowering.rules import (  # noqa: F401
     linalg_decompositions,
     linalg_eig,
     linalg_factorizations,
-    linalg_schur,
     special,
     structural,
     windowed,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from plait.ir import primitives as P
 from plait.ir.avals import shaped
 from plait.ir.decompositions import decomposition
 from plait.ir.primitive import Primitive
@@ -24,5 +23,5 @@ def _decomposed(prim: Primitive) -> Any:
     return rule
 
 
-for _prim in (*DECOMPOSED, P.threefry2x32_p):
+for _prim in DECOMPOSED:
     lowering_rules[_prim] = _decomposed(_prim)
