@@ -11,7 +11,22 @@ import os as _os
 # set before jaxlib is first imported.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from plait import config, errors, ir, lax, numpy, scipy, transforms, tree_util, typing
+from plait import (
+    config,
+    dtypes,
+    errors,
+    ir,
+    lax,
+    nn,
+    numpy,
+    random,
+    scipy,
+    test_util,
+    transforms,
+    tree,
+    tree_util,
+    typing,
+)
 from plait.frontend.api import incomplete_special as _incomplete_special  # noqa: F401  (registers)
 from plait.frontend.api.autodiff import (
     grad,
@@ -27,6 +42,16 @@ from plait.frontend.api.autodiff import (
 from plait.frontend.api.checkpoint import checkpoint, checkpoint_policies, remat
 from plait.frontend.api.custom_derivatives import custom_jvp, custom_vjp
 from plait.frontend.api.device_put import device_put
+from plait.frontend.api.environment import (
+    block_until_ready,
+    default_backend,
+    device_count,
+    device_get,
+    enable_x64,
+    local_device_count,
+    print_environment_info,
+    typeof,
+)
 from plait.frontend.api.jit import jit
 from plait.frontend.api.make_jaxpr import eval_shape, make_jaxpr
 from plait.frontend.api.stages import Compiled, Lowered, Traced
@@ -37,10 +62,17 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import numpy_dtype_promotion
 from plait.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, Var
 from plait.ir.caches import cache_info, clear_caches
+from plait.ir.dtypes import float0
 from plait.lowering.runtime import devices
 
+jacobian = jacrev
+"""``jacrev`` (JAX's alias)."""
+
 __all__ = [
-    "config", "errors", "ir", "lax", "numpy", "scipy", "transforms", "tree_util", "typing",
+    "config", "dtypes", "errors", "ir", "lax", "nn", "numpy", "random", "scipy", "test_util",
+    "transforms", "tree", "tree_util", "typing", "block_until_ready", "default_backend",
+    "device_count", "device_get", "enable_x64", "local_device_count", "print_environment_info",
+    "typeof", "float0", "jacobian",
     "make_jaxpr", "eval_shape", "jit", "device_put", "devices",
     "grad", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize",
     "value_and_grad", "vjp", "vmap", "checkpoint", "checkpoint_policies", "remat", "custom_jvp",

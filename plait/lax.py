@@ -14,6 +14,7 @@ from plait.frontend.api.solves import custom_root as custom_root
 from plait.frontend.lax import *  # noqa: F401,F403
 from plait.frontend.lax import linalg as linalg
 from plait.frontend.lax.associative import __all__ as _assoc_all
+from plait.frontend.lax.composite import __all__ as _composite_all
 from plait.frontend.lax.conversions import __all__ as _conversions_all
 from plait.frontend.lax.convolution import __all__ as _conv_all
 from plait.frontend.lax.fft import __all__ as _fft_all
@@ -24,7 +25,7 @@ from plait.ir.primitives import *  # noqa: F401,F403
 from plait.ir.primitives import __all__ as _prim_all
 
 _lax_all = (_ops_all + _slicing_all + _conv_all + _windowed_all + _assoc_all
-            + _conversions_all + _fft_all)
+            + _conversions_all + _fft_all + _composite_all)
 _control = ["cond", "fori_loop", "map", "scan", "switch", "while_loop", "random_gamma_grad",
             "custom_linear_solve", "custom_root", "platform_dependent"]
 __all__ = list(_lax_all) + _control + [n for n in _prim_all if n not in _lax_all]

@@ -1599,6 +1599,39 @@ for _full in (True, False):
          {"pivoting": False, "full_matrices": _full, "use_magma": None}, _matrix_args,
          (F32, C64), shapes=_FACTOR_SHAPES, tol=16, differentiable=True,
          jax_fn=lambda x, **kw: lax.linalg.qr_p.bind(x, **kw))
+
+
+def _geqp3_args(fixed: bool) -> ArgMaker:
+    """A matrix and jpvt: all columns free, or some (random ones) fixed at the front."""
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        jpvt = rng.integers(0, 2, s[:-2] + s[-1:]) if fixed else np.zeros(s[:-2] + s[-1:])
+        return [rand(rng, d, s, -1, 1), jpvt.astype(np.int32)]
+    return make
+
+
+# geqp3 has no derivative (nor in JAX).  qr with pivoting: JAX's derivative for wide
+# matrices keeps the unpermuted x in R's tangent (wrong) and fails on batches of matrices;
+# plait's is checked against finite differences in tests/frontend/test_qr_pivoting.py, so
+# wide and batched shapes are values only here.  (jaxlib's geqp3 kernel crashes on empty
+# matrices: no empty shapes for geqp3.)
+for _fixed in (False, True):
+    spec(f"geqp3{'_fixed_columns' if _fixed else ''}", P.geqp3_p, {"use_magma": None},
+         _geqp3_args(_fixed), (F32, C64), shapes=_FACTOR_SHAPES, tol=16,
+         jax_fn=lambda a, j, **kw: jax_linalg.geqp3_p.bind(a, j, **kw))
+for _full in (True, False):
+    spec(f"qr_pivoted_{'full' if _full else 'reduced'}", P.qr_p,
+         {"pivoting": True, "full_matrices": _full, "use_magma": None}, _matrix_args,
+         (F32, C64), shapes=((3, 3), (4, 2)), tol=16, differentiable=True,
+         jax_fn=lambda x, **kw: lax.linalg.qr_p.bind(x, **kw))
+spec("qr_pivoted_wide_and_empty", P.qr_p,
+     {"pivoting": True, "full_matrices": True, "use_magma": None}, _matrix_args, (F32, C64),
+     shapes=((2, 4), (2, 3, 5), (2, 4, 3), (0, 3), (3, 0), (2, 0, 2)), tol=16,
+     jax_fn=lambda x, **kw: lax.linalg.qr_p.bind(x, **kw))
+for _uv, _full in ((True, True), (True, False), (False, False)):
+    spec(f"svd_empty{'_uv' if _uv else ''}{'_full' if _full else ''}", P.svd_p,
+         {"full_matrices": _full, "compute_uv": _uv, "subset_by_index": None, "algorithm": None},
+         _matrix_args, (F32, C64), shapes=((0, 3), (3, 0), (0, 0), (2, 0, 3), (2, 3, 0)),
+         jax_fn=lambda x, **kw: lax.linalg.svd_p.bind(x, **kw))
 spec("eigh", P.eigh_p, {"lower": True, "sort_eigenvalues": True, "subset_by_index": None,
                         "algorithm": None}, _hermitian_args, (F32, C64),
      shapes=((3, 3), (2, 4, 4)), tol=16, jax_fn=lambda x, **kw: lax.linalg.eigh_p.bind(x, **kw))
@@ -1637,6 +1670,21 @@ spec("tridiagonal_solve", P.tridiagonal_solve_p, {"perturb_singular": False}, _t
 spec("tridiagonal_solve_perturbed", P.tridiagonal_solve_p, {"perturb_singular": True},
      _tridiagonal_args, (F32, C64), shapes=((4, 2), (2, 5, 3)), tol=16,
      jax_fn=lambda dl, d, du, b, **kw: lax.linalg.tridiagonal_solve_p.bind(dl, d, du, b, **kw))
+
+
+# -- hessenberg, tridiagonal and schur (LAPACK custom calls) ----------------------------------
+# No derivatives (nor in JAX); tests/frontend/test_linalg_schur.py checks reconstructions.
+spec("hessenberg", P.hessenberg_p, {}, _matrix_args, (F32, C64), shapes=((3, 3), (2, 4, 4)),
+     tol=16, jax_fn=lambda x: jax_linalg.hessenberg_p.bind(x))
+for _lower in (True, False):
+    spec(f"tridiagonal_{'lower' if _lower else 'upper'}", P.tridiagonal_p, {"lower": _lower},
+         _hermitian_args, (F32, C64), shapes=((3, 3), (2, 4, 4), (1, 1)), tol=16,
+         jax_fn=lambda x, **kw: jax_linalg.tridiagonal_p.bind(x, **kw))
+for _vectors in (True, False):
+    spec(f"schur{'' if _vectors else '_form_only'}", P.schur_p,
+         {"compute_schur_vectors": _vectors, "sort_eig_vals": False, "select_callable": None},
+         _matrix_args, (F32, C64), shapes=((3, 3), (2, 4, 4)), tol=16,
+         jax_fn=lambda x, **kw: jax_linalg.schur_p.bind(x, **kw))
 
 
 SPECS_BY_NAME: dict[str, PrimSpec] = {s.name: s for s in SPECS}
@@ -1775,5 +1823,46 @@ def _same_bounds(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarra
 
 spec("rng_uniform", P.rng_uniform_p, lambda d, s: {"shape": s}, _same_bounds, FLOATS,
      shapes=WITH_EMPTY, unmapped=(0, 1))
+
+SPECS_BY_NAME.update({s.name: s for s in SPECS})
+
+
+# -- threefry2x32 ---------------------------------------------------------------------------
+# The key primitives (random_seed, random_split, ...) take key arrays, which the spec table's
+# NumPy operands cannot stand for: tests/frontend/test_random.py checks them against JAX,
+# and tests/frontend/test_random.py checks them and their reference rules.
+
+def _threefry_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+    # Scalar key words (as the key primitives use it) and counters of the case's shape.
+    key = rng.integers(0, 2 ** 32, size=2, dtype=np.uint64).astype(np.uint32)
+    counts = rng.integers(0, 2 ** 32, size=(2, *s), dtype=np.uint64).astype(np.uint32)
+    return [key[0], key[1], counts[0], counts[1]]
+
+
+_THREEFRY = importlib.import_module("jax._src.random.threefry2x32")
+spec("threefry2x32", P.threefry2x32_p, {}, _threefry_args, (U32,),
+     jax_fn=lambda *xs: _THREEFRY.threefry2x32_p.bind(*xs))
+
+SPECS_BY_NAME.update({s.name: s for s in SPECS})
+
+
+# -- composite --------------------------------------------------------------------------------
+# (No derivative and no batching rule, as in JAX: tests/frontend/test_composite.py checks
+# the errors; tests/transforms/test_rules.py leaves it out of the batching checks.)
+
+def _composite_params(d: DType, s: Shape) -> dict[str, Any]:
+    from plait.ir.primitives.composite import flatten_attribute
+    a = ShapedArray(s, d)
+    x, y = Var(a), Var(a)
+    b = Builder()
+    t, = b.bind(P.sin_p, (x,), ACC)
+    out, = b.bind(P.mul_p, (t, y), {"out_dtype": None})
+    return {"name": "my.sin_mul", "attributes": (flatten_attribute("k", 2.0),),
+            "jaxpr": ClosedJaxpr(b.build([x, y], [out, x])), "version": 1}
+
+
+spec("composite", P.composite_p, _composite_params, _uniform(-3, 3, 2), (F32, F16), tol=2,
+     jax_fn=lambda x, y, **_: lax.composite(lambda a, b, k: (lax.sin(a) * b, a), name="my.sin_mul",
+                                            version=1)(x, y, k=2.0))
 
 SPECS_BY_NAME.update({s.name: s for s in SPECS})

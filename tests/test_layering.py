@@ -39,6 +39,11 @@ ALLOWED = {
                        "frontend.api", "frontend.numpy"},
     "frontend.scipy": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
                        "frontend.api", "frontend.numpy", "frontend.scipy"},
+    "frontend.random": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
+                        "frontend.api", "frontend.numpy", "frontend.random"},
+    "frontend.nn": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
+                    "frontend.api", "frontend.numpy", "frontend.scipy", "frontend.random",
+                    "frontend.nn"},
 }
 
 # Function-local imports that break a real cycle: a value's ``__repr__`` prints it with

@@ -134,13 +134,14 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
         """``f32[3,4]``: short dtype name and dimensions, as printed in jaxprs; with
         ``short_dtypes=False``, ``float32[3,4]`` as user-facing messages spell it (JAX's)."""
         name = dtypes.short_name(self.dtype)
-        if not short_dtypes and self.dtype != dtypes.float0:  # (float0's numpy name is "void")
+        if not short_dtypes and self.dtype.names is None:  # (float0's, keys' names are "void...")
             name = self.dtype.name
         return f"{name}[{','.join(map(str, self.shape))}]"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}]{weak})"
+        name = self.dtype.name if self.dtype.names is None else dtypes.short_name(self.dtype)
+        return f"ShapedArray({name}[{','.join(map(str, self.shape))}]{weak})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ShapedArray, (self.shape, self.dtype, self.weak_type))

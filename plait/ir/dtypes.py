@@ -19,7 +19,8 @@ __all__ = [
     "uint64", "bfloat16", "float16", "float32", "float64", "complex64",
     "complex128", "float0", "canonicalize", "short_name", "from_name",
     "is_float", "is_complex", "is_integer", "is_signed", "is_unsigned", "is_bool",
-    "is_inexact", "SUPPORTED", "INEXACT",
+    "is_inexact", "SUPPORTED", "INEXACT", "key_dtype", "is_key", "key_tag", "key_field",
+    "KEY_SHAPE",
 ]
 
 bool_: Final = np.dtype(np.bool_)
@@ -54,6 +55,42 @@ _SHORT: Final[dict[np.dtype[Any], str]] = {
 }
 _SHORT[float0] = "float0"
 _FROM_SHORT: Final[dict[str, np.dtype[Any]]] = {v: k for k, v in _SHORT.items()}
+
+KEY_SHAPE: Final = (2,)
+"""The shape of one key's data (two ``uint32`` words for threefry2x32)."""
+
+
+def key_dtype(tag: str) -> np.dtype[Any]:
+    """The dtype of typed PRNG key arrays of the implementation tagged ``tag``
+    (``key<fry>`` for threefry2x32).
+
+    A key is a record of its implementation's data words; the record's one field is
+    named for the printed type, so each implementation's keys have their own dtype.
+    """
+    d = np.dtype([(f"key<{tag}>", np.uint32, KEY_SHAPE)])
+    name = f"key<{tag}>"
+    _SHORT.setdefault(d, name)
+    _FROM_SHORT.setdefault(name, d)
+    _NAMES.setdefault(name, d)
+    return d
+
+
+def is_key(dtype: np.dtype[Any]) -> bool:
+    """True for the dtype of typed PRNG key arrays (:func:`key_dtype`)."""
+    names = dtype.names
+    return names is not None and names[0].startswith("key<")
+
+
+def key_field(dtype: np.dtype[Any]) -> str:
+    """The name of a key dtype's one field (``"key<fry>"``), which holds the key data."""
+    assert dtype.names is not None
+    return dtype.names[0]
+
+
+def key_tag(dtype: np.dtype[Any]) -> str:
+    """The implementation tag of a key dtype: ``"fry"`` for ``key<fry>``."""
+    return key_field(dtype)[4:-1]
+
 
 _NARROW: Final[dict[np.dtype[Any], np.dtype[Any]]] = {
     int64: int32, uint64: uint32, float64: float32, complex128: complex64,

@@ -108,8 +108,9 @@ class NonConcreteBooleanIndexError(TracerError, IndexError):
     result's size, is unknown while tracing (JAX's error of the same name)."""
 
 
-class TypePromotionError(PlaitError, TypeError):
-    """Implicit dtype promotion was refused (``numpy_dtype_promotion='strict'``)."""
+class TypePromotionError(PlaitError, ValueError):
+    """Implicit dtype promotion was refused (``numpy_dtype_promotion='strict'``); a
+    ``ValueError``, as JAX's is."""
 
 
 class ArgumentError(PlaitError, TypeError):

@@ -133,6 +133,9 @@ class ParamDef:
     """Turns the parser's generic value into the typed value."""
     encode: Callable[[Any], str] = str
     """Turns the typed value into its printed text (JAX prints ``str(value)``)."""
+    numpy_scalars: bool = False
+    """Whether the parser keeps NumPy scalars printed as ``np.float32(1.5)`` as such
+    (otherwise it reads them as their Python value)."""
 
     def default_for(self, in_avals: Sequence[AbstractValue],
                     out_avals: Sequence[AbstractValue]) -> Any:

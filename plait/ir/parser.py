@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any, Final, NoReturn
 
 import attrs
+import numpy as np
 
 from plait.ir import dtypes
 from plait.ir.atoms import Atom, Literal, Var
@@ -44,9 +45,10 @@ _TOKEN: Final = re.compile(r"""
     (?P<ws>\s+)
   | (?P<complex>(?:\([-+0-9.eEinfa]*j\)|-?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan)j)(?![\w<>]))
   | (?P<num>-inf\b|-?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?)(?![\w<>]))
-  | (?P<word><[A-Za-z_][A-Za-z0-9_]*>|[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)
+  | (?P<word><[A-Za-z_][A-Za-z0-9_]*>|key<[A-Za-z0-9_]+>|<class\ '[A-Za-z_][\w.]*'>
+      |[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)
   | (?P<str>'[^'\n]*')
-  | (?P<punct>[{}()\[\],;:=.])
+  | (?P<punct>[{}()\[\],;:=.*])
 """, re.VERBOSE)
 
 
@@ -78,6 +80,8 @@ def _tokenize(src: str) -> list[_Tok]:
 
 
 _LITERAL_WORDS: Final = frozenset({"True", "False", "inf", "nan"})
+# Constructor calls printed with positional arguments, as ``repr`` writes these values.
+_POSITIONAL_CALLS: Final = frozenset({"PyTreeDef", "HashableArray", "array", "dtype"})
 _VAR_LIKE_LITERALS: Final = frozenset({"inf", "nan"})
 
 
@@ -106,6 +110,8 @@ class _Parser:
         self.toks = _tokenize(src)
         self.i = 0
         self.shared: dict[str, ClosedJaxpr] = {}
+        self.numpy_scalars = False
+        """Whether ``np.float32(1.5)`` is read as a NumPy scalar (else as its value)."""
 
     # -- token helpers ---------------------------------------------------
     def peek(self, k: int = 0) -> _Tok:
@@ -267,7 +273,10 @@ class _Parser:
                 if k.text in raw:
                     self.error(f"{prim.name}: parameter {k.text!r} is given twice", k)
                 self.expect("=")
+                pdef = prim.params_by_name.get(k.text)
+                self.numpy_scalars = pdef is not None and pdef.numpy_scalars
                 raw[k.text] = (self.value(), k)
+                self.numpy_scalars = False
             self.next()
         inputs: list[Atom] = []
         ambiguous = -1  # the token index of a last operand that may be a binder instead
@@ -338,7 +347,12 @@ class _Parser:
     def value(self) -> Any:
         t = self.peek()
         if t.kind == "punct" and t.text == "{":
+            if self.peek(1).kind == "str" or self.is_punct("}", 1):
+                return self.dict_value()
             return self.closed_jaxpr()
+        if t.kind == "punct" and t.text == "*":  # a leaf in a PyTreeDef
+            self.next()
+            return Ellipsis
         if t.text == "let" and t.kind == "word" and self.is_punct("=", 2):
             # A jaxpr printed on its own inside a record, with its own shared jaxprs.
             outer = dict(self.shared)
@@ -368,6 +382,8 @@ class _Parser:
         if t.kind == "word":
             if self.is_punct("(") and self.peek(1).kind == "word" and self.is_punct("=", 2):
                 return self.call(t.text)
+            if self.is_punct("(") and t.text in _POSITIONAL_CALLS:
+                return self.call(t.text)
             if self.is_punct(".") and self.peek(1).kind == "word":
                 self.next()
                 member = self.next().text
@@ -375,25 +391,48 @@ class _Parser:
                     self.next()
                     inner = self.value()
                     self.expect(")")
+                    scalar_type = getattr(np, member, None)
+                    if self.numpy_scalars and isinstance(scalar_type, type) and issubclass(
+                            scalar_type, np.generic):
+                        return scalar_type(inner)
                     return inner
                 return f"{t.text}.{member}"  # an enum member
             return {"None": None, "True": True, "False": False}.get(t.text, t.text)
         self.error(f"expected a parameter value, but got {t.text or 'end of input'!r}", t)
 
     def call(self, name: str) -> ParsedCall:
-        """``Name(key=value, ...)``, after ``Name``: a record such as dimension numbers."""
+        """``Name(key=value, ...)``, after ``Name``: a record such as dimension numbers;
+        positional arguments (``array([1, 2], dtype=int32)``) have the key ``""``."""
         self.expect("(")
         kwargs = []
         while not self.is_punct(")"):
+            if not (self.peek().kind == "word" and self.is_punct("=", 1)):
+                kwargs.append(("", self.value()))
+                if not self.is_punct(")"):
+                    self.expect(",")
+                continue
             key = self.next()
-            if key.kind != "word":
-                self.error(f"expected a field name, but got {key.text or 'end of input'!r}", key)
             self.expect("=")
             kwargs.append((key.text, self.value()))
             if not self.is_punct(")"):
                 self.expect(",")
         self.next()
         return ParsedCall(name, tuple(kwargs))
+
+    def dict_value(self) -> dict[str, Any]:
+        """``{'key': value, ...}`` (in a ``PyTreeDef``)."""
+        self.expect("{")
+        out: dict[str, Any] = {}
+        while not self.is_punct("}"):
+            key = self.next()
+            if key.kind != "str":
+                self.error(f"expected a quoted key, but got {key.text or 'end of input'!r}", key)
+            self.expect(":")
+            out[key.text[1:-1]] = self.value()
+            if not self.is_punct("}"):
+                self.expect(",")
+        self.next()
+        return out
 
     def atom(self, scope: dict[str, Var]) -> tuple[Atom, int] | None:
         """The next operand and, if it may be read as a binder instead, its token index."""

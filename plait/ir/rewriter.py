@@ -143,6 +143,11 @@ class JaxprRewriter:
             raise RuleNotImplementedError(type(self).__name__, eqn.primitive.name)
         return self.copy_eqn(builder, eqn, atoms)
 
+    def binder(self, v: Var) -> Var:
+        """The new jaxpr's variable standing for the input or constant ``v`` (forward
+        walks; one of the same type unless a rewrite changes types)."""
+        return Var(v.aval)
+
     def copy_eqn(self, builder: Builder, eqn: Eqn, invars: Sequence[Atom]) -> Sequence[Atom]:
         """Emit ``eqn`` unchanged but for its operands (and rewritten sub-jaxprs)."""
         params = self.rewrite_params(eqn.params) if self.recurse else eqn.params
@@ -187,8 +192,8 @@ class JaxprRewriter:
             return a if type(a) is Literal else env[a]
 
         builder = Builder(cse=self.cse)
-        constvars = [Var(v.aval) for v in jaxpr.constvars]
-        invars = [Var(v.aval) for v in jaxpr.invars]
+        constvars = [self.binder(v) for v in jaxpr.constvars]
+        invars = [self.binder(v) for v in jaxpr.invars]
         env.update(zip(jaxpr.constvars, constvars))
         env.update(zip(jaxpr.invars, invars))
         for eqn in jaxpr.eqns:

@@ -108,14 +108,21 @@ def device_put(value: np.ndarray, aval: ShapedArray, device: Any = None) -> Any:
     dev = device if device is not None else default_device()
     if aval.dtype == dt.float0:
         value = np.zeros(aval.shape, np.bool_)
+    elif dt.is_key(aval.dtype):
+        value = np.ascontiguousarray(np.asarray(value)[dt.key_field(aval.dtype)])
     return _xc.batched_device_put(_as_stored(aval), sharding_for(dev), [value], [dev],
                                   enable_x64=_config.enable_x64)
 
 
 def _as_stored(aval: ShapedArray) -> ShapedArray:
     """The type a buffer of ``aval`` has on the device: float0 (which carries no data)
-    is stored as bool, as in JAX and as the lowering types it."""
-    return ShapedArray(aval.shape, np.dtype(np.bool_)) if aval.dtype == dt.float0 else aval
+    is stored as bool, as in JAX and as the lowering types it; PRNG keys as their data
+    (``uint32``, one trailing dimension more)."""
+    if aval.dtype == dt.float0:
+        return ShapedArray(aval.shape, np.dtype(np.bool_))
+    if dt.is_key(aval.dtype):
+        return ShapedArray(aval.shape + dt.KEY_SHAPE, dt.uint32)
+    return aval
 
 
 def to_numpy(buffer: Any, aval: ShapedArray) -> np.ndarray:
@@ -129,6 +136,8 @@ def to_numpy(buffer: Any, aval: ShapedArray) -> np.ndarray:
         return np.asarray(buffer)
     if aval.dtype == dt.float0:
         return np.zeros(aval.shape, dt.float0)
+    if dt.is_key(aval.dtype):  # a record per key, over the key data
+        return np.ascontiguousarray(np.asarray(buffer)).view(aval.dtype)[..., 0]
     exe = _bitcasts.get(aval)
     if exe is None:
         exe = _bitcasts[aval] = _bitcast_executable(aval)

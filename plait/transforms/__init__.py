@@ -8,6 +8,7 @@ only on :mod:`plait.ir`.
 from plait.transforms import assembly_rules as _assembly_rules  # noqa: F401  (registers rules)
 from plait.transforms import batching_rules as _batching_rules  # noqa: F401
 from plait.transforms import call_rules as _call_rules  # noqa: F401
+from plait.transforms import composite_rules as _composite_rules  # noqa: F401
 from plait.transforms import control_flow_rules as _control_flow_rules  # noqa: F401
 from plait.transforms import conversion_rules as _conversion_rules  # noqa: F401
 from plait.transforms import convolution_rules as _convolution_rules  # noqa: F401
@@ -19,6 +20,8 @@ from plait.transforms import jvp_rules_structural as _jvp_rules_structural  # no
 from plait.transforms import linalg_eig_rules as _linalg_eig_rules  # noqa: F401
 from plait.transforms import linalg_factorization_rules as _linalg_factorization_rules  # noqa: F401,E501
 from plait.transforms import linalg_rules as _linalg_rules  # noqa: F401
+from plait.transforms import linalg_schur_rules as _linalg_schur_rules  # noqa: F401
+from plait.transforms import random_rules as _random_rules  # noqa: F401
 from plait.transforms import solve_rules as _solve_rules  # noqa: F401
 from plait.transforms import transpose_rules as _transpose_rules  # noqa: F401
 from plait.transforms import windowed_rules as _windowed_rules  # noqa: F401
@@ -27,6 +30,7 @@ from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_calls, inline_jaxpr
 from plait.transforms.jvp import jvp_jaxpr, jvp_rules, tangent_aval
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
+from plait.transforms.physicalize import physicalize
 from plait.transforms.transpose import UndefPrimal, backward_pass, transpose_jaxpr, transpose_rules
 from plait.transforms.vmap import batching_rules, vmap_jaxpr
 
@@ -34,4 +38,5 @@ __all__ = [
     "dce_jaxpr", "dce_rules", "Emitter", "Zero", "jvp_jaxpr", "jvp_rules", "tangent_aval",
     "partial_eval_jaxpr", "pe_rules", "UndefPrimal", "backward_pass", "transpose_jaxpr",
     "transpose_rules", "batching_rules", "vmap_jaxpr", "inline_calls", "inline_jaxpr",
+    "physicalize",
 ]

@@ -58,8 +58,10 @@ def defbroadcasting(prim: Primitive) -> None:
         mapped = {d for d in dims if d is not None}
         ranks = {shaped(x.aval).ndim for x in vals}
         if len(mapped) == 1 and all(d is not None for d in dims) and len(ranks) == 1:
-            return e.bind(prim, *vals, **params), [mapped.pop()]
-        return e.bind(prim, *_align_elementwise(e, size, vals, dims), **params), [0]
+            outs = e.bind(prim, *vals, **params)
+            return outs, [mapped.pop()] * len(outs)
+        outs = e.bind(prim, *_align_elementwise(e, size, vals, dims), **params)
+        return outs, [0] * len(outs)
     batching_rules[prim] = rule
 
 

@@ -6,13 +6,15 @@ The derivatives are JAX 0.10.2's:
   strictly lower part gives ``dL`` and upper part ``dU`` (de Hoog, Anderssen and Lukas).
 * ``qr``: ``dQ`` and ``dR`` from ``Q^H dA R^{-1}``, with its skew-Hermitian part fixed by
   ``R`` staying upper triangular with a real diagonal (J. Townsend's note); wide matrices
-  split ``A = [A1 A2]``; full ``Q`` of tall matrices completed as in arXiv:2409.13374.
+  split ``A = [A1 A2]``; full ``Q`` of tall matrices completed as in arXiv:2409.13374;
+  with pivoting, the same for the permuted columns (the pivots have zero tangents).
 * ``eigh``: first-order perturbation theory for distinct eigenvalues.
 * ``svd``: the same for distinct nonzero singular values (reduced matrices only, unless
   square).
 
-``geqrf`` and ``householder_product`` have no derivatives (nor in JAX).  All of them take
-leading batch dimensions natively, so batching moves the mapped dimension to the front.
+``geqrf``, ``geqp3`` and ``householder_product`` have no derivatives (nor in JAX).  All of
+them take leading batch dimensions natively, so batching moves the mapped dimension to the
+front.
 """
 
 from __future__ import annotations
@@ -224,24 +226,30 @@ def _qr_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
             pivoting: bool, full_matrices: bool, use_magma: bool | None
             ) -> tuple[list[Atom], list[Tangent]]:
     (x,), (dx,) = primals, tangents
-    if pivoting:
-        raise NotImplementedError("the derivative of qr with pivoting=True")
-    q, r = e.bind(P.qr_p, x, pivoting=False, full_matrices=full_matrices,
-                  use_magma=use_magma)
+    outs: list[Atom] = list(e.bind(P.qr_p, x, pivoting=pivoting, full_matrices=full_matrices,
+                                   use_magma=use_magma))
+    q, r = outs[:2]
     if type(dx) is Zero:
-        return [q, r], _zeros_like(e, [q, r])
+        return outs, _zeros_like(e, outs)
     m, n = _aval(x).shape[-2:]
+    if pivoting:
+        # x[..., :, p] = Q R: the tangents of the factorization of the permuted columns
+        # (the pivots are piecewise constant: a zero tangent).  JAX keeps the unpermuted
+        # x in R2's tangent below (wrong for wide matrices); the permuted one is used here.
+        dx = _t(e, _permute_rows(e, outs[2], _t(e, dx)))
+        if m < n:
+            x = _t(e, _permute_rows(e, outs[2], _t(e, x)))
     if m < n:
         dq, dr1 = _thin_qr_jvp(e, q, _slice(e, r, (0, m), (0, m)), _slice(e, dx, (0, m), (0, m)))
         x2, dx2 = _slice(e, x, (0, m), (m, n)), _slice(e, dx, (0, m), (m, n))
         dr2 = e.add(_mm(e, _h(e, dq), x2), _mm(e, _h(e, q), dx2))
-        return [q, r], [dq, _concat(e, [dr1, dr2], -1)]
+        return outs, [dq, _concat(e, [dr1, dr2], -1), *_zeros_like(e, outs[2:])]
     q_mn = _slice(e, q, (0, m), (0, n))
     r_nn = _slice(e, r, (0, n), (0, n))
     dq_t, dr_t = _thin_qr_jvp(e, q_mn, r_nn, dx)
     if full_matrices and m > n:
         dq_t, dr_t = _full_qr_tangents(e, q, dq_t, dr_t)
-    return [q, r], [dq_t, dr_t]
+    return outs, [dq_t, dr_t, *_zeros_like(e, outs[2:])]
 
 
 # -- eigh ---------------------------------------------------------------------------------------
@@ -382,7 +390,8 @@ jvp_rules[P.qr_p] = _qr_jvp
 jvp_rules[P.eigh_p] = _eigh_jvp
 jvp_rules[P.svd_p] = _svd_jvp
 jvp_rules[P.geqrf_p] = _not_differentiable(P.geqrf_p)
+jvp_rules[P.geqp3_p] = _not_differentiable(P.geqp3_p)
 jvp_rules[P.householder_product_p] = _not_differentiable(P.householder_product_p)
-for _prim in (P.lu_p, P.lu_pivots_to_permutation_p, P.geqrf_p, P.householder_product_p,
-              P.qr_p, P.eigh_p, P.svd_p):
+for _prim in (P.lu_p, P.lu_pivots_to_permutation_p, P.geqrf_p, P.geqp3_p,
+              P.householder_product_p, P.qr_p, P.eigh_p, P.svd_p):
     batching_rules[_prim] = _front(_prim)

@@ -6,6 +6,7 @@ import logging
 import re
 import subprocess
 import sys
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -167,11 +168,28 @@ def test_donated_arguments_are_deleted() -> None:
         np.asarray(x)
 
 
+def test_static_arguments_are_completed_from_the_signature_as_jax_does() -> None:
+    def scale(x: Any, n: int = 2) -> Any:
+        return x * n
+
+    for lib in (plait, jax):
+        by_position = lib.jit(scale, static_argnums=1)
+        assert [float(by_position(1.0)), float(by_position(1.0, 3)),
+                float(by_position(1.0, n=4))] == [2.0, 3.0, 4.0]
+        by_name = lib.jit(lambda x, axis: x.sum(axis), static_argnames="axis")
+        assert by_name(np.ones((2, 3)), 1).shape == (2,)
+        assert by_name(np.ones((2, 3)), axis=0).shape == (3,)
+
+
 def test_jit_errors_name_the_argument() -> None:
     with pytest.raises(errors.ArgumentError, match=r"str .* at y"):
         plait.jit(f)(1.0, "two")
-    with pytest.raises(errors.ArgumentError, match="static_argnums contains 3"):
-        plait.jit(f, static_argnums=3)(1.0, 2.0)
+    for kwargs in ({"static_argnums": 3}, {"static_argnames": "z"}):
+        with pytest.raises(ValueError) as theirs_bad:
+            jax.jit(f, **kwargs)
+        with pytest.raises(ValueError) as ours_bad:
+            plait.jit(f, **kwargs)
+        assert str(ours_bad.value) == str(theirs_bad.value)
     with pytest.raises(ValueError) as theirs:
         jax.jit(f, static_argnums=0)([1], 2.0)
     with pytest.raises(ValueError, match="Non-hashable static arguments") as ours:

@@ -1,7 +1,8 @@
 """lax.linalg's lu, lu_pivots_to_permutation, geqrf, householder_product, qr, eigh and svd
 against jax 0.10.2: values for the four LAPACK dtypes (batched too) eagerly and under jit
 and vmap; jvp and grad of gauge-invariant functions; printed jaxprs; the lowered modules
-(JAX's LAPACK custom calls); the reference interpreter; bad arguments."""
+(JAX's LAPACK custom calls); the reference interpreter; bad arguments.  (QR with column
+pivoting: tests/frontend/test_qr_pivoting.py; empty matrices: test_linalg_empty.py.)"""
 
 from __future__ import annotations
 
@@ -208,11 +209,6 @@ def test_qr_vmap() -> None:
     want = jax.vmap(jlax.linalg.qr, in_axes=1)(x)
     for g, w in zip(got, want):
         _close(g, w)
-
-
-def test_qr_pivoting_not_implemented() -> None:
-    with pytest.raises(NotImplementedError, match="pivoting"):
-        L.qr(np.eye(3, dtype=np.float32), pivoting=True)
 
 
 # -- eigh -------------------------------------------------------------------------------------

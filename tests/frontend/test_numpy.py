@@ -36,6 +36,7 @@ from plait.errors import (
     NonConcreteBooleanIndexError,
 )
 from plait.frontend.numpy._scalar_types import ScalarType
+from tests.frontend.test_array_api import COVERED as ARRAY_API
 from tests.frontend.test_assembling import COVERED as ASSEMBLING
 from tests.frontend.test_bitwise import COVERED as BITWISE
 from tests.frontend.test_counting import COVERED as COUNTING
@@ -1065,10 +1066,16 @@ def test_scalar_types_make_arrays() -> None:
     for name in ("float32", "int32", "bfloat16", "bool_", "float16", "uint8", "int8",
                  "complex64", "float64", "int64"):
         for v in (1, 2.7, True):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            # float64(v) and int64(v) narrow with JAX's warning when x64 is off.
+            with warnings.catch_warnings(record=True) as their_warnings:
+                warnings.simplefilter("always")
                 theirs = getattr(jnp, name)(v)
-            assert_same(getattr(pnp, name)(v), theirs, f"{name}({v})")
+            with warnings.catch_warnings(record=True) as our_warnings:
+                warnings.simplefilter("always")
+                ours = getattr(pnp, name)(v)
+            assert_same(ours, theirs, f"{name}({v})")
+            assert [str(w.message) for w in our_warnings] == \
+                [str(w.message) for w in their_warnings], name
     assert np.dtype(pnp.float32) == np.float32 and pnp.zeros(2, pnp.int8).dtype == np.int8
     assert pnp.ones(2).dtype == pnp.float32 and pnp.float32 == np.float32
     assert isinstance(np.float32(1), pnp.float32)
@@ -1954,7 +1961,8 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     "promote_types", "result_type", "dtype", "iinfo", "finfo", "issubdtype"} | set(EXTRA)
     | INDEX_TRICKS | SEARCHING | COUNTING | TAKE_PUT
     | INTERP_HISTOGRAMS | BITWISE | SETOPS | QUANTILES | EXTRAS | {"choose"}
-    | SIGNAL | PACKING | POLYDIV | FUNCTIONAL | ASSEMBLING | REDUCTION_WHERE | LINALG_FITS)
+    | SIGNAL | PACKING | POLYDIV | FUNCTIONAL | ASSEMBLING | REDUCTION_WHERE | LINALG_FITS
+    | ARRAY_API)
 
 
 def test_every_function_with_a_jax_counterpart_is_tested() -> None:

@@ -272,3 +272,15 @@ def test_bad_inputs() -> None:
         pnp.fill_diagonal(np.zeros((2, 2, 3)), 1, inplace=False)
     with pytest.raises(TypeError, match="ediff1d requires ndarray or scalar arguments"):
         pnp.ediff1d([1, 2, 3])
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+def test_logaddexp_derivatives_match_jax(name: str) -> None:
+    # JAX's custom derivative: exp(x - out), so equal inputs share it (1/2 each), and
+    # infinite inputs give finite (zero or one) derivatives instead of NaNs.
+    ours, theirs = getattr(pnp, name), getattr(jnp, name)
+    for x, y in [(0.0, 0.0), (1.0, 2.0), (np.inf, 1.0), (-np.inf, -np.inf), (np.inf, np.inf)]:
+        got = plait.grad(ours, (0, 1))(x, y)
+        want = jax.grad(theirs, (0, 1))(x, y)
+        np.testing.assert_allclose(np.array(got, np.float64), np.array(want, np.float64),
+                                   rtol=1e-6, equal_nan=True)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import enum
+import importlib
 import random
 import re
 import warnings
@@ -267,8 +268,12 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "geqrf": [(jax_linalg.geqrf, (_f32(4, 3),)), (jax_linalg.geqrf, (_c64(2, 3, 4),))],
     "householder_product": [(lax.linalg.householder_product, (_f32(4, 3), _f32(3))),
                             (lax.linalg.householder_product, (_c64(2, 4, 3), _c64(2, 2)))],
+    "geqp3": [(jax_linalg.geqp3, (_f32(4, 3), np.zeros(3, np.int32))),
+              (lambda a, j: jax_linalg.geqp3(a, j, use_magma=True),
+               (_c64(2, 3, 4), np.array([[0, 1, 0, 0], [1, 0, 0, 1]], np.int32)))],
     "qr": [(lax.linalg.qr, (_f32(4, 3),)),
-           (lambda x: lax.linalg.qr(x, full_matrices=False), (_c64(2, 3, 4),))],
+           (lambda x: lax.linalg.qr(x, full_matrices=False), (_c64(2, 3, 4),)),
+           (lambda x: lax.linalg.qr(x, pivoting=True, full_matrices=False), (_f32(2, 3, 4),))],
     "eigh": [(lax.linalg.eigh, (_f32(3, 3),)),
              (lambda x: lax.linalg.eigh(x, lower=False, symmetrize_input=False,
                                         sort_eigenvalues=False, subset_by_index=(0, 2),
@@ -283,6 +288,13 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
             (lambda x: lax.linalg.eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False, enable_eigvec_derivs=True, implementation=lax.linalg.EigImplementation.LAPACK), (_f32(3, 3),))],
     "tridiagonal_solve": [(lax.linalg.tridiagonal_solve, (_f32(4), _f32(4), _f32(4), _f32(4, 2))),
                           (lambda *a: lax.linalg.tridiagonal_solve(*a, perturb_singular=True), (_c64(2, 3), _c64(2, 3), _c64(2, 3), _c64(2, 3, 1)))],
+    "hessenberg": [(lax.linalg.hessenberg, (_f32(3, 3),)), (lax.linalg.hessenberg, (_c64(2, 4, 4),))],
+    "tridiagonal": [(lax.linalg.tridiagonal, (_f32(3, 3),)),
+                    (lambda x: lax.linalg.tridiagonal(x, lower=False), (_c64(2, 4, 4),))],
+    "schur": [(lax.linalg.schur, (_f32(3, 3),)),
+              (lambda x: lax.linalg.schur(x, compute_schur_vectors=False), (_c64(2, 4, 4),)),
+              (lambda x: lax.linalg.schur(x, select_callable=lambda w: w), (_f32(3, 3),),
+               _CALLABLE_PARAMS)],
     "empty": [(lambda: lax.empty((2, 3), np.dtype(np.float32)), ()),
               (lambda: lax.empty((), np.dtype(np.bool_)), ())],
     "iota": [(lambda: lax.broadcasted_iota(jnp.int32, (2, 3), 1), ()),
@@ -326,6 +338,11 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "sub": _bin(lax.sub), "tan": _un(lax.tan), "tanh": _un(lax.tanh),
     "transpose": [(lambda x: lax.transpose(x, (1, 0)), (_f32(2, 3),))],
     "xor": _bin(lax.bitwise_xor, _i32(3)),
+    "composite": [
+        (lambda x: lax.composite(jnp.sin, name="my.sin")(x), (_f32(3),)),
+        (lambda x, y: lax.composite(lambda a, b, **kw: (a * b, a), name="my.f", version=2)(
+            x, y, k=2.0, v=np.array([1, 2], np.int32), t=(1, "s"), d={"a": None}),
+         (_f32(3), _f32(3)))],
     "jit": [(lambda x: jax.jit(_inner)(x, x), (_f32(3),)),
             (lambda x: jax.jit(_inner)(x, x) + jax.jit(_inner)(x, 2 * x), (_f32(3),)),
             (lambda x: jax.jit(lambda y: (y, jnp.sin(y)))(x)[1], (_f32(3),)),
@@ -427,6 +444,21 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
                 (_f32(3),), _CALLABLE_PARAMS)],
 }
 
+_KEY = jax.random.key(0)
+_THREEFRY = importlib.import_module("jax._src.random.threefry2x32")
+_KEYS = jax.random.split(_KEY, 3)
+JAX_EXAMPLES.update({
+    "random_seed": [(lambda s: jax.random.key(s), (np.int32(3),))],
+    "random_wrap": [(lambda d: jax.random.wrap_key_data(d), (np.zeros((3, 2), np.uint32),))],
+    "random_unwrap": [(lambda k: jax.random.key_data(k), (_KEYS,))],
+    "random_split": [(lambda k: jax.random.split(k, (2, 3)), (_KEY,))],
+    "random_fold_in": [(lambda k: jax.random.fold_in(k, 7), (_KEY,))],
+    "random_bits": [(lambda k: jax.random.bits(k, (2,), jnp.uint16), (_KEY,))],
+    "random_clone": [(lambda k: jax.random.clone(k), (_KEYS,))],
+    "threefry2x32": [(lambda a, b: _THREEFRY.threefry2x32_p.bind(a, a, b, b),
+                      (np.uint32(1), np.ones(4, np.uint32)))],
+})
+
 
 
 def test_every_primitive_has_a_jax_example() -> None:
@@ -438,12 +470,16 @@ def test_every_primitive_has_a_jax_example() -> None:
 def _normalize(v: Any) -> Any:
     if isinstance(v, ClosedJaxpr | Jaxpr | jcore.ClosedJaxpr | jcore.Jaxpr):
         return str(v)
+    if isinstance(v, P.PRNGImpl) or type(v).__name__ == "PRNGImpl":  # plait's, JAX's
+        return str(v) if isinstance(v, P.PRNGImpl) else v.tag
     if isinstance(v, enum.Enum):
         return v.name if isinstance(v.value, str) else int(v.value)
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, Primitive | jcore.Primitive):  # select_and_*'s select_prim
         return v.name
+    if type(v).__name__ in ("PyTreeDef", "AttributeTree", "HashableArray"):  # composite
+        return repr(v)
     if isinstance(v, tuple | list):
         return tuple(map(_normalize, v))
     return v

@@ -27,6 +27,7 @@ from plait.frontend.core.tracing import bind
 from plait.ir import PRIMITIVES, Builder, ClosedJaxpr, Primitive, ShapedArray, Var
 from plait.lowering import lower_closed_jaxpr, parse_module
 from plait.lowering.lower import module_name
+from plait.transforms.physicalize import PHYSICALIZED
 from tests.primitive_specs import ALL_DTYPES, SPECS, PrimSpec
 from tests.spec_cases import CHUNKS, PRIMARY, Case, fast_cases
 
@@ -89,7 +90,8 @@ def test_every_primitive_lowers_to_a_module_that_parses_and_verifies(chunk: int)
 
 
 def test_the_specs_cover_every_primitive() -> None:
-    assert {s.primitive for s in SPECS} == set(PRIMITIVES.values())
+    # (The key primitives never reach the lowering: physicalization replaces them.)
+    assert {s.primitive for s in SPECS} == set(PRIMITIVES.values()) - PHYSICALIZED
 
 
 # ----------------------------------------------------------------------------- against JAX
@@ -259,6 +261,9 @@ _KNOWN_TEXT_DIFFERENCES = {
     "lu": _PERMUTATION,
     "lu_pivots_to_permutation": _PERMUTATION,
     **{name: _DECOMPOSED for name in ("igamma", "igammac", "igamma_grad_a", "betainc")},
+    "threefry2x32": "JAX's loop carries the rotation constants as tensor<4xui32> constants "
+                    "and slices them; plait's builds them from scalars (the same rounds, bit "
+                    "for bit: the spec's value tests compare them)",
     "bessel_i0e": "JAX broadcasts each scalar Chebyshev coefficient with broadcast_in_dim; "
                   "plait emits splat constants (the same arithmetic, bit for bit)",
     "scan": "JAX outlines the slicing, the body and the update into private functions "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
 import attrs
 
@@ -23,7 +23,14 @@ from plait.frontend.api.compile import compile_traced, execute
 from plait.frontend.api.dispatch import FastPath
 from plait.frontend.api.stages import Lowered, Traced
 from plait.frontend.core import cache_log
-from plait.frontend.core.arguments import abstractify, arg_path, fun_name, mark_static, static_args
+from plait.frontend.core.arguments import (
+    abstractify,
+    arg_path,
+    fun_name,
+    infer_static,
+    mark_static,
+    static_args,
+)
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.trace_to_jaxpr import (
     FlatCall,
@@ -255,20 +262,42 @@ class JitFunction:
         return self.trace(*args, **kwargs).out_info
 
 
+@overload
 def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False) -> Jitted[P, R]:
+        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False) -> Jitted[P, R]: ...
+
+
+@overload
+def jit(fun: None = None, *, static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
+        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False
+        ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
+
+
+def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Sequence[str] | None = None,
+        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False
+        ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """Compile ``fun`` with XLA: traced on the first call per input signature.
 
     ``static_argnums``/``static_argnames`` name arguments passed as Python values
     (hashable; part of the cache key, folded into the program).
     ``donate_argnums`` name arguments whose buffers the call may reuse; donated
     Arrays are deleted by the call.  Arguments the function does not use are
-    left out of the compiled program unless ``keep_unused`` is true.
+    left out of the compiled program unless ``keep_unused`` is true.  Without
+    ``fun``, returns a decorator taking it (``@jit(static_argnums=0)``).
     """
+    if fun is None:
+        def decorate(f: Callable[P, R]) -> Jitted[P, R]:
+            return jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                       donate_argnums=donate_argnums, keep_unused=keep_unused)
+        return decorate
     if not callable(fun):
         raise ArgumentError(f"jit: expected a callable, but got {type(fun).__name__}")
     nums, names = static_args(static_argnums, static_argnames)
+    nums, names = infer_static(fun, nums, names, static_argnums is not None,
+                               static_argnames is not None)
     donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
     if set(donate) & set(nums):
         raise ArgumentError(f"jit: arguments {sorted(set(donate) & set(nums))} cannot be both "

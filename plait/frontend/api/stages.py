@@ -19,6 +19,7 @@ from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.lower import ModuleText
 from plait.lowering.runtime import Executable
+from plait.transforms.physicalize import physicalize
 
 __all__ = ["Traced", "Lowered", "Compiled"]
 
@@ -56,7 +57,8 @@ class Traced:
         info = self.traced.debug_info
         closed, kept = lowerable(self.traced, self._keep_unused)
         donated = tuple(d for d, k in zip(self._donated, kept) if k)
-        module = lower_closed_jaxpr(closed, info.func_name, info.result_paths, donated)
+        module = lower_closed_jaxpr(physicalize(closed), info.func_name, info.result_paths,
+                                    donated)
         return Lowered(self.traced, module, self._donated, self._keep_unused)
 
 

@@ -187,7 +187,6 @@ def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tup
     """Replace static arguments with ``None`` (no leaves) and collect them as a hashable key.
 
     Raises:
-      ArgumentError: a static argument index is out of range.
       StaticArgumentError: a static argument is unhashable.
     """
     if not static_argnums and not static_argnames:
@@ -195,10 +194,10 @@ def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tup
     n = len(args)
     nums = set()
     for i in static_argnums:
-        if not -n <= i < n:
-            raise ArgumentError(f"static_argnums contains {i}, but only {n} positional "
-                                "arguments were given")
-        nums.add(i % n)
+        # As JAX: a static position the call does not reach (an argument left to its
+        # default, or passed by keyword) is not an error; its value is a Python value.
+        if -n <= i < n:
+            nums.add(i % n)
     dyn_args = tuple(None if i in nums else a for i, a in enumerate(args))
     dyn_kwargs = {k: (None if k in static_argnames else v) for k, v in kwargs.items()}
     key = (tuple((i, args[i]) for i in sorted(nums)),
@@ -252,3 +251,48 @@ def static_args(static_argnums: int | Sequence[int] | None,
     else:
         names = tuple(static_argnames)
     return nums, names
+
+
+def _validate_static(params: list[inspect.Parameter], nums: tuple[int, ...],
+                     names: tuple[str, ...]) -> None:
+    # JAX's checks (and words) against the signature, where it bounds the arguments.
+    kinds = {p.kind for p in params}
+    if inspect.Parameter.VAR_POSITIONAL not in kinds:
+        positional = sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                    inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params)
+        if any(not -positional <= i < positional for i in nums):
+            raise ValueError(f"Jitted function has static_argnums={nums}, but only accepts "
+                             f"{positional} positional arguments.")
+    if inspect.Parameter.VAR_KEYWORD not in kinds:
+        known = {p.name for p in params if p.kind != inspect.Parameter.POSITIONAL_ONLY}
+        invalid = set(names) - known
+        if invalid:
+            raise ValueError(f"Jitted function has invalid argnames {invalid} in "
+                             "static_argnames. Function does not take these args.")
+
+
+def infer_static(fun: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...],
+                 nums_given: bool, names_given: bool
+                 ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """JAX's completion of static arguments from ``fun``'s signature: given only
+    positions, the names of those parameters are static too (so passing them by keyword
+    works), and given only names, their positions.  Both given, or no signature: as is.
+
+    Raises:
+      ValueError: a position or name ``fun``'s signature does not have (JAX's error).
+    """
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    _validate_static(params, nums, names)
+    if nums_given == names_given:
+        return nums, names
+    either = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if nums_given:
+        n = len(params)
+        named = tuple(params[i].name for i in nums
+                      if -n <= i < n and params[i].kind == either)
+        return nums, names + named
+    positions = tuple(i for i, p in enumerate(params) if p.name in names and p.kind == either)
+    return nums + positions, names

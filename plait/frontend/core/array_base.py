@@ -8,6 +8,7 @@ identically on concrete and traced values.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +121,8 @@ class Array:
     def __iter__(self) -> Iterator[Array]:
         if not self.shape:
             raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
+        # As JAX: a unit-stride slice of each row, squeezed.
+        return (_row(self, i) for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> Array:
         return _getitem(self, index)
@@ -157,6 +159,20 @@ class Array:
     def __ror__(self, other: Any) -> Array: return _pnp.bitwise_or(other, self)
     def __xor__(self, other: Any) -> Array: return _pnp.bitwise_xor(self, other)
     def __rxor__(self, other: Any) -> Array: return _pnp.bitwise_xor(other, self)
+    def __lshift__(self, other: Any) -> Array: return _pnp.left_shift(self, other)
+    def __rlshift__(self, other: Any) -> Array: return _pnp.left_shift(other, self)
+    def __rshift__(self, other: Any) -> Array: return _pnp.right_shift(self, other)
+    def __rrshift__(self, other: Any) -> Array: return _pnp.right_shift(other, self)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Refused: arrays are immutable (use ``x.at[index].set(value)``).
+
+        Raises:
+          TypeError: always, as for a JAX array.
+        """
+        raise TypeError("plait arrays are immutable and do not support in-place item "
+                        "assignment. Instead of x[idx] = y, use x = x.at[idx].set(y) or "
+                        "another .at[] method")
 
     # Comparisons return arrays.
     def __lt__(self, other: Any) -> Array: return _pnp.less(self, other)
@@ -172,6 +188,36 @@ class Array:
     __hash__ = None  # type: ignore[assignment]  # unhashable, as == is elementwise
 
     # Methods.
+    # -- the array API standard (the namespace, DLPack exchange) ----------------
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        """The array API namespace of plait arrays: :mod:`plait.numpy`.
+
+        Raises:
+          ValueError: an ``api_version`` other than ``'2024.12'``.
+        """
+        if api_version is not None and api_version != "2024.12":
+            raise ValueError(f"api_version={api_version!r} is not available; available "
+                             "versions are: ['2024.12']")
+        return sys.modules.get("plait.numpy", _pnp)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """A DLPack capsule over the array's buffer (see :mod:`plait.frontend.core.dlpack`)."""
+        return _pnp.array_api.to_dlpack(self, stream=stream, max_version=max_version,
+                                        dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[Any, int]:
+        """``(DLPack device type, device id)``: the CPU, device 0."""
+        return _pnp.array_api.dlpack_device(self)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        """The array on ``device`` (itself when it is there already).
+
+        Raises:
+          NotImplementedError: a traced array, or a ``stream``.
+        """
+        return _pnp.array_api.to_device(self, device, stream=stream)
+
     def astype(self, dtype: Any) -> Array:
         """A copy cast to ``dtype``."""
         return _pnp.astype(self, dtype)
@@ -308,13 +354,17 @@ else:
     _pnp = None
 _getitem: Callable[[Array, Any], Array]
 _at: Callable[[Array], IndexUpdateHelper]
+_row: Callable[[Array, int], Array]
 
 
 def set_array_namespace(namespace: Any, getitem: Callable[[Array, Any], Array],
-                        at: Callable[[Array], IndexUpdateHelper]) -> None:
+                        at: Callable[[Array], IndexUpdateHelper],
+                        row: Callable[[Array, int], Array]) -> None:
     """Make ``namespace`` (``plait.frontend.numpy``) the implementation of Array's
-    operators and methods, ``getitem`` that of indexing and ``at`` that of ``x.at``."""
-    global _pnp, _getitem, _at
+    operators and methods, ``getitem`` that of indexing, ``at`` that of ``x.at`` and
+    ``row`` that of iteration."""
+    global _pnp, _getitem, _at, _row
     _pnp = namespace
     _getitem = getitem
     _at = at
+    _row = row

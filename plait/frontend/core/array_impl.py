@@ -137,6 +137,10 @@ class ArrayImpl(Array):
         return format(self._value, spec)
 
     def __repr__(self) -> str:
+        if dt.is_key(self.dtype):  # as JAX prints key arrays: the type, then the key data
+            data = self._value[dt.key_field(self.dtype)]
+            return (f"Array({self.shape}, dtype={dt.short_name(self.dtype)}) overlaying:\n"
+                    f"{data}")
         prefix = "Array("
         weak = ", weak_type=True" if self.weak_type else ""
         dtype_str = f"dtype={self.dtype.name}{weak})"
@@ -152,7 +156,7 @@ class ArrayImpl(Array):
         return f"{prefix}{body},{sep}{dtype_str}"
 
     def __str__(self) -> str:
-        return str(self._value)
+        return repr(self) if dt.is_key(self.dtype) else str(self._value)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ArrayImpl.from_numpy, (np.array(self._value), self.weak_type))

@@ -17,6 +17,7 @@ from plait.ir.caches import LRUCache
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.runtime import Executable
+from plait.transforms.physicalize import physicalize
 
 __all__ = ["executable_for", "const_key"]
 
@@ -44,7 +45,7 @@ def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] =
         cache_log.explain(
             f"executable cache miss: compiling {name} ({len(closed.jaxpr.eqns)} equations); "
             f"no structurally equal program was compiled before for {dev}")
-        module = lower_closed_jaxpr(closed, name, result_paths, donated)
+        module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
         exe = runtime.compile_text(module.text, module.out_avals, dev)
         _cache[key] = exe
     return exe

@@ -16,6 +16,7 @@ from typing import Any, Final
 import numpy as np
 
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.ir import config
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
@@ -40,23 +41,26 @@ _EDGES: Final[dict[Node, list[Node]]] = {
 }
 
 
-def _upper_sets() -> dict[Node, frozenset[Node]]:
+def _upper_sets(edges: dict[Node, list[Node]]) -> dict[Node, frozenset[Node]]:
     ups: dict[Node, frozenset[Node]] = {}
 
     def up(n: Node) -> frozenset[Node]:
         if n not in ups:
             s = {n}
-            for m in _EDGES[n]:
+            for m in edges[n]:
                 s |= up(m)
             ups[n] = frozenset(s)
         return ups[n]
 
-    for n in _EDGES:
+    for n in edges:
         up(n)
     return ups
 
 
-_UP: Final = _upper_sets()
+_UP: Final = _upper_sets(_EDGES)
+# Without x64, JAX's lattice never forms a 64-bit type from narrower inputs: its one
+# such edge, uint32 with int32 joining at int64, joins at int32 instead.
+_UP_X32: Final = _upper_sets({**_EDGES, dt.uint32: [dt.int32, dt.uint64]})
 
 _WEAK_DEFAULT: Final[dict[str, np.dtype[Any]]] = {_I: dt.int64, _F: dt.float64, _C: dt.complex128}
 _KIND_OF_WEAK: Final[dict[str, str]] = {"i": _I, "u": _I, "f": _F, "V": _F, "c": _C, "b": _I}
@@ -72,10 +76,15 @@ def _node(dtype: np.dtype[Any], weak: bool) -> Node:
     return _KIND_OF_WEAK[dtype.kind]
 
 
-@functools.cache
 def _join(a: Node, b: Node) -> Node:
-    common = _UP[a] & _UP[b]
-    least = [n for n in common if all(m in _UP[n] for m in common)]
+    return _join_in(a, b, config.enable_x64())
+
+
+@functools.cache
+def _join_in(a: Node, b: Node, x64: bool) -> Node:
+    ups = _UP if x64 else _UP_X32
+    common = ups[a] & ups[b]
+    least = [n for n in common if all(m in ups[n] for m in common)]
     assert len(least) == 1, (a, b, least)
     return least[0]
 
@@ -92,9 +101,42 @@ def _strict_ok(nodes: Sequence[Node]) -> bool:
     return all(_join(s, w) == s for w in weak)
 
 
+_PYTHON_WEAK: Final[dict[type, Node]] = {int: _I, float: _F, complex: _C}
+
+
+def _promote_node(x: Any) -> Node:
+    if isinstance(x, type) and x in _PYTHON_WEAK:
+        return _PYTHON_WEAK[x]
+    d = dt._to_dtype(x)
+    if d not in _UP:
+        raise TypeError(f"expected a dtype plait can promote, but got {x!r}")
+    return d
+
+
 def promote_types(a: Any, b: Any) -> np.dtype[Any]:
-    """The dtype two (strong) dtypes promote to, as ``jnp.promote_types``."""
-    return result_type_info([(dt.canonicalize(a), False), (dt.canonicalize(b), False)])[0]
+    """The dtype two dtypes promote to, as ``jnp.promote_types``.
+
+    As in JAX, the result is not canonicalized: ``promote_types('float64',
+    'float32')`` is ``float64`` even with x64 mode off (only the lattice differs:
+    ``uint32`` with ``int32`` gives ``int32`` then).  The Python types ``int``,
+    ``float`` and ``complex`` are weak: ``promote_types('uint8', int)`` is ``uint8``.
+
+    Raises:
+      TypeError: an argument is not a dtype plait supports.
+      TypePromotionError: promotion is ``'strict'`` and the dtypes differ.
+    """
+    nodes = [_promote_node(a), _promote_node(b)]
+    if config.numpy_dtype_promotion() == "strict" and not _strict_ok(nodes):
+        raise _strict_error(tuple(str(n) if isinstance(n, np.dtype) else n for n in nodes))
+    out = _join(*nodes)
+    return out if isinstance(out, np.dtype) else _WEAK_DEFAULT[out]
+
+
+def _strict_error(names: tuple[str, ...]) -> TypePromotionError:
+    return TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path when "
+        "numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+        "output type, or set numpy_dtype_promotion=standard.")
 
 
 def result_type_info(types: Sequence[tuple[np.dtype[Any], bool]]) -> tuple[np.dtype[Any], bool]:
@@ -103,13 +145,16 @@ def result_type_info(types: Sequence[tuple[np.dtype[Any], bool]]) -> tuple[np.dt
     Raises:
       TypePromotionError: promotion is ``'strict'`` and the types differ.
     """
+    keys = {d for d, _ in types if dt.is_key(d)}
+    if keys:  # PRNG keys combine only with keys of their own implementation
+        if len(keys) == 1 and len(keys) == len({d for d, _ in types}):
+            return keys.pop(), False
+        raise TypeError(f"expected PRNG key arrays to be combined only with keys of the same "
+                        f"implementation, but got dtypes "
+                        f"{', '.join(dt.short_name(d) for d, _ in types)}")
     nodes = [_node(d, w) for d, w in types]
     if config.numpy_dtype_promotion() == "strict" and not _strict_ok(nodes):
-        names = tuple(d.name for d, _ in types)
-        raise TypePromotionError(
-            f"Input dtypes {names} have no available implicit dtype promotion path when "
-            "numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
-            "output type, or set numpy_dtype_promotion=standard.")
+        raise _strict_error(tuple(d.name for d, _ in types))
     out = nodes[0]
     for n in nodes[1:]:
         out = _join(out, n)
@@ -121,9 +166,34 @@ def result_type_info(types: Sequence[tuple[np.dtype[Any], bool]]) -> tuple[np.dt
     return dt.canonicalize(d), True
 
 
-def result_type(*args: Any) -> np.dtype[Any]:
-    """The dtype values or dtypes promote to (``jnp.result_type``)."""
-    return result_type_info([dtype_and_weak(a) for a in args])[0]
+def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    """The dtype values or dtypes promote to (``jnp.result_type``), canonical.
+
+    As in JAX, a 64-bit dtype *specifier* (``'float64'``, ``np.int64``) narrows with
+    JAX's warning when x64 mode is off, while 64-bit NumPy data narrows silently;
+    ``None`` stands for the default float; a weakly typed result is the default
+    dtype of its kind.  With ``return_weak_type_flag``, returns ``(dtype, weak)``.
+
+    Raises:
+      ValueError: no arguments.
+      TypePromotionError: promotion is ``'strict'`` and the types differ.
+    """
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    d, weak = result_type_info([_result_type_operand(a) for a in args])
+    if weak:
+        d = dt.canonicalize(_WEAK_DEFAULT[_node(d, True)])
+    return (d, weak) if return_weak_type_flag else d
+
+
+def _result_type_operand(x: Any) -> tuple[np.dtype[Any], bool]:
+    if x is None:
+        return dt.canonicalize(dt.float64), False
+    if isinstance(x, type) and x in _PYTHON_WEAK:
+        return python_scalar_dtype(x()), True
+    if isinstance(x, str | np.dtype | type):  # dtype specifiers (scalar types included)
+        return check_user_dtype(x, "dtype"), False
+    return dtype_and_weak(x)
 
 
 def python_scalar_dtype(x: bool | int | float | complex) -> np.dtype[Any]:

@@ -123,8 +123,9 @@ class Trace:
             aval = ShapedArray(arr.shape, arr.dtype)
         else:
             arr = x
-        # float0 (the tangent type of integers) has no scalar value to write inline.
-        if aval.shape == () and aval.dtype != dt.float0:
+        # float0 (the tangent type of integers) and keys have no scalar value to write
+        # inline (both are record dtypes).
+        if aval.shape == () and aval.dtype.names is None:
             return Literal(np.asarray(arr).item(), aval)
         v = self._const_index.get(id(x))
         if v is None:

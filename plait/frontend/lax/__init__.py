@@ -6,6 +6,7 @@ No ``__all__`` here: the star imports re-export each module's own list, which
 mypy follows; ``plait.lax`` builds the public list from them."""
 
 from plait.frontend.lax.associative import *  # noqa: F403
+from plait.frontend.lax.composite import *  # noqa: F403
 from plait.frontend.lax.conversions import *  # noqa: F403
 from plait.frontend.lax.convolution import *  # noqa: F403
 from plait.frontend.lax.fft import *  # noqa: F403

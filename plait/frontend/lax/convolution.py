@@ -180,6 +180,8 @@ def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int]
     computed, as in JAX, as the patches contracted with ``rhs`` position by position."""
     lhs, rhs = _operands("conv_general_dilated_local", lhs, rhs)
     pair = canonicalize_precision(precision)
+    if pair is not None and not (isinstance(pair, tuple) and len(pair) == 2):
+        raise ValueError(f"Unsupported precision for conv_general_dilated_local: {precision}")
     patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
                                            lhs_dilation, rhs_dilation, dimension_numbers,
                                            None if pair is None else pair[0])

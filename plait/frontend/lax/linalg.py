@@ -92,12 +92,17 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
     return out
 
 
+from plait.frontend.lax import linalg_factorizations  # noqa: E402
 from plait.frontend.lax.linalg_factorizations import *  # noqa: E402,F403
-from plait.frontend.lax.linalg_factorizations import __all__ as _factorizations_all  # noqa: E402
 
-__all__ += _factorizations_all
+__all__ += linalg_factorizations.__all__  # (a form mypy follows, so the re-exports are typed)
 
+from plait.frontend.lax import linalg_eig  # noqa: E402
 from plait.frontend.lax.linalg_eig import *  # noqa: E402,F403
-from plait.frontend.lax.linalg_eig import __all__ as _eig_all  # noqa: E402
 
-__all__ += _eig_all
+__all__ += linalg_eig.__all__  # (a form mypy follows, so the re-exports are typed)
+
+from plait.frontend.lax import linalg_schur  # noqa: E402
+from plait.frontend.lax.linalg_schur import *  # noqa: E402,F403
+
+__all__ += linalg_schur.__all__  # (a form mypy follows, so the re-exports are typed)

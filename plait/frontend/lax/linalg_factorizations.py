@@ -3,7 +3,7 @@ the signatures and semantics of JAX 0.10.2's ``jax.lax.linalg``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import bind, bind1, value_aval
@@ -11,8 +11,8 @@ from plait.frontend.lax.linalg_common import symmetrize
 from plait.ir import primitives as P
 from plait.ir.primitives.linalg_factorizations import EighImplementation, SvdAlgorithm
 
-__all__ = ["lu", "lu_pivots_to_permutation", "geqrf", "householder_product", "qr", "eigh",
-           "svd", "SvdAlgorithm", "EighImplementation"]
+__all__ = ["lu", "lu_pivots_to_permutation", "geqrf", "geqp3", "householder_product", "qr",
+           "eigh", "svd", "SvdAlgorithm", "EighImplementation"]
 
 
 def lu(x: Any) -> tuple[Array, Array, Array]:
@@ -44,6 +44,23 @@ def geqrf(a: Any) -> tuple[Array, Array]:
     return out[0], out[1]
 
 
+def _optional_bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def geqp3(a: Any, jpvt: Any, *, use_magma: bool | None = None) -> tuple[Array, Array, Array]:
+    """LAPACK's ``geqp3``, QR with column pivoting, on matrices ``[..., m, n]``.
+
+    ``jpvt`` (int32 ``[..., n]``) marks with a nonzero entry the columns to move to the
+    front unpivoted; the others are pivoted (all zeros: every column free).  Returns
+    ``(a, jpvt, taus)``: ``R`` in the upper triangle of ``a``, Householder reflectors
+    below it with their scales ``taus``, and the 1-based column permutation ``jpvt``
+    (``a[..., :, jpvt - 1] = Q R``).  ``use_magma`` matters on GPU only.
+    """
+    out = bind(P.geqp3_p, a, jpvt, use_magma=_optional_bool(use_magma))
+    return out[0], out[1], out[2]
+
+
 def householder_product(a: Any, taus: Any) -> Array:
     """The product of the elementary Householder reflectors stored below the diagonal of
     ``a`` (``[..., m, n]``, ``m >= n``) with scales ``taus`` (``[..., k]``, ``k <= n``):
@@ -51,19 +68,37 @@ def householder_product(a: Any, taus: Any) -> Array:
     return bind1(P.householder_product_p, a, taus)
 
 
+@overload
+def qr(x: Any, *, pivoting: Literal[False] = False, full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Array, Array]: ...
+
+
+@overload
+def qr(x: Any, *, pivoting: Literal[True], full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Array, Array, Array]: ...
+
+
+@overload
 def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
-       use_magma: bool | None = None) -> tuple[Array, Array]:
+       use_magma: bool | None = None) -> tuple[Array, Array] | tuple[Array, Array, Array]: ...
+
+
+def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Array, Array] | tuple[Array, Array, Array]:
     """QR decomposition ``x = Q R`` of matrices ``[..., m, n]``: ``Q`` unitary with
     ``m`` columns (``min(m, n)`` unless ``full_matrices``), ``R`` upper triangular.
 
+    With ``pivoting`` (LAPACK's ``geqp3``), the rank-revealing ``x[..., :, p] = Q R``,
+    ``R``'s diagonal non-increasing in magnitude: returns ``(q, r, p)``, ``p`` the
+    0-based column permutation (int32 ``[..., n]``).  ``use_magma`` matters on GPU only.
+
     Raises:
-      NotImplementedError: ``pivoting=True`` (LAPACK's ``geqp3`` is not implemented).
       TypeError: ``x`` is not a (batch of) matrices of a LAPACK dtype.
     """
+    out = bind(P.qr_p, x, pivoting=bool(pivoting), full_matrices=bool(full_matrices),
+               use_magma=_optional_bool(use_magma))
     if pivoting:
-        raise NotImplementedError("qr with pivoting=True is not implemented")
-    out = bind(P.qr_p, x, pivoting=False, full_matrices=bool(full_matrices),
-               use_magma=None if use_magma is None else bool(use_magma))
+        return out[0], out[1], out[2]
     return out[0], out[1]
 
 

@@ -26,6 +26,7 @@ from plait.ir.avals import ShapedArray
 from plait.ir.errors import ArgumentError
 from plait.ir.primitive import Primitive
 from plait.ir.primitives import RoundingMethod
+from plait.ir.primitives.linalg import PrecisionParam, as_dot_algorithm
 
 __all__ = [
     "neg", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "log1p",
@@ -569,10 +570,12 @@ _PRECISION_NAMES = {"highest": P.Precision.HIGHEST, "float32": P.Precision.HIGHE
                     "bfloat16": P.Precision.DEFAULT, "fastest": P.Precision.DEFAULT}
 
 
-def canonicalize_precision(precision: Any) -> tuple[P.Precision, P.Precision] | None:
-    """``precision`` as the param of a contraction: ``None`` or one :class:`Precision` per
-    operand, from ``None``, a ``Precision``, a name (``'highest'``, ``'float32'``, ...)
-    or a pair of those.  (On CPU all compute in full precision.)
+def canonicalize_precision(precision: Any) -> PrecisionParam:
+    """``precision`` as the param of a contraction: ``None``, one :class:`Precision` per
+    operand, or a dot algorithm; from ``None``, a ``Precision``, a name (``'highest'``,
+    ``'float32'``, ...), a pair of those, a :class:`DotAlgorithmPreset` or its name
+    (``'F32_F32_F32'``), or a :class:`DotAlgorithm`.  (On CPU the precisions all compute
+    in full precision; the algorithms XLA:CPU cannot carry out fail when compiled.)
 
     Raises:
       ValueError: anything else (JAX's message).
@@ -583,7 +586,7 @@ def canonicalize_precision(precision: Any) -> tuple[P.Precision, P.Precision] | 
         if type(p).__name__ == "Precision" and getattr(p, "name", None) in P.Precision.__members__:
             return P.Precision[p.name]  # another library's (jax's) enum, by name
         if isinstance(p, str):
-            return _PRECISION_NAMES.get(p.lower())
+            return _PRECISION_NAMES.get(p)  # (case matters, as in JAX: "DEFAULT" is a preset)
         return None
 
     if precision is None:
@@ -591,10 +594,26 @@ def canonicalize_precision(precision: Any) -> tuple[P.Precision, P.Precision] | 
     single = one(precision)
     if single is not None:
         return (single, single)
-    if isinstance(precision, tuple | list) and len(precision) == 2:
+    if isinstance(precision, P.DotAlgorithmPreset):
+        return precision
+    if isinstance(precision, str) and precision in P.DotAlgorithmPreset.__members__:
+        return P.DotAlgorithmPreset[precision]
+    kind = type(precision).__name__
+    if kind == "DotAlgorithmPreset" and getattr(precision, "name", None) in (
+            P.DotAlgorithmPreset.__members__):
+        return P.DotAlgorithmPreset[precision.name]  # another library's (jax's), by name
+    if kind == "DotAlgorithm" and isinstance(precision, tuple):
+        return as_dot_algorithm(precision)
+    if isinstance(precision, tuple | list) and len(precision) == 2 and (
+            all(isinstance(p, str) for p in precision) or not any(
+                isinstance(p, str) for p in precision)):
         pair = one(precision[0]), one(precision[1])
         if pair[0] is not None and pair[1] is not None:
             return (pair[0], pair[1])
+        if isinstance(precision[0], str):  # JAX reports the string it cannot read
+            bad = precision[0] if pair[0] is None else precision[1]
+            if bad not in P.DotAlgorithmPreset.__members__:
+                canonicalize_precision(bad)  # (raises, naming it)
     raise ValueError(
         "Precision argument must be one of:\n- None,\n- a string in "
         f"{[*_PRECISION_NAMES, None]},\n- a lax.Precision value,\n- a tuple of two "
@@ -695,13 +714,13 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
 
 
 def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Array:
-    """The static ``index`` along ``axis``."""
-    shape = _aval(operand).shape
-    start = [0] * len(shape)
-    limit = list(shape)
-    start[axis] = index
-    limit[axis] = index + 1
-    out = slice(operand, start, limit)
+    """The static ``index`` along ``axis`` (a unit-stride slice, as JAX's)."""
+    n = _shape_of(operand)[axis]
+    i = operator.index(index)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    i = i + n if i < 0 else i
+    out = slice_in_dim(operand, i, i + 1, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
 
 

@@ -7,8 +7,8 @@ on concrete arrays and inside traces.
 
 import ml_dtypes as _ml_dtypes
 import numpy as _np
-import numpy.typing as _npt
 
+from plait.frontend.core.dtype_queries import issubdtype
 from plait.frontend.core.promotion import promote_types, result_type
 from plait.frontend.numpy._core import ndim, shape
 from plait.frontend.numpy._scalar_types import scalar_type as _scalar_type
@@ -23,6 +23,37 @@ from plait.frontend.numpy.arithmetic import (
     power,
     rad2deg,
     remainder,
+)
+from plait.frontend.numpy.array_api import (
+    ArrayNamespaceInfo,
+    __array_api_version__,
+    __array_namespace_info__,
+    array_repr,
+    array_str,
+    can_cast,
+    character,
+    complexfloating,
+    flexible,
+    floating,
+    from_dlpack,
+    generic,
+    get_printoptions,
+    inexact,
+    integer,
+    iscomplexobj,
+    isdtype,
+    isrealobj,
+    isscalar,
+    iterable,
+    matvec,
+    number,
+    object_,
+    printoptions,
+    set_printoptions,
+    signedinteger,
+    unsignedinteger,
+    unstack,
+    vecmat,
 )
 from plait.frontend.numpy.array_methods import install_array_methods
 from plait.frontend.numpy.assembling import block, resize
@@ -353,19 +384,6 @@ iinfo = _ml_dtypes.iinfo
 finfo = _ml_dtypes.finfo
 
 
-def issubdtype(arg1: _npt.DTypeLike, arg2: _npt.DTypeLike) -> bool:
-    """``numpy.issubdtype``, knowing that ``bfloat16`` is a floating type."""
-    try:
-        d1 = _np.dtype(arg1)
-    except TypeError:
-        return bool(_np.issubdtype(arg1, arg2))
-    if d1 == _dt.bfloat16:
-        if isinstance(arg2, type) and issubclass(arg2, _np.generic):
-            return arg2 in (_np.floating, _np.inexact, _np.number, _np.generic)
-        return bool(_np.dtype(arg2) == _dt.bfloat16)
-    return bool(_np.issubdtype(d1, arg2))
-
-
 pi = _np.pi
 e = _np.e
 inf = _np.inf
@@ -470,4 +488,14 @@ __all__ = [
     "fromfunction",
     # Assembling arrays.
     "resize", "block",
+    # The array API standard's namespace metadata and additions (array_api.py).
+    "__array_api_version__", "__array_namespace_info__", "ArrayNamespaceInfo", "isdtype",
+    "can_cast", "unstack", "matvec", "vecmat", "iscomplexobj", "isrealobj", "isscalar",
+    "iterable", "array_repr", "array_str", "printoptions", "set_printoptions",
+    "get_printoptions", "from_dlpack", "number", "inexact", "floating", "integer",
+    "signedinteger", "unsignedinteger", "complexfloating", "generic", "character",
+    "flexible", "object_", "bool",
 ]
+
+# The array API's name of the boolean dtype (bound last: it shadows the builtin here).
+bool = bool_  # noqa: A001

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.custom_derivatives import custom_jvp
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import Tracer, scalar_literal
 from plait.frontend.numpy._core import (
@@ -135,10 +136,7 @@ def _pow_int_int(x: Any, y: Any) -> Array:
     return as_array(acc)
 
 
-def logaddexp(x: Any, y: Any) -> Array:
-    """``log(exp(x) + exp(y))``, computed stably."""
-    check_arraylike("logaddexp", x, y)
-    x, y = promote_to_inexact("logaddexp", x, y)
+def _logaddexp_of_equal_dtypes(x: Array, y: Array) -> Array:
     amax = lax.max(x, y)
     if dt.is_complex(dtype_of(x)):
         delta = lax.sub(lax.add(x, y), lax.mul(amax, _lax_const(amax, 2)))
@@ -150,9 +148,47 @@ def logaddexp(x: Any, y: Any) -> Array:
         r = lax.select_n(lax.lt(r, _lax_const(r, 0)), r, lax.add(r, two_pi))
         return lax.complex(lax.real(out), lax.sub(r, pi))
     delta = lax.sub(x, y)
-    return lax.select_n(lax.ne(delta, delta),
-                        lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
-                        lax.add(x, y))
+    is_nan = lax.ne(delta, delta)
+    both = lax.add(x, y)  # NaNs, or infinities of one sign (in JAX's order of equations)
+    return lax.select_n(is_nan, lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))),
+                        both)
+
+
+def replace_inf(x: Array) -> Array:
+    """``x`` with ``+inf`` (in the real part) replaced by 0: the exponent of a
+    ``logaddexp`` derivative, finite where the inputs are."""
+    re = lax.real(x) if dt.is_complex(dtype_of(x)) else x
+    return lax.select(lax.eq(re, _lax_const(re, np.inf)), lax.full_like(x, 0), x)
+
+
+def _logaddexp_rule() -> Any:
+    # (Named so that the custom_jvp prints as JAX's: ``custom_jvp_call[name=logaddexp]``.)
+    def logaddexp(x: Array, y: Array) -> Array:
+        return _logaddexp_of_equal_dtypes(x, y)
+
+    f = custom_jvp(logaddexp)
+
+    def jvp_rule(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+        # As JAX: d/dx = exp(x - out), so equal inputs get 1/2 each.
+        (x, y), (tx, ty) = primals, tangents
+        out = f(x, y)
+        return out, lax.add(lax.mul(tx, lax.exp(lax.sub(replace_inf(x), replace_inf(out)))),
+                            lax.mul(ty, lax.exp(lax.sub(replace_inf(y), replace_inf(out)))))
+
+    f.defjvp(jvp_rule)
+    return f
+
+
+_logaddexp = _logaddexp_rule()
+
+
+def logaddexp(x: Any, y: Any) -> Array:
+    """``log(exp(x) + exp(y))``, computed stably (with JAX's derivative: 1/2 each where
+    the inputs are equal)."""
+    check_arraylike("logaddexp", x, y)
+    x, y = promote_to_inexact("logaddexp", x, y)
+    out: Array = _logaddexp(x, y)
+    return out
 
 
 def hypot(x: Any, y: Any) -> Array:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from plait.frontend import lax
 from plait.frontend.core.array_base import set_array_namespace
 from plait.frontend.numpy.at import IndexUpdateHelper
 from plait.frontend.numpy.indexing import getitem
@@ -20,4 +21,5 @@ __all__ = ["install_array_methods"]
 def install_array_methods() -> None:
     """Route ``Array``'s operators and methods to :mod:`plait.frontend.numpy`
     (called once, at the end of that package's import)."""
-    set_array_namespace(sys.modules["plait.frontend.numpy"], getitem, IndexUpdateHelper)
+    set_array_namespace(sys.modules["plait.frontend.numpy"], getitem, IndexUpdateHelper,
+                        lambda x, i: lax.index_in_dim(x, i, 0, keepdims=False))

@@ -13,11 +13,13 @@ from typing import Any
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.promotion import result_type_info
 from plait.frontend.numpy._core import as_array, aval_of, promote, shape
 from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.gather_indexing import gather_getitem, index_to_gather
 from plait.frontend.numpy.manipulation import broadcast_to
 from plait.frontend.numpy.ufuncs import divide
+from plait.ir import config
 from plait.ir.primitives.indexing import GatherScatterMode, ScatterDimensionNumbers
 
 __all__ = ["IndexUpdateHelper", "IndexUpdateRef"]
@@ -154,6 +156,10 @@ def _update(ref: IndexUpdateRef, values: Any, scatter: Callable[..., Array],
         return x
     if ix.scalar_bool_dims:
         x = lax.expand_dims(x, ix.scalar_bool_dims)
+    if config.numpy_dtype_promotion() == "strict":
+        # JAX promotes the operand and the updates together before scattering, so
+        # strict promotion refuses updates of another dtype.
+        result_type_info([(xa.dtype, xa.weak_type), (y.aval.dtype, y.aval.weak_type)])
     if y.aval.dtype != xa.dtype:
         y = lax.convert_element_type(y, xa.dtype)
     y = broadcast_to(y, ix.slice_shape)

@@ -19,6 +19,7 @@ import ml_dtypes
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import result_type
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
     as_array,
     canonical_axis,
@@ -190,14 +191,14 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * math.p
                         _slice(arr, 1, None, ax) + cumsum(correction, axis=ax)), axis=ax)
 
 
-def _space_dtypes(start: Any, stop: Any, dtype: Any) -> tuple[Any, Any]:
+def _space_dtypes(start: Any, stop: Any, dtype: Any, name: str) -> tuple[Any, Any]:
     """The result dtype (that of ``start``/``stop`` made inexact unless given) and the
     inexact dtype the samples are computed in."""
     if dtype is None:
         d = result_type(start, stop)
         d = d if dt.is_inexact(d) else _default_float()
     else:
-        d = dt.canonicalize(dtype)
+        d = check_user_dtype(dtype, name)
     return d, d if dt.is_inexact(d) else _default_float()
 
 
@@ -206,7 +207,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     """``num`` samples ``base ** t`` for ``t`` evenly spaced from ``start`` to ``stop``."""
     num, axis = operator.index(num), operator.index(axis)
     check_arraylike("logspace", start, stop)
-    d, computation = _space_dtypes(start, stop, dtype)
+    d, computation = _space_dtypes(start, stop, dtype, "logspace")
     lo = lax.convert_element_type(start, computation)
     hi = lax.convert_element_type(stop, computation)
     lin = linspace(lo, hi, num, endpoint=endpoint, axis=axis)
@@ -218,7 +219,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     """``num`` samples from ``start`` to ``stop`` in geometric progression."""
     num, axis = operator.index(num), operator.index(axis)
     check_arraylike("geomspace", start, stop)
-    d, computation = _space_dtypes(start, stop, dtype)
+    d, computation = _space_dtypes(start, stop, dtype, "geomspace")
     lo = lax.convert_element_type(start, computation)
     hi = lax.convert_element_type(stop, computation)
     s = sign(lo)

@@ -24,7 +24,7 @@ from plait.frontend.numpy._core import (
     promote_numeric,
     promote_to_inexact,
 )
-from plait.frontend.numpy.arithmetic import _float_divmod, floor_divide, remainder
+from plait.frontend.numpy.arithmetic import _float_divmod, floor_divide, remainder, replace_inf
 from plait.frontend.numpy.creation import asarray
 from plait.frontend.numpy.manipulation import broadcast_arrays
 from plait.frontend.numpy.ufuncs import (
@@ -217,26 +217,48 @@ def _sinc_maclaurin() -> Any:
     return f
 
 
+def _logaddexp2_rule() -> Any:
+    # (Named so that the custom_jvp prints as JAX's: ``custom_jvp_call[name=logaddexp2]``.)
+    def logaddexp2(x: Array, y: Array) -> Array:
+        amax = lax.max(x, y)
+        invln2 = _lax_const(amax, 1 / np.log(2))
+        if dt.is_complex(dtype_of(x)):
+            delta = lax.sub(lax.add(x, y), lax.mul(amax, _lax_const(amax, 2)))
+            out = lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(delta))))
+            im = lax.imag(out)
+            # The imaginary part wrapped into [-pi/ln 2, pi/ln 2).
+            half = _lax_const(im, np.pi / np.log(2))
+            period = _lax_const(im, 2 * np.pi / np.log(2))
+            r = lax.rem(lax.add(im, half), period)
+            r = lax.select_n(lax.lt(r, _lax_const(r, 0)), r, lax.add(r, period))
+            return lax.complex(lax.real(out), lax.sub(r, half))
+        delta = lax.sub(x, y)
+        is_nan = lax.ne(delta, delta)
+        both = lax.add(x, y)  # (in JAX's order of equations)
+        return lax.select_n(is_nan, lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(
+            lax.neg(lax.abs(delta)))))), both)
+
+    f = custom_jvp(logaddexp2)
+
+    def jvp_rule(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+        (x, y), (tx, ty) = primals, tangents
+        out = f(x, y)
+        return out, lax.add(lax.mul(tx, lax.exp2(lax.sub(replace_inf(x), replace_inf(out)))),
+                            lax.mul(ty, lax.exp2(lax.sub(replace_inf(y), replace_inf(out)))))
+
+    f.defjvp(jvp_rule)
+    return f
+
+
+_logaddexp2 = _logaddexp2_rule()
+
+
 def logaddexp2(x1: Any, x2: Any, /) -> Array:
-    """``log2(2**x1 + 2**x2)``, computed stably."""
+    """``log2(2**x1 + 2**x2)``, computed stably (with JAX's derivative)."""
     check_arraylike("logaddexp2", x1, x2)
     x, y = promote_to_inexact("logaddexp2", x1, x2)
-    amax = lax.max(x, y)
-    invln2 = _lax_const(amax, 1 / np.log(2))
-    if dt.is_complex(dtype_of(x)):
-        delta = lax.sub(lax.add(x, y), lax.mul(amax, _lax_const(amax, 2)))
-        out = lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(delta))))
-        im = lax.imag(out)
-        # The imaginary part wrapped into [-pi/ln 2, pi/ln 2).
-        half, period = _lax_const(im, np.pi / np.log(2)), _lax_const(im, 2 * np.pi / np.log(2))
-        r = lax.rem(lax.add(im, half), period)
-        r = lax.select_n(lax.lt(r, _lax_const(r, 0)), r, lax.add(r, period))
-        return lax.complex(lax.real(out), lax.sub(r, half))
-    delta = lax.sub(x, y)
-    return lax.select_n(lax.ne(delta, delta),
-                        lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(
-                            lax.neg(lax.abs(delta)))))),
-                        lax.add(x, y))
+    out: Array = _logaddexp2(x, y)
+    return out
 
 
 def _integer_pair(name: str, x1: Any, x2: Any) -> tuple[Array, Array]:

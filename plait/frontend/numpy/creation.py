@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, overload
+from typing import Literal as Static
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.core.tracing import Tracer
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
     _host,
     as_array,
@@ -22,8 +24,8 @@ from plait.frontend.numpy._core import (
     convert,
     dtype_of,
     is_scalar,
-    shape,
 )
+from plait.frontend.numpy._core import shape as shape_of
 from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape, stack
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
@@ -54,29 +56,40 @@ def _shape_arg(shape_: Any) -> tuple[int, ...]:
     return dims
 
 
-def _user_dtype(dtype: Any) -> np.dtype[Any]:
-    return dt.canonicalize(dtype)
+def _user_dtype(dtype: Any, name: str) -> np.dtype[Any]:
+    # A 64-bit dtype narrows with JAX's warning (naming ``name``) when x64 is off.
+    return check_user_dtype(dtype, name)
 
 
 def _default_float() -> np.dtype[Any]:
     return dt.canonicalize(dt.float64)
 
 
-def full(shape_: Any, fill_value: Any, dtype: Any = None) -> Array:
-    """An array of ``shape`` filled with ``fill_value`` (broadcast if it is an array).
+def _place(x: Array, device: Any) -> Array:
+    # ``device=``: a concrete result moves there; a traced one is left to its trace.
+    if device is None or not isinstance(x, ArrayImpl):
+        return x
+    return x.to_device(device)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Array:
+    """An array of ``shape`` filled with ``fill_value`` (broadcast if it is an array),
+    on ``device`` if given.
 
     Without ``dtype``, a Python scalar fill value gives a weakly typed result.
     """
     check_arraylike("full", fill_value)
-    dims = _shape_arg(shape_)
-    if np.ndim(fill_value) != 0 if aval_of(fill_value) is None else shape(fill_value) != ():
-        return broadcast_to(asarray(fill_value, dtype), dims)
+    dims = _shape_arg(shape)
+    if np.ndim(fill_value) != 0 if aval_of(fill_value) is None else shape_of(fill_value) != ():
+        return _place(broadcast_to(
+            _asarray(fill_value, None if dtype is None else _user_dtype(dtype, "full")), dims),
+            device)
     if dtype is None:
         d, weak = _type_of(fill_value)
     else:
-        d, weak = _user_dtype(dtype), False
+        d, weak = _user_dtype(dtype, "full"), False
     value = convert(fill_value, d, weak)
-    return lax.broadcast_in_dim(value, dims, ())
+    return _place(lax.broadcast_in_dim(value, dims, ()), device)
 
 
 def _type_of(x: Any) -> tuple[np.dtype[Any], bool]:
@@ -85,56 +98,61 @@ def _type_of(x: Any) -> tuple[np.dtype[Any], bool]:
     return dtype_of(x), False
 
 
-def zeros(shape_: Any, dtype: Any = None) -> Array:
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of zeros (the default float dtype unless ``dtype`` is given)."""
-    return full(shape_, 0, _default_float() if dtype is None else dtype)
+    return full(shape, 0, _default_float() if dtype is None else _user_dtype(dtype, "zeros"),
+                device=device)
 
 
-def ones(shape_: Any, dtype: Any = None) -> Array:
+def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of ones (the default float dtype unless ``dtype`` is given)."""
-    return full(shape_, 1, _default_float() if dtype is None else dtype)
+    return full(shape, 1, _default_float() if dtype is None else _user_dtype(dtype, "ones"),
+                device=device)
 
 
-def empty(shape_: Any, dtype: Any = None) -> Array:
+def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
     """An array of the given shape; plait fills it with zeros."""
-    return zeros(shape_, dtype)
+    return full(shape, 0, _default_float() if dtype is None else _user_dtype(dtype, "empty"),
+                device=device)
 
 
 def _like(name: str, a: Any, fill: Any, dtype: Any, shape_: Any) -> Array:
     check_arraylike(name, a, fill)
-    s = shape(a) if shape_ is None else _shape_arg(shape_)
-    if np.ndim(fill) != 0 if aval_of(fill) is None else shape(fill) != ():
-        d = _type_of(a)[0] if dtype is None else _user_dtype(dtype)
+    s = shape_of(a) if shape_ is None else _shape_arg(shape_)
+    if np.ndim(fill) != 0 if aval_of(fill) is None else shape_of(fill) != ():
+        d = _type_of(a)[0] if dtype is None else _user_dtype(dtype, name)
         return broadcast_to(asarray(fill, d), s)
     if dtype is None:
         # The result keeps the dtype and the weak type of ``a``.
         d, weak = _type_of(a)
     else:
-        d, weak = _user_dtype(dtype), False
+        d, weak = _user_dtype(dtype, name), False
     value = convert(fill, d, weak)
     if aval_of(value) is not None and value.aval.weak_type != weak:
         value = lax.convert_element_type(value, d, weak)
     return lax.broadcast_in_dim(value, s, ())
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
     """Zeros with the shape, dtype and weak type of ``a``."""
-    return _like("zeros_like", a, 0, dtype, shape)
+    return _place(_like("zeros_like", a, 0, dtype, shape), device)
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
     """Ones with the shape, dtype and weak type of ``a``."""
-    return _like("ones_like", a, 1, dtype, shape)
+    return _place(_like("ones_like", a, 1, dtype, shape), device)
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Array:
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
+              device: Any = None) -> Array:
     """``fill_value`` with the shape, dtype and weak type of ``a``."""
-    return _like("full_like", a, fill_value, dtype, shape)
+    return _place(_like("full_like", a, fill_value, dtype, shape), device)
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> Array:
+def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
     """An array like ``a``; plait fills it with zeros."""
-    return _like("empty_like", a, 0, dtype, shape)
+    # JAX 0.10.2's warning for a narrowed dtype names ones_like here; so does plait's.
+    return _place(_like("ones_like", a, 0, dtype, shape), device)
 
 
 def _concrete_scalar(name: str, what: str, v: Any) -> Any:
@@ -150,7 +168,8 @@ def _concrete_scalar(name: str, what: str, v: Any) -> Any:
     return v
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
+           device: Any = None) -> Array:
     """Evenly spaced values ``start, start + step, ...`` below ``stop`` (static bounds).
 
     Computed as ``start + step * iota`` in the result dtype (in ``float32`` for
@@ -161,6 +180,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
       TypeError: a traced bound, or a bool dtype.
       ValueError: a complex or non-scalar bound.
     """
+    return _place(_arange(start, stop, step, dtype), device)
+
+
+def _arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
     check_arraylike("arange", *[v for v in (start, stop, step) if v is not None])
     start_name = "stop" if stop is None and step is None else "start"
     start = _concrete_scalar("arange", start_name, start)
@@ -172,7 +195,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if dtype is None:
         d = result_type_info([_type_of(v) for v in bounds])[0]
     else:
-        d = _user_dtype(dtype)
+        d = _user_dtype(dtype, "arange")
     if d == dt.bool_:
         raise TypeError("arange: a bool dtype is not supported (iota does not accept bool)")
     if stop is None:
@@ -190,14 +213,34 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     return lax.add(lax.convert_element_type(start, d), lax.iota(d, size))
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
-             axis: int = 0) -> Array:
+@overload
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
+             retstep: Static[False] = False, dtype: Any = None, axis: int = 0, *,
+             device: Any = None) -> Array: ...
+@overload
+def linspace(start: Any, stop: Any, num: int, endpoint: bool, retstep: Static[True],
+             dtype: Any = None, axis: int = 0, *, device: Any = None) -> tuple[Array, Array]: ...
+@overload
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, *,
+             retstep: Static[True], dtype: Any = None, axis: int = 0,
+             device: Any = None) -> tuple[Array, Array]: ...
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0, *, device: Any = None
+             ) -> Array | tuple[Array, Array]:
     """``num`` evenly spaced values from ``start`` to ``stop`` (arrays broadcast; the
     samples run along ``axis``).
 
     Raises:
       ValueError: a negative ``num``.
     """
+    out, delta = _linspace(start, stop, num, endpoint, dtype, axis)
+    out = _place(out, device)
+    return (out, delta) if retstep else out
+
+
+def _linspace(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any,
+              axis: int) -> tuple[Array, Array]:
+    # The samples and the step between them (NaN when it is undefined, as in JAX).
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
@@ -207,7 +250,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype:
         d = result_type_info([_type_of(start), _type_of(stop)])[0]
         d = d if dt.is_inexact(d) else _default_float()
     else:
-        d = _user_dtype(dtype)
+        d = _user_dtype(dtype, "linspace")
     fd = d if dt.is_inexact(d) else _default_float()
     start = lax.convert_element_type(start, fd)
     stop = lax.convert_element_type(stop, fd)
@@ -216,7 +259,9 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype:
     ax = len(bshape) + axis + 1 if axis < 0 else axis
     bshape.insert(ax, 1)
     div = (num - 1) if endpoint else num
+    delta: Array
     if num > 1:
+        delta = lax.div(lax.sub(stop, start), lax.convert_element_type(div, fd))
         real = {dt.complex64: dt.float32, dt.complex128: dt.float64}.get(fd, fd)
         iota_shape = [1] * len(bshape)
         iota_shape[ax] = div
@@ -229,26 +274,33 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype:
         if endpoint:
             out = lax.concatenate([out, reshape(stop, bshape)], ax)
     elif num == 1:
+        delta = full((), np.nan, fd) if endpoint else lax.sub(stop, start)
         out = reshape(start, bshape)
     else:
+        delta = full((), np.nan, fd)
         bshape[ax] = 0
         out = zeros(bshape, fd)
     if dt.is_integer(d):
         out = lax.floor(out)
-    return lax.convert_element_type(out, d)
+    return lax.convert_element_type(out, d), delta
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
+        device: Any = None) -> Array:
     """A 2-d array with ones on the ``k``-th diagonal (the default float dtype).
 
     Raises:
       ValueError: a negative dimension.
     """
+    return _place(_eye(N, M, k, dtype), device)
+
+
+def _eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
     n = operator.index(N)
     m = n if M is None else operator.index(M)
     if n < 0 or m < 0:
         raise ValueError(f"eye: negative dimensions are not allowed, but got {N} and {M}")
-    d = _default_float() if dtype is None else _user_dtype(dtype)
+    d = _default_float() if dtype is None else _user_dtype(dtype, "eye")
     k = operator.index(k)
     rows = lax.broadcasted_iota(dt.int32, (n, m), 0)
     cols = lax.broadcasted_iota(dt.int32, (n, m), 1)
@@ -259,7 +311,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
 
 def identity(n: int, dtype: Any = None) -> Array:
     """The ``n`` by ``n`` identity matrix."""
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=None if dtype is None else _user_dtype(dtype, "identity"))
 
 
 def _check_int_range(x: Any, d: np.dtype[Any]) -> None:
@@ -271,7 +323,8 @@ def _check_int_range(x: Any, d: np.dtype[Any]) -> None:
                 raise OverflowError(f"Python int {v} too large to convert to {d}")
 
 
-def asarray(a: Any, dtype: Any = None) -> Array:
+def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
+            device: Any = None) -> Array:
     """``a`` as an array (a no-op for arrays of the right dtype).
 
     Python scalars give weakly typed arrays; nested lists and tuples may mix
@@ -283,6 +336,13 @@ def asarray(a: Any, dtype: Any = None) -> Array:
       ValueError: ragged nested sequences.
       OverflowError: a Python int that does not fit the result dtype.
     """
+    out = _asarray(a, None if dtype is None else _user_dtype(dtype, "asarray"))
+    if copy and out is a:
+        out = lax.copy(out)  # an Array asked to be copied: a new buffer
+    return _place(out, device)
+
+
+def _asarray(a: Any, dtype: np.dtype[Any] | None) -> Array:
     if isinstance(a, Array):
         return astype(a, dtype) if dtype is not None else a
     if type(a) is Literal:
@@ -291,12 +351,12 @@ def asarray(a: Any, dtype: Any = None) -> Array:
     if isinstance(a, list | tuple) and any(isinstance(x, Array) for x in _flat(a)):
         # The dtype is that of all the leaves together (Python scalars weakly typed).
         target = (result_type_info([_type_of(v) for v in _flat(a)])[0]
-                  if dtype is None else _user_dtype(dtype))
-        return stack([asarray(x, target) for x in a])
+                  if dtype is None else dtype)
+        return stack([_asarray(x, target) for x in a])
     if is_scalar(a):
         sd, weak = dtype_and_weak(a)
         if dtype is not None:
-            sd, weak = _user_dtype(dtype), False
+            sd, weak = dtype, False
             if isinstance(a, complex) and not (dt.is_complex(sd) or sd == dt.bool_):
                 raise TypeError(f"asarray: cannot convert the complex value {a!r} to {sd}")
         _check_int_range(a, sd)
@@ -308,7 +368,7 @@ def asarray(a: Any, dtype: Any = None) -> Array:
         leaves = _flat(a)
         d: np.dtype[Any] | None = None
         if dtype is not None:
-            d = _user_dtype(dtype)
+            d = dtype
         elif leaves and all(is_scalar(v) or isinstance(v, np.generic | np.ndarray)
                             for v in leaves):
             d = result_type_info([_type_of(v) for v in leaves])[0]
@@ -324,7 +384,7 @@ def asarray(a: Any, dtype: Any = None) -> Array:
                             f"{e}") from None
     else:
         try:
-            arr = np.asarray(a, dtype=None if dtype is None else _user_dtype(dtype))
+            arr = np.asarray(a, dtype=dtype)
         except (ValueError, TypeError) as e:
             raise TypeError(f"asarray: cannot convert {type(a).__name__} to an array: "
                             f"{e}") from None
@@ -340,19 +400,27 @@ def _flat(a: Any) -> list[Any]:
     return [a]
 
 
-def array(a: Any, dtype: Any = None) -> Array:
-    """A copy of ``a`` as an array (see :func:`asarray`); arrays are immutable, so
-    the copy is ``a`` itself when no conversion is needed."""
-    return asarray(a, dtype)
+def array(a: Any, dtype: Any = None, *, copy: bool = True, order: str | None = "K",
+          ndmin: int = 0, device: Any = None) -> Array:
+    """A copy of ``a`` as an array (see :func:`asarray`) with at least ``ndmin``
+    dimensions (leading ones added); arrays are immutable, so with ``copy=False``
+    the result is ``a`` itself when no conversion is needed."""
+    out = _asarray(a, None if dtype is None else _user_dtype(dtype, "array"))
+    if copy and out is a:
+        out = lax.copy(out)
+    if out.ndim < ndmin:
+        out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return _place(out, device)
 
 
-def astype(x: Any, dtype: Any) -> Array:
-    """``x`` cast to ``dtype`` (strongly typed)."""
-    d = _user_dtype(dtype)
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:
+    """``x`` cast to ``dtype`` (strongly typed), on ``device`` if given; with ``copy``,
+    a new array even when the dtype is already ``dtype``."""
+    d = _user_dtype(dtype, "astype")
     a = as_array(x) if aval_of(x) is not None or is_scalar(x) else asarray(x)
     if a.dtype == d and not a.weak_type:
-        return a
-    return lax.convert_element_type(a, d)
+        return _place(lax.copy(a) if copy and a is x else a, device)
+    return _place(lax.convert_element_type(a, d), device)
 
 
 def copy(a: Any, order: str | None = None) -> Array:

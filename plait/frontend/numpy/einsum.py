@@ -19,6 +19,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.lax.ops import canonicalize_precision
 from plait.frontend.numpy._core import as_array, check_arraylike, convert
 from plait.ir import dtypes as dt
@@ -57,7 +58,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     if preferred_element_type is None:
         pet, weak = result_type_info([dtype_and_weak(a) for a in arrays])
     else:
-        pet, weak = dt.canonicalize(preferred_element_type), False
+        pet, weak = check_user_dtype(preferred_element_type, "einsum"), False
     result = _contract([as_array(convert(a, pet, False)) for a in arrays], inputs, output, pet,
                        canonicalize_precision(precision))
     return lax.convert_element_type(result, pet, weak)

@@ -216,7 +216,7 @@ def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: None = None) -> 
     """The sample frequencies of an ``n``-point transform with sample spacing ``d``:
     ``[0, 1, ..., n/2 - 1, -n/2, ..., -1] / (d n)``."""
     _check_freq_args("fftfreq", n, d)
-    out_dtype = dt.canonicalize(np.float32 if dtype is None else dtype)
+    out_dtype = dt.canonicalize(np.float64 if dtype is None else dtype)  # the default float
     work = out_dtype  # computed in the real dtype of the requested precision
     if dt.is_complex(out_dtype):
         work = dt.canonicalize(np.float64 if out_dtype == dt.complex128 else np.float32)
@@ -230,7 +230,7 @@ def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: None = None) -> 
 def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: None = None) -> Array:
     """The sample frequencies of :func:`rfft`: ``[0, 1, ..., n // 2] / (d n)``."""
     _check_freq_args("rfftfreq", n, d)
-    work = dt.canonicalize(np.float32 if dtype is None else dtype)
+    work = dt.canonicalize(np.float64 if dtype is None else dtype)  # the default float
     return arange(0, n // 2 + 1, dtype=work) / asarray(d * n, dtype=work)
 
 

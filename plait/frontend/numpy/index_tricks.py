@@ -17,6 +17,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import result_type
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy import arithmetic, composite_ufuncs, reductions, ufuncs
 from plait.frontend.numpy._core import ndim, shape
 from plait.frontend.numpy.creation import arange, asarray, linspace
@@ -109,7 +110,7 @@ def indices(dimensions: Sequence[int], dtype: Any = None,
     """The index of each position of a grid of shape ``dimensions``, stacked on a first
     axis (or, with ``sparse``, one broadcastable array per axis)."""
     dims = tuple(_static(d) for d in dimensions)
-    d = dt.canonicalize(np.dtype(int) if dtype is None else np.dtype(dtype))
+    d = dt.canonicalize(dt.int64) if dtype is None else check_user_dtype(dtype, "indices")
     if not dt.is_integer(d):
         raise TypeError(f"indices: expected an integer dtype, but got {d}")
     out = []

@@ -8,6 +8,7 @@ from typing import Any
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
     as_array,
     aval_of,
@@ -31,6 +32,13 @@ def _dot_general(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
                            preferred_element_type=preferred_element_type or a.dtype)
 
 
+def _pet(preferred_element_type: Any, name: str) -> Any:
+    # A 64-bit preferred type narrows with JAX's warning when x64 is off.
+    if preferred_element_type is None:
+        return None
+    return check_user_dtype(preferred_element_type, name)
+
+
 def promote(name: str, a: Any, b: Any) -> list[Array]:
     """Operands in their common dtype.  As in JAX, a weakly typed operand that already
     has that dtype is not cast (the product's type comes from ``preferred_element_type``)."""
@@ -47,6 +55,7 @@ def promote(name: str, a: Any, b: Any) -> list[Array]:
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
     """NumPy ``dot``: the last axis of ``a`` with the second-to-last of ``b``."""
     a, b = promote("dot", a, b)
+    preferred_element_type = _pet(preferred_element_type, "dot")
     na, nb = ndim(a), ndim(b)
     if na == 0 or nb == 0:
         return multiply(a, b)
@@ -69,6 +78,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None,
     then puts the result in NumPy's order.
     """
     a, b = promote("matmul", a, b)
+    preferred_element_type = _pet(preferred_element_type, "matmul")
     sa, sb = shape(a), shape(b)
     if not sa or not sb:
         raise ValueError(f"matmul: expected arrays of at least one dimension, but got shapes "
@@ -138,6 +148,7 @@ def vdot(a: Any, b: Any, *, precision: Any = None,
 def inner(a: Any, b: Any, *, precision: Any = None,
           preferred_element_type: Any = None) -> Array:
     """Inner product over the last axes."""
+    preferred_element_type = _pet(preferred_element_type, "tensordot")
     a, b = promote("inner", a, b)
     if ndim(a) == 0 or ndim(b) == 0:
         return multiply(a, b)
@@ -154,6 +165,7 @@ def outer(a: Any, b: Any) -> Array:
 def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any = None,
               preferred_element_type: Any = None) -> Array:
     """Contract ``axes`` of ``a`` with ``axes`` of ``b``."""
+    preferred_element_type = _pet(preferred_element_type, "tensordot")
     a, b = promote("tensordot", a, b)
     na, nb = ndim(a), ndim(b)
     if isinstance(axes, int):

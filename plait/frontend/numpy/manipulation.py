@@ -10,6 +10,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
     as_array,
     canonical_axes,
@@ -51,8 +52,9 @@ def _sequence(name: str, arrays: Any) -> list[Any]:
     return list(arrays)
 
 
-def reshape(a: Any, shape_: Any, order: str = "C") -> Array:
-    """The elements of ``a`` in a new shape; one dimension may be ``-1``.
+def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None) -> Array:
+    """The elements of ``a`` in a new shape; one dimension may be ``-1`` (``copy`` is
+    accepted for the array API; arrays are immutable, so it changes nothing).
 
     Raises:
       ValueError: the sizes differ, or more than one dimension is ``-1``.
@@ -60,7 +62,7 @@ def reshape(a: Any, shape_: Any, order: str = "C") -> Array:
     if order != "C":
         raise NotImplementedError(f"reshape: only order='C' is supported, but got {order!r}")
     arr = _as_array("reshape", a)
-    dims = list(_index_tuple(shape_))
+    dims = list(_index_tuple(shape))
     size = arr.size
     if dims.count(-1) > 1:
         raise ValueError(f"reshape: can only specify one unknown dimension (-1), but got "
@@ -183,7 +185,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
         return concatenate([ravel(x) for x in xs], 0, dtype)
     arrs: list[Array]
     if dtype is not None:
-        d = dt.canonicalize(dtype)
+        d = check_user_dtype(dtype, "asarray")
         arrs = [lax.convert_element_type(as_array(x), d) for x in xs]
     else:
         arrs = [as_array(x) for x in promote_dtypes("concatenate", *xs)]
@@ -220,7 +222,7 @@ def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Array:
                          f"{', '.join(str(s) for s in shapes)}")
     ax = canonical_axis(axis, len(shapes[0]) + 1)
     xs = promote_dtypes("stack", *xs) if dtype is None else [
-        lax.convert_element_type(x, dt.canonicalize(np.dtype(dtype))) for x in xs]
+        lax.convert_element_type(x, check_user_dtype(dtype, "asarray")) for x in xs]
     return lax.stack(xs, ax)
 
 
@@ -268,7 +270,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def broadcast_to(a: Any, shape_: int | Sequence[int]) -> Array:
+def broadcast_to(a: Any, shape: int | Sequence[int]) -> Array:
     """``a`` broadcast to ``shape`` (NumPy rules).
 
     Raises:
@@ -276,7 +278,7 @@ def broadcast_to(a: Any, shape_: int | Sequence[int]) -> Array:
         ``ValueError``).
     """
     arr = _as_array("broadcast_to", a)
-    target = _index_tuple(shape_)
+    target = _index_tuple(shape)
     s = arr.shape
     if s == target:
         return arr
@@ -320,15 +322,18 @@ def sort(a: Any, axis: int | None = -1, *, stable: bool = True,
 
 
 def argsort(a: Any, axis: int | None = -1, *, stable: bool = True,
-            descending: bool = False) -> Array:
-    """Indices that sort ``a`` along ``axis`` (of the flattened array when ``None``)."""
+            descending: bool = False, dtype: Any = None) -> Array:
+    """Indices that sort ``a`` along ``axis`` (of the flattened array when ``None``), of
+    the default integer dtype or ``dtype``."""
+    index_dtype = dt.canonicalize(dt.int64) if dtype is None else \
+        check_user_dtype(dtype, "argsort")
     arr = _as_array("argsort", a)
     if axis is None:
         arr, axis = ravel(arr), 0
     if arr.ndim == 0:
         raise np.exceptions.AxisError("argsort: axis -1 is out of bounds for a 0-d array")
     ax = canonical_axis(axis, arr.ndim)
-    idx = lax.broadcasted_iota(dt.canonicalize(dt.int64), arr.shape, ax)
+    idx = lax.broadcasted_iota(index_dtype, arr.shape, ax)
     if descending:
         # Reversing, sorting stably and reversing back keeps equal keys in order.
         arr, idx = lax.rev(arr, (ax,)), lax.rev(idx, (ax,))

@@ -14,6 +14,7 @@ from typing import Any
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
     as_array,
     canonical_axis,
@@ -58,7 +59,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
     m = n if M is None else operator.index(M)
     if n < 0 or m < 0:
         raise ValueError(f"tri: negative dimensions are not allowed, but got {N} and {M}")
-    d = dt.float32 if dtype is None else dt.canonicalize(dtype)
+    d = dt.float32 if dtype is None else check_user_dtype(dtype, "tri")
     return lax.convert_element_type(_tri_mask(n, m, operator.index(k)), d)
 
 
@@ -140,7 +141,8 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     n, m = arr.shape[axis1], arr.shape[axis2]
     arr = moveaxis(arr, (axis1, axis2), (-2, -1))
     masked = where(eye(n, m, k=operator.index(offset), dtype=dt.bool_), arr, zeros_like(arr))
-    return sum(masked, axis=(-2, -1), dtype=dtype)
+    return sum(masked, axis=(-2, -1),
+               dtype=None if dtype is None else check_user_dtype(dtype, "trace"))
 
 
 def matrix_transpose(x: Any, /) -> Array:
@@ -219,7 +221,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     if preferred_element_type is None:
         pet, weak = result_type_info([dtype_and_weak(a), dtype_and_weak(b)])
     else:
-        pet, weak = dt.canonicalize(preferred_element_type), False
+        pet, weak = check_user_dtype(preferred_element_type, "dot"), False
     batch = broadcast_shapes(a.shape[:-1], b.shape[:-1])
     n = a.shape[-1]
     a = broadcast_to(convert(a, pet, False), (*batch, n))

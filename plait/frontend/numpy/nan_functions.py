@@ -15,6 +15,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy import ufuncs
 from plait.frontend.numpy._core import as_array, check_arraylike
 from plait.frontend.numpy.reductions import (
@@ -96,10 +97,11 @@ nancumsum = _nancumulative("nancumsum", cumsum, 0)
 nancumprod = _nancumulative("nancumprod", cumprod, 1)
 
 
-def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any) -> tuple[np.dtype[Any], np.dtype[Any]]:
+def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any,
+                name: str) -> tuple[np.dtype[Any], np.dtype[Any]]:
     """The computation and result dtypes of a variance (as JAX's ``_var_promote_types``)."""
     if dtype is not None:
-        d = dt.canonicalize(dtype)
+        d = check_user_dtype(dtype, name)
         if dt.is_complex(a_dtype) and not dt.is_complex(d):
             raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
                              "computing the variance of an array of complex values.")
@@ -116,7 +118,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
     arr = _input("nanvar", a)
     mask = _check_where("nanvar", where)
     _no_out("nanvar", out)
-    computation, result = _var_dtypes(arr.dtype, dtype)
+    computation, result = _var_dtypes(arr.dtype, dtype, "nanvar")
     x = _cast(arr, computation)
     if mean is None:
         centre = nanmean(x, axis, dtype=computation, keepdims=True, where=mask)
@@ -144,5 +146,6 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
            keepdims: bool = False, where: Any = None, mean: Any = None) -> Array:
     """Standard deviation of the elements that are not NaN (see :func:`nanvar`)."""
     _no_out("nanstd", out)
+    dtype = None if dtype is None else check_user_dtype(dtype, "nanstd")
     return lax.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
                            where=where, mean=mean))

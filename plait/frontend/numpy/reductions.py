@@ -20,6 +20,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
     as_array,
     canonical_axes,
@@ -56,8 +57,9 @@ def _axes(name: str, axis: Any, nd: int) -> tuple[int, ...]:
     return canonical_axes(axis, nd)
 
 
-def _user_dtype(dtype: Any) -> np.dtype[Any]:
-    return dt.canonicalize(dtype)
+def _user_dtype(dtype: Any, name: str) -> np.dtype[Any]:
+    # A 64-bit dtype narrows with JAX's warning (naming ``name``) when x64 is off.
+    return check_user_dtype(dtype, name)
 
 
 def _default_int() -> np.dtype[Any]:
@@ -188,7 +190,7 @@ def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: None, k
     if initial is None and not has_identity and builtins.any(arr.shape[i] == 0 for i in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     if dtype is not None:
-        result = computation = _user_dtype(dtype)
+        result = computation = _user_dtype(dtype, name)
     else:
         result = _promote_integer(arr.dtype) if has_identity and promote_integers else arr.dtype
         computation = _upcast_f16(result) if has_identity else result
@@ -301,7 +303,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
         result = a.dtype if dt.is_inexact(a.dtype) else _default_float()
         computation = _upcast_f16(result)
     else:
-        result = computation = _user_dtype(dtype)
+        result = computation = _user_dtype(dtype, "mean")
     total = sum(a, axis=axes, dtype=computation, keepdims=keepdims, where=mask)
     count = _selected_count(a, axes, keepdims, mask, computation)
     divisor = _const_like(total, count) if isinstance(count, int) else count
@@ -311,10 +313,11 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
 _mean = mean
 
 
-def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any) -> tuple[np.dtype[Any], np.dtype[Any]]:
+def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any,
+                name: str = "var") -> tuple[np.dtype[Any], np.dtype[Any]]:
     """The computation and result dtypes of a variance (as JAX's ``_var_promote_types``)."""
     if dtype is not None:
-        d = _user_dtype(dtype)
+        d = _user_dtype(dtype, name)
         if dt.is_complex(a_dtype) and not dt.is_complex(d):
             raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
                              "computing the variance of an array of complex values.")
@@ -384,8 +387,11 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     corr = _correction(ddof, correction)
     _input("std", a)
     _check_where("std", where)
-    if dtype is not None and not dt.is_inexact(_user_dtype(dtype)):
-        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")
+    if dtype is not None:
+        requested, dtype = dtype, _user_dtype(dtype, "std")
+        if not dt.is_inexact(dtype):
+            raise ValueError(f"dtype argument to jnp.std must be inexact; got "
+                             f"{np.dtype(requested)}")
     _no_out("std", out)
     return lax.sqrt(var(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where, mean=mean,
                         correction=corr))
@@ -428,7 +434,7 @@ def _cumulative(name: str, op: Callable[..., Any], promote_integers: bool = Fals
                 else a.dtype
             computation = result
         else:
-            result = _user_dtype(dtype)
+            result = _user_dtype(dtype, name)
             if result == dt.bool_:
                 if a.dtype != dt.bool_:
                     a = _to_bool(a)
@@ -474,6 +480,8 @@ def cumulative_sum(x: Any, axis: int | None = None, dtype: Any = None,
     arrays of more than one dimension; integers accumulate in the default integer."""
     x = _input("cumulative_sum", x)
     ax = _cumulative_axis("cumulative_sum", x, axis)
+    # JAX's warning for a narrowed dtype names no function here.
+    dtype = None if dtype is None else check_user_dtype(dtype, None)
     out = _cumsum_promoted(x, axis=ax, dtype=dtype)
     return _with_initial(out, ax, 0) if include_initial else out
 
@@ -484,6 +492,8 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
     arrays of more than one dimension; with ``include_initial``, a leading 1."""
     x = _input("cumulative_prod", x)
     ax = _cumulative_axis("cumulative_prod", x, axis)
+    # JAX's warning for a narrowed dtype names no function here.
+    dtype = None if dtype is None else check_user_dtype(dtype, None)
     out = cumprod(x, axis=ax, dtype=dtype)
     return _with_initial(out, ax, 1) if include_initial else out
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
     as_array,
     check_arraylike,
@@ -43,7 +44,7 @@ def _conv(name: str, a: Any, v: Any, mode: str, precision: Precision,
         pet = None
     else:
         x, y = (as_array(t) for t in promote_dtypes(name, a, v))
-        pet = dt.canonicalize(np.dtype(preferred_element_type))
+        pet = check_user_dtype(preferred_element_type, "conv_general_dilated")
     if x.shape[0] == 0 or y.shape[0] == 0:
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {x.shape} and {y.shape}.")
     reverse = False

@@ -15,6 +15,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
     as_array,
     canonical_axis,
@@ -161,7 +162,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     mask = _check_where("nanmean", where)
     if not dt.is_inexact(arr.dtype):
         return mean(arr, axis=axis, dtype=dtype, keepdims=keepdims, where=mask)
-    d = arr.dtype if dtype is None else dt.canonicalize(dtype)
+    d = arr.dtype if dtype is None else check_user_dtype(dtype, "mean")
     normalizer = _reduce("nanmean", "sum", lax.bitwise_not(isnan(arr)), axis, d, keepdims,
                          None, mask)
     return lax.div(nansum(arr, axis, dtype=d, keepdims=keepdims, where=mask), normalizer)
@@ -228,8 +229,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
         aw = abs(aw)
         w = aw if w is None else asarray(multiply(w, aw))
     if dtype is not None:
-        X = _cast(X, dt.canonicalize(dtype))
-        w = None if w is None else _cast(w, dt.canonicalize(dtype))
+        d = check_user_dtype(dtype, "astype")
+        X = _cast(X, d)
+        w = None if w is None else _cast(w, d)
     avg, w_sum = average(X, axis=1, weights=w, returned=True)
     w_sum = w_sum[0]
     f: Any

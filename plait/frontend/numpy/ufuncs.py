@@ -61,12 +61,14 @@ def _fast_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
         ax = x.aval
         if ty is Tracer or ty is ArrayImpl:
             ay = y.aval
-            if ax.dtype != dt.bool_ and (ax is ay or (
+            if ax.dtype.kind not in "bV" and (ax is ay or (
                     ax.dtype == ay.dtype and ax.weak_type == ay.weak_type
                     and (ax.shape == ay.shape or not ax.shape or not ay.shape))):
                 return x, y
             return None
-        if ty in _SCALAR_TYPES and (ty is int or dt.is_inexact(ax.dtype)) and ax.dtype != dt.bool_:
+        # (Not bools, which promote, nor record dtypes: float0 and PRNG keys.)
+        if ty in _SCALAR_TYPES and (ty is int or dt.is_inexact(ax.dtype)) and \
+                ax.dtype.kind not in "bV":
             if ty is int and not _fits_default_int(y):
                 return None
             try:
@@ -77,7 +79,7 @@ def _fast_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
         return None
     if (ty is Tracer or ty is ArrayImpl) and tx in _SCALAR_TYPES:
         ay = y.aval
-        if (tx is int or dt.is_inexact(ay.dtype)) and ay.dtype != dt.bool_:
+        if (tx is int or dt.is_inexact(ay.dtype)) and ay.dtype.kind not in "bV":
             if tx is int and not _fits_default_int(x):
                 return None
             try:
@@ -510,11 +512,9 @@ def signbit(x: Any) -> Array:
         return lax.lt(x, _const_like(x, 0))
     if dt.is_complex(x.dtype):
         raise ValueError(f"signbit: not well defined for {x.dtype}")
-    # A zero is replaced by its reciprocal, which keeps the sign (-0.0 -> -inf); a
-    # NaN by copysign(1, nan) computed from its bits is not available, so NaN
-    # signs follow the comparison below.
-    signed = where(lax.eq(x, _const_like(x, 0)), lax.div(_const_like(x, 1), x), x)
-    return lax.lt(signed, _const_like(x, 0))
+    # The top bit of the float's bits, as JAX reads it: -0.0 and -nan have it set.
+    bits = {2: dt.int16, 4: dt.int32, 8: dt.int64}[x.dtype.itemsize]
+    return lax.lt(lax.bitcast_convert_type(x, bits), lax.full((), 0, bits))
 
 
 def copysign(x: Any, y: Any) -> Array:

@@ -213,11 +213,22 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
 
 def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
        pivoting: bool = False, check_finite: bool = True) -> Any:
-    """``(q, r)`` (``mode`` 'full' or 'economic'), or ``(r,)`` (mode 'r')."""
-    if pivoting:
-        raise NotImplementedError("qr: pivoting=True is not implemented yet (LAPACK's geqp3)")
+    """``(q, r)`` (``mode`` 'full' or 'economic'), or ``(r,)`` (mode 'r'); with
+    ``pivoting``, the rank-revealing ``a[..., :, p] = q @ r`` and ``p`` (int32) last:
+    ``(q, r, p)``, or ``(r, p)`` in mode 'r'."""
     if mode not in ("full", "r", "economic"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     (x,) = promote_dtypes_inexact("qr", asarray(a))
-    q, r = lax_linalg.qr(x, full_matrices=mode != "economic")
-    return (r,) if mode == "r" else (q, r)
+    q, r, *p = lax_linalg.qr(x, pivoting=bool(pivoting), full_matrices=mode != "economic")
+    return (r, *p) if mode == "r" else (q, r, *p)
+
+
+from plait.frontend.scipy import linalg_schur  # noqa: E402
+from plait.frontend.scipy.linalg_schur import *  # noqa: E402,F403
+
+__all__ += linalg_schur.__all__  # (a form mypy follows, so the re-exports are typed)
+
+from plait.frontend.scipy import linalg_expm  # noqa: E402
+from plait.frontend.scipy.linalg_expm import *  # noqa: E402,F403
+
+__all__ += linalg_expm.__all__  # (a form mypy follows, so the re-exports are typed)

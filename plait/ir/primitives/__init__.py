@@ -14,6 +14,7 @@ from plait.ir.primitives.bits import (
                                              shift_right_logical_p,
 )
 from plait.ir.primitives.calls import jit_p
+from plait.ir.primitives.composite import composite_p
 from plait.ir.primitives.control_flow import cond_p, platform_index_p, scan_p, while_p
 from plait.ir.primitives.conversions import bitcast_convert_type_p, mulhi_p, reduce_precision_p
 from plait.ir.primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
@@ -102,10 +103,23 @@ from plait.ir.primitives.indexing import (
                                              scatter_p,
                                              scatter_sub_p,
 )
-from plait.ir.primitives.linalg import Precision, dot_general_p
+from plait.ir.primitives.linalg import DotAlgorithm, DotAlgorithmPreset, Precision, dot_general_p
 from plait.ir.primitives.linalg_decompositions import cholesky_p, triangular_solve_p
 from plait.ir.primitives.linalg_eig import *  # noqa: F403
 from plait.ir.primitives.linalg_factorizations import *  # noqa: F403
+from plait.ir.primitives.linalg_schur import *  # noqa: F403
+from plait.ir.primitives.random import (
+                                             KEY_FRY,
+                                             PRNGImpl,
+                                             random_bits_p,
+                                             random_clone_p,
+                                             random_fold_in_p,
+                                             random_seed_p,
+                                             random_split_p,
+                                             random_unwrap_p,
+                                             random_wrap_p,
+                                             threefry2x32_p,
+)
 from plait.ir.primitives.reductions import (
                                              argmax_p,
                                              argmin_p,
@@ -193,8 +207,11 @@ __all__ = [
     "reduce_window_min_p", "reduce_window_p", "select_and_scatter_add_p",
     "select_and_gather_add_p",
     "bitcast_convert_type_p", "reduce_precision_p", "mulhi_p", "optimization_barrier_p",
-    "RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p",
+    "RandomAlgorithm", "rng_bit_generator_p", "rng_uniform_p", "KEY_FRY", "PRNGImpl",
+    "random_bits_p", "random_clone_p", "random_fold_in_p", "random_seed_p", "random_split_p",
+    "random_unwrap_p", "random_wrap_p", "threefry2x32_p",
     "cholesky_p", "triangular_solve_p",
     "LinearSolveTuple", "custom_linear_solve_p", "empty_p",
     "platform_index_p", "FftType", "fft_p",
+    "DotAlgorithm", "DotAlgorithmPreset", "composite_p",
 ]

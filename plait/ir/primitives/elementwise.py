@@ -207,6 +207,9 @@ def _convert_rule(x: ShapedArray, *, new_dtype: np.dtype[Any], weak_type: bool,
         fail(f"expected a supported new_dtype, but got {new_dtype!r}")
     if x.dtype == dt.float0 or new_dtype == dt.float0:
         fail(f"expected no float0 conversion, but got {x.str_short()} to {new_dtype}")
+    if (dt.is_key(x.dtype) or dt.is_key(new_dtype)) and x.dtype != new_dtype:
+        fail(f"expected no conversion to or from PRNG keys (use random.key_data or "
+             f"random.wrap_key_data), but got {x.str_short()} to {dt.short_name(new_dtype)}")
     return (ShapedArray(x.shape, new_dtype, weak_type),)
 
 

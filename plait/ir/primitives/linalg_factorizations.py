@@ -1,6 +1,6 @@
 """Matrix factorizations of (batches of) matrices, as JAX 0.10.2 has them: ``lu`` (with
-``lu_pivots_to_permutation``), ``geqrf`` and ``householder_product`` (the pieces of QR),
-``qr``, ``eigh`` and ``svd``.
+``lu_pivots_to_permutation``), ``geqrf``, ``geqp3`` and ``householder_product`` (the
+pieces of QR), ``qr``, ``eigh`` and ``svd``.
 
 Each acts on the trailing two dimensions (one for pivots and Householder scales); any
 leading dimensions are batch dimensions, native to the primitive.  Only float32,
@@ -21,7 +21,8 @@ from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
 from plait.ir.primitives.linalg_decompositions import LAPACK_DTYPES
 
-__all__ = ["lu_p", "lu_pivots_to_permutation_p", "geqrf_p", "householder_product_p", "qr_p",
+__all__ = ["lu_p", "lu_pivots_to_permutation_p", "geqrf_p", "geqp3_p", "householder_product_p",
+           "qr_p",
            "eigh_p", "svd_p", "SvdAlgorithm", "EighImplementation", "real_dtype"]
 
 
@@ -149,6 +150,34 @@ geqrf_p = Primitive("geqrf", _geqrf_rule, multiple_results=True)
 and their scales (``taus``)."""
 
 
+def _decode_optional_bool(value: Any) -> bool | None:
+    return None if value is None else decode_bool(value)
+
+
+def _geqp3_rule(a: ShapedArray, jpvt: ShapedArray, *,
+                use_magma: bool | None) -> tuple[ShapedArray, ...]:
+    m, n = _check_matrix("geqp3", a, "a")
+    # (JAX accepts any integer jpvt here and fails when running: LAPACK's kernel takes
+    # int32 only.)
+    if jpvt.dtype != dt.int32:
+        fail(f"geqp3: expected int32 jpvt, but got {jpvt.str_short()}")
+    if jpvt.shape != a.shape[:-2] + (n,):
+        fail(f"geqp3: expected jpvt of shape {a.shape[:-2] + (n,)} (a's batch dimensions "
+             f"and its {n} columns), but got a: {a.str_short()}, jpvt: {jpvt.str_short()}")
+    weak = a.weak_type and jpvt.weak_type  # (as JAX: every result weak when all operands are)
+    return (ShapedArray(a.shape, a.dtype, weak), ShapedArray(jpvt.shape, jpvt.dtype, weak),
+            ShapedArray(a.shape[:-2] + (min(m, n),), a.dtype, weak))
+
+
+geqp3_p = Primitive("geqp3", _geqp3_rule, (
+    ParamDef("use_magma", decode=_decode_optional_bool),
+), multiple_results=True)
+"""LAPACK's ``geqp3``, QR with column pivoting: ``R`` in the upper triangle of ``a``, the
+Householder reflectors below it, the column permutation (1-based: ``a[:, jpvt - 1] =
+Q R``) and the reflectors' scales.  On entry a nonzero ``jpvt[j]`` moves column ``j`` to
+the front, unpivoted; the other columns are pivoted by largest remaining norm."""
+
+
 def _householder_rule(a: ShapedArray, taus: ShapedArray) -> tuple[ShapedArray, ...]:
     m, n = _check_matrix("householder_product", a, "a")
     if taus.dtype != a.dtype:
@@ -178,10 +207,6 @@ def _qr_rule(x: ShapedArray, *, pivoting: bool, full_matrices: bool,
     out = (ShapedArray(batch + (m, k), x.dtype, x.weak_type),
            ShapedArray(batch + (k, n), x.dtype, x.weak_type))
     return out + (ShapedArray(batch + (n,), dt.int32, x.weak_type),) if pivoting else out
-
-
-def _decode_optional_bool(value: Any) -> bool | None:
-    return None if value is None else decode_bool(value)
 
 
 qr_p = Primitive("qr", _qr_rule, (

@@ -2,7 +2,8 @@
 
 ``eigh`` and ``svd`` call the LAPACK routines of the lowering (``syevd``/``heevd``,
 ``gesdd``/``gesvd``) through SciPy, whose LAPACK jaxlib's kernels use, so the signs and
-phases of the vectors agree; ``qr`` is NumPy's (``geqrf`` and ``orgqr`` too).  LU is
+phases of the vectors agree; so does ``geqp3`` (QR with column pivoting, whose pivots
+must agree); ``qr`` is NumPy's (``geqrf`` and ``orgqr`` too).  LU is
 written out (NumPy has none), pivoting as LAPACK's ``getrf`` does: on the largest
 ``|re| + |im|`` of the column.
 """
@@ -71,6 +72,55 @@ def _geqrf(x: np.ndarray) -> list[np.ndarray]:
     return [a, taus]
 
 
+def _geqp3_one(a: np.ndarray, jpvt: np.ndarray) -> tuple[np.ndarray, ...]:
+    """LAPACK's ``geqp3`` (SciPy's binding) on one matrix; the columns ``jpvt`` marks
+    (nonzero) go first unpivoted, as LAPACK moves them: ``geqrf`` on them, then the
+    pivoted factorization of what is left below them."""
+    m, n = a.shape
+    k = min(m, n)
+    if k == 0:  # (LAPACK returns at once, jpvt untouched)
+        return a.copy(), jpvt.copy(), np.zeros(0, a.dtype)
+    a = a.copy()
+    perm = np.arange(1, n + 1, dtype=np.int32)
+    fixed = 0
+    for j in range(n):  # LAPACK's swaps, in its order
+        if jpvt[j] != 0:
+            if j != fixed:
+                a[:, [j, fixed]] = a[:, [fixed, j]]
+                perm[j], perm[fixed] = perm[fixed], j + 1
+            fixed += 1
+    taus = np.zeros(k, a.dtype)
+    f = min(fixed, k)
+    if f:  # (as LAPACK: geqrf on the first min(m, fixed) columns, applied to the others)
+        h, tau = np.linalg.qr(a[:, :f], mode="raw")  # (h is LAPACK's array, transposed)
+        q = _householder_full(h.T, tau.astype(a.dtype))
+        a[:, f:] = q.conj().T @ a[:, f:]
+        a[:, :f], taus[:f] = h.T, tau
+    if f < k:
+        sub, piv, tau, _, _ = _lapack("geqp3", a)(a[f:, f:])
+        cols = f + piv - 1
+        a[:f, f:] = a[:f, cols]
+        a[f:, f:], perm[f:], taus[f:] = sub, perm[cols], tau
+    return a, perm, taus
+
+
+def _householder_full(a: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """All ``m`` columns of the unitary matrix of the reflectors below ``a``'s diagonal."""
+    m, k = a.shape[0], min(a.shape)
+    padded = np.zeros((m, m), a.dtype)
+    padded[:, :k] = a[:, :k]
+    return _householder_one(padded, taus)
+
+
+def _geqp3(a: np.ndarray, jpvt: np.ndarray, *, use_magma: bool | None) -> list[np.ndarray]:
+    m, n = a.shape[-2:]
+    out, perm = np.empty_like(a), np.empty_like(jpvt)
+    taus = np.empty(a.shape[:-2] + (min(m, n),), a.dtype)
+    for idx in np.ndindex(*a.shape[:-2]):
+        out[idx], perm[idx], taus[idx] = _geqp3_one(a[idx], jpvt[idx])
+    return [out, perm, taus]
+
+
 def _householder_one(a: np.ndarray, taus: np.ndarray) -> np.ndarray:
     m, n = a.shape
     q = np.eye(m, dtype=a.dtype)
@@ -89,10 +139,25 @@ def _householder_product(a: np.ndarray, taus: np.ndarray) -> np.ndarray:
     return out
 
 
+def _pivoted_qr(x: np.ndarray, full_matrices: bool) -> list[np.ndarray]:
+    """``qr`` with pivoting, as JAX builds it: ``geqp3``, then ``Q`` from the reflectors."""
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    k = m if full_matrices else min(m, n)
+    if m == 0 or n == 0:  # (JAX's answer: Q from the identity, R and the pivots zeros)
+        q = np.broadcast_to(np.eye(m, k, dtype=x.dtype), batch + (m, k)).copy()
+        return [q, np.zeros(batch + (k, n), x.dtype), np.zeros(batch + (n,), np.int32)]
+    a, perm, taus = _geqp3(x, np.zeros(batch + (n,), np.int32), use_magma=None)
+    q = np.empty(batch + (m, k), x.dtype)
+    for idx in np.ndindex(*batch):
+        q[idx] = _householder_full(a[idx], taus[idx])[:, :k]
+    r = np.triu(a[..., :k, :])
+    return [q, r, perm - 1]
+
+
 def _qr(x: np.ndarray, *, pivoting: bool, full_matrices: bool,
         use_magma: bool | None) -> list[np.ndarray]:
     if pivoting:
-        raise NotImplementedError("qr with pivoting=True (LAPACK's geqp3) is not implemented")
+        return _pivoted_qr(x, full_matrices)
     q, r = np.linalg.qr(x, mode="complete" if full_matrices else "reduced")
     return [q.astype(x.dtype), r.astype(x.dtype)]
 
@@ -124,10 +189,25 @@ def _eigh(x: np.ndarray, *, lower: bool, sort_eigenvalues: bool,
     return [v[..., :, cut], w[..., cut]]
 
 
+def _empty_svd(x: np.ndarray, full_matrices: bool, compute_uv: bool) -> list[np.ndarray]:
+    """JAX's answer for matrices without entries: no singular values and, with
+    ``full_matrices``, the identity as the one nonempty factor."""
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    s = np.zeros(batch + (0,), P.real_dtype(x.dtype))
+    if not compute_uv:
+        return [s]
+    u_cols, vh_rows = (m, n) if full_matrices else (0, 0)
+    u = np.broadcast_to(np.eye(m, u_cols, dtype=x.dtype), batch + (m, u_cols)).copy()
+    vh = np.broadcast_to(np.eye(vh_rows, n, dtype=x.dtype), batch + (vh_rows, n)).copy()
+    return [s, u, vh]
+
+
 def _svd(x: np.ndarray, *, full_matrices: bool, compute_uv: bool,
          subset_by_index: tuple[int, int] | None, algorithm: Any) -> list[np.ndarray]:
     batch, (m, n) = x.shape[:-2], x.shape[-2:]
     k = min(m, n)
+    if k == 0:
+        return _empty_svd(x, full_matrices, compute_uv)
     fn = _lapack("gesvd" if algorithm == P.SvdAlgorithm.QR else "gesdd", x)
     s = np.empty(batch + (k,), P.real_dtype(x.dtype))
     u = np.empty(batch + (m, m if full_matrices else k), x.dtype)
@@ -156,6 +236,7 @@ def _multi(prim: Primitive, fn: Callable[..., list[np.ndarray]]) -> None:
 _multi(P.lu_p, _lu)
 _multi(P.lu_pivots_to_permutation_p, lambda p, **kw: [_lu_pivots_to_permutation(p, **kw)])
 _multi(P.geqrf_p, _geqrf)
+_multi(P.geqp3_p, _geqp3)
 _multi(P.householder_product_p, lambda a, t: [_householder_product(a, t)])
 _multi(P.qr_p, _qr)
 _multi(P.eigh_p, _eigh)

@@ -3,6 +3,7 @@
 from plait.lowering.rules import (  # noqa: F401
     assembly,
     calls,
+    composite,
     control_flow,
     conversions,
     convolution,
@@ -13,6 +14,7 @@ from plait.lowering.rules import (  # noqa: F401
     linalg_decompositions,
     linalg_eig,
     linalg_factorizations,
+    linalg_schur,
     special,
     structural,
     windowed,

@@ -171,6 +171,8 @@ def highest(dtype: np.dtype[Any]) -> Any:
 
 
 def precision_config(precision: Any) -> str:
-    """The ``precision_config`` attribute of a contraction: DEFAULT for ``None``."""
-    names = ("DEFAULT", "DEFAULT") if precision is None else (p.name for p in precision)
+    """The ``precision_config`` attribute of a contraction: DEFAULT for ``None`` and for
+    a dot algorithm (which says how to compute instead)."""
+    names = (("DEFAULT", "DEFAULT") if precision is None or not isinstance(precision, tuple)
+             or len(precision) != 2 else (p.name for p in precision))
     return "[" + ", ".join(f"#stablehlo<precision {n}>" for n in names) + "]"

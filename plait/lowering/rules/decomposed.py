@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from plait.ir import primitives as P
 from plait.ir.avals import shaped
 from plait.ir.decompositions import decomposition
 from plait.ir.primitive import Primitive
@@ -23,5 +24,5 @@ def _decomposed(prim: Primitive) -> Any:
     return rule
 
 
-for _prim in DECOMPOSED:
+for _prim in (*DECOMPOSED, P.threefry2x32_p):
     lowering_rules[_prim] = _decomposed(_prim)

@@ -51,11 +51,20 @@ def _alias(output: int | None, operand: int) -> str:
             f"operand_index = {operand}, operand_tuple_indices = []>")
 
 
+def _attribute(value: int | tuple[int, str]) -> str:
+    # A bare int is a ui8 (LAPACK's character flags, JAX's enums); a pair gives the type.
+    number, kind = (value, "ui8") if isinstance(value, int) else value
+    return f"{number} : {kind}"
+
+
 def lapack_call(fn: FuncEmitter, target: str, operands: Sequence[Value],
                 avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray],
-                config: Mapping[str, int], aliases: Mapping[int, int]) -> list[Value]:
-    """Emit a custom call to the LAPACK handler ``target``; ``config`` holds its ``ui8``
-    attributes, ``aliases`` maps operand indices to the results reusing their buffers."""
+                config: Mapping[str, int | tuple[int, str]],
+                aliases: Mapping[int, int]) -> list[Value]:
+    """Emit a custom call to the LAPACK handler ``target``; ``config`` holds its
+    attributes (an int is a ``ui8``; ``(value, "i32")`` gives another integer type, as
+    ``gehrd``'s ``low``/``high``), ``aliases`` maps operand indices to the results reusing
+    their buffers."""
     rank = max(a.ndim for a in avals_in)
     types = [tensor_type(a) for a in avals_out]
     single = len(avals_out) == 1
@@ -66,7 +75,7 @@ def lapack_call(fn: FuncEmitter, target: str, operands: Sequence[Value],
              f"operand_layouts = {_layouts(avals_in, rank)}, "
              f"output_operand_aliases = [{alias_list}], "
              f"result_layouts = {_layouts(avals_out, rank)}")
-    backend = ", ".join(f"{k} = {v} : ui8" for k, v in sorted(config.items()))
+    backend = ", ".join(f"{k} = {_attribute(v)}" for k, v in sorted(config.items()))
     discardable = (f"mhlo.backend_config = {{{backend}}}, "
                    f'mhlo.frontend_attributes = {{num_batch_dims = "{rank - 2}"}}')
     return fn.op("stablehlo.custom_call", operands, types, props, discardable=discardable)

@@ -2,11 +2,12 @@
 them on CPU.
 
 ``lu`` calls ``?getrf`` (pivots made 0-based, then turned into a permutation by a
-``stablehlo.while`` loop of row swaps); ``geqrf`` and ``householder_product`` call
-``?geqrf`` and ``?orgqr``/``?ungqr``; ``qr`` is those two with the padding, slicing and
-upper-triangular mask JAX emits; ``eigh`` calls ``?syevd``/``?heevd`` and ``svd``
-``?gesdd`` (or ``?gesvd``).  Results of a factorization whose ``info`` reports a failure
-are NaN, as in JAX.
+``stablehlo.while`` loop of row swaps); ``geqrf``, ``geqp3`` and ``householder_product``
+call ``?geqrf``, ``?geqp3`` and ``?orgqr``/``?ungqr``; ``qr`` is ``geqrf`` (``geqp3``
+with pivoting, its pivots made 0-based) and ``householder_product`` with the padding,
+slicing and upper-triangular mask JAX emits; ``eigh`` calls ``?syevd``/``?heevd`` and
+``svd`` ``?gesdd`` (or ``?gesvd``); matrices without entries get JAX's constant answers.
+Results of a factorization whose ``info`` reports a failure are NaN, as in JAX.
 """
 
 from __future__ import annotations
@@ -160,6 +161,25 @@ def _householder_call(fn: FuncEmitter, a: Value, taus: Value, a_aval: ShapedArra
     return q
 
 
+def _geqp3_call(fn: FuncEmitter, a: Value, jpvt: Value, aval: ShapedArray,
+                jpvt_aval: ShapedArray) -> list[Value]:
+    m, n = aval.shape[-2:]
+    taus = ShapedArray(aval.shape[:-2] + (min(m, n),), aval.dtype)
+    if 0 in aval.shape:
+        # jaxlib's kernel divides by zero on an empty batch or matrix (JAX crashes);
+        # LAPACK returns at once there, jpvt untouched.
+        return [a, jpvt, _splat(fn, 0, taus)]
+    return lapack_call(fn, target_name("geqp3", aval.dtype), [a, jpvt], [aval, jpvt_aval],
+                       [aval, jpvt_aval, taus], {}, {0: 0, 1: 1})
+
+
+@register(P.geqp3_p)
+def _geqp3(ctx: LoweringContext, a: Value, jpvt: Value, *,
+           use_magma: bool | None) -> Sequence[Value]:
+    a_aval, jpvt_aval = (shaped(v) for v in ctx.avals_in)
+    return _geqp3_call(ctx.fn, a, jpvt, a_aval, jpvt_aval)
+
+
 @register(P.geqrf_p)
 def _geqrf(ctx: LoweringContext, x: Value) -> Sequence[Value]:
     return _geqrf_call(ctx.fn, x, shaped(ctx.avals_in[0]))
@@ -203,15 +223,23 @@ def _triu(fn: FuncEmitter, x: Value, aval: ShapedArray) -> Value:
 @register(P.qr_p)
 def _qr(ctx: LoweringContext, x: Value, *, pivoting: bool, full_matrices: bool,
         use_magma: bool | None) -> Sequence[Value]:
-    if pivoting:
-        raise NotImplementedError("qr with pivoting=True (LAPACK's geqp3) is not implemented")
     fn = ctx.fn
     aval = shaped(ctx.avals_in[0])
-    q_aval, r_aval = (shaped(a) for a in ctx.avals_out)
+    q_aval, r_aval = (shaped(a) for a in ctx.avals_out[:2])
     batch, (m, n) = aval.shape[:-2], aval.shape[-2:]
+    piv_aval = ShapedArray(batch + (n,), _I32)
     if m == 0 or n == 0:
-        return _empty_qr(fn, q_aval, r_aval)
-    r, taus = _geqrf_call(fn, x, aval)
+        empty = _empty_qr(fn, q_aval, r_aval)
+        return empty + [_splat(fn, 0, piv_aval)] if pivoting else empty
+    pivots: list[Value] = []
+    if pivoting:
+        # As JAX: geqp3 with every column free, its 1-based pivots made 0-based.
+        jpvt = _splat(fn, 0, piv_aval)
+        r, piv, taus = _geqp3_call(fn, x, jpvt, aval, piv_aval)
+        pivots = [fn.op1("stablehlo.subtract", [piv, _splat(fn, 1, piv_aval)],
+                         tensor_type(piv_aval))]
+    else:
+        r, taus = _geqrf_call(fn, x, aval)
     taus_aval = ShapedArray(batch + (min(m, n),), aval.dtype)
     if m < n:
         q_in = _slice(fn, r, aval, m, m)
@@ -227,17 +255,28 @@ def _qr(ctx: LoweringContext, x: Value, *, pivoting: bool, full_matrices: bool,
     else:
         q = _householder_call(fn, r, taus, aval, taus_aval)
         r = _slice(fn, r, aval, n, n)
-    return [q, _triu(fn, r, r_aval)]
+    return [q, _triu(fn, r, r_aval), *pivots]
+
+
+def _eye(fn: FuncEmitter, aval: ShapedArray) -> Value:
+    """Identity matrices (their leading columns), built as JAX's ``lax._eye``: int32 iotas
+    compared, converted, and broadcast over the batch dimensions."""
+    mat = (aval.shape[-2:], _I32)
+    rows = fn.op1("stablehlo.iota", [], tensor_type(mat), "iota_dimension = 0 : i64")
+    rows = fn.op1("stablehlo.add", [rows, _splat(fn, 0, ShapedArray(*mat))], tensor_type(mat))
+    cols = fn.op1("stablehlo.iota", [], tensor_type(mat), "iota_dimension = 1 : i64")
+    eye = fn.op1("stablehlo.convert", [compare(fn, "EQ", rows, cols, _I32, mat[0])],
+                 tensor_type((mat[0], aval.dtype)))
+    if aval.ndim == 2:
+        return eye
+    nd = aval.ndim
+    return fn.op1("stablehlo.broadcast_in_dim", [eye], tensor_type(aval),
+                  f"broadcast_dimensions = {i64_array((nd - 2, nd - 1))}")
 
 
 def _empty_qr(fn: FuncEmitter, q_aval: ShapedArray, r_aval: ShapedArray) -> list[Value]:
     """An empty matrix: ``Q`` the identity's leading columns, ``R`` zeros (as JAX)."""
-    m, k = q_aval.shape[-2:]
-    eye = fn.constant(np.eye(m, k, dtype=q_aval.dtype), ShapedArray((m, k), q_aval.dtype))
-    nd = q_aval.ndim
-    q = fn.op1("stablehlo.broadcast_in_dim", [eye], tensor_type(q_aval),
-               f"broadcast_dimensions = {i64_array((nd - 2, nd - 1))}")
-    return [q, _splat(fn, 0, r_aval)]
+    return [_eye(fn, q_aval), _splat(fn, 0, r_aval)]
 
 
 # -- eigh and svd -----------------------------------------------------------------------------
@@ -263,6 +302,22 @@ def _eigh(ctx: LoweringContext, x: Value, *, lower: bool, sort_eigenvalues: bool
     return [_nan_unless(fn, ok, v, v_aval, batch), _nan_unless(fn, ok, w, w_aval, batch)]
 
 
+def _empty_svd(fn: FuncEmitter, aval: ShapedArray, outs: Sequence[ShapedArray],
+               full_matrices: bool) -> list[Value]:
+    """JAX's answer for matrices without entries: no singular values and, with
+    ``full_matrices``, the identity as the one nonempty factor (in JAX's order: the
+    larger factor first, then the ``0 x 0`` one)."""
+    s = _splat(fn, 0, outs[0])
+    if len(outs) == 1:
+        return [s]
+    m, n = aval.shape[-2:]
+    u_aval, vt_aval = outs[1:]
+    big_aval, small_aval = (vt_aval, u_aval) if m < n else (u_aval, vt_aval)
+    big = _eye(fn, big_aval) if full_matrices else _splat(fn, 0, big_aval)
+    small = _splat(fn, 0, small_aval)
+    return [s, small, big] if m < n else [s, big, small]
+
+
 def _svd_routine(algorithm: SvdAlgorithm | None) -> str:
     if algorithm in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.DIVIDE_AND_CONQUER):
         return "gesdd"
@@ -283,7 +338,7 @@ def _svd(ctx: LoweringContext, x: Value, *, full_matrices: bool, compute_uv: boo
     if subset_by_index is not None and subset_by_index != (0, k):
         raise NotImplementedError("svd: subset_by_index is not supported on CPU (as in JAX)")
     if m == 0 or n == 0:
-        raise NotImplementedError("svd of an empty matrix is not implemented")
+        return _empty_svd(fn, aval, outs, full_matrices)
     mode = "N" if not compute_uv else ("A" if full_matrices else "S")
     u_aval = ShapedArray(batch + (m, m if full_matrices else k), aval.dtype)
     vt_aval = ShapedArray(batch + (n if full_matrices else k, n), aval.dtype)

@@ -10,11 +10,13 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
-from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
+from plait.ir.primitives.linalg import CPU_ALGORITHMS, algorithm_compute_types
+from plait.lowering.emitter import FuncEmitter, Value, element_type, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
 from plait.lowering.rules._util import (
     broadcast_to,
     compare,
+    convert,
     highest,
     lowest,
     outlined,
@@ -250,7 +252,34 @@ def _dot_general(ctx: LoweringContext, lhs: Value, rhs: Value, *, dimension_numb
                                          ("rhs_contracting_dimensions", rc)] if xs]
     attrs = (f"dot_dimension_numbers = #stablehlo.dot<{', '.join(fields)}>, "
              f"precision_config = {precision_config(precision)}")
+    if isinstance(precision, P.DotAlgorithm | P.DotAlgorithmPreset):
+        return [_dot_with_algorithm(ctx, lhs, rhs, precision, attrs)]
     return [ctx.fn.op1("stablehlo.dot_general", [lhs, rhs], tensor_type(ctx.avals_out[0]), attrs)]
+
+
+def _dot_with_algorithm(ctx: LoweringContext, lhs: Value, rhs: Value, algorithm: Any,
+                        attrs: str) -> Value:
+    """``dot_general`` with a dot algorithm, as JAX lowers it for CPU: operands converted
+    to the algorithm's types, the result computed in its accumulation type."""
+    if algorithm not in CPU_ALGORITHMS:
+        # XLA:CPU ignores algorithms it cannot carry out: refuse them, as JAX does.
+        raise ValueError(f"The precision '{algorithm}' is not supported by dot_general on CPU")
+    la, ra = shaped(ctx.avals_in[0]), shaped(ctx.avals_in[1])
+    out = shaped(ctx.avals_out[0])
+    lt, rt, acc = algorithm_compute_types(algorithm, la.dtype, ra.dtype, out.dtype)
+    fn = ctx.fn
+    lhs, rhs = convert(fn, lhs, la, lt), convert(fn, rhs, ra, rt)
+    fields = (algorithm.hlo_fields() if isinstance(algorithm, P.DotAlgorithm)
+              else algorithm.hlo_fields(lt, rt))
+    if fields is not None:
+        names = [t if isinstance(t, str) else element_type(t) for t in fields[:3]]
+        attrs += (f", algorithm = #stablehlo.dot_algorithm<lhs_precision_type = {names[0]}, "
+                  f"rhs_precision_type = {names[1]}, accumulation_type = {names[2]}, "
+                  f"lhs_component_count = {fields[3]}, rhs_component_count = {fields[4]}, "
+                  f"num_primitive_operations = {fields[5]}, "
+                  f"allow_imprecise_accumulation = {str(fields[6]).lower()}>")
+    res = fn.op1("stablehlo.dot_general", [lhs, rhs], tensor_type((out.shape, acc)), attrs)
+    return convert(fn, res, ShapedArray(out.shape, acc), out.dtype)
 
 
 def _canonical_for_sort(fn: FuncEmitter, x: Value, dtype: np.dtype[Any]) -> Value:

@@ -1,0 +1,94 @@
+"""The runtime environment and small conveniences of JAX's top level: device counts,
+the backend, waiting for and fetching results, the type of a value."""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.array_base import Array
+from plait.frontend.core.tree_util import tree_map
+from plait.ir import config as _config
+from plait.ir.avals import ShapedArray
+from plait.lowering import runtime
+
+__all__ = ["device_count", "local_device_count", "default_backend", "block_until_ready",
+           "device_get", "typeof", "print_environment_info", "enable_x64"]
+
+
+def _check_backend(backend: Any) -> None:
+    if backend not in (None, "cpu"):
+        raise RuntimeError(f"Unknown backend {backend!r}: plait runs on 'cpu' only")
+
+
+def device_count(backend: str | None = None) -> int:
+    """The number of devices (all are local: plait runs in one process)."""
+    _check_backend(backend)
+    return len(runtime.devices())
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """The number of devices this process drives."""
+    return device_count(backend)
+
+
+def default_backend() -> str:
+    """The platform computations run on: ``'cpu'``."""
+    return "cpu"
+
+
+def block_until_ready(x: Any) -> Any:
+    """Wait until every Array in the pytree ``x`` is computed; returns ``x``."""
+    def wait(leaf: Any) -> Any:
+        ready = getattr(leaf, "block_until_ready", None)
+        if ready is not None:
+            ready()
+        return leaf
+    tree_map(wait, x)
+    return x
+
+
+def device_get(x: Any) -> Any:
+    """The pytree ``x`` with its Arrays copied to the host as NumPy arrays."""
+    return tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array) else leaf, x)
+
+
+def typeof(x: Any) -> ShapedArray:
+    """The type plait gives ``x`` when it is an argument: shape, dtype and weak type
+    (``typeof(1.0)`` is a weakly typed ``f32[]``)."""
+    return abstractify(x, "x", "typeof")
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """Print (or return) the versions of plait and its runtime, and the devices."""
+    from importlib.metadata import version
+
+    devices = runtime.devices()
+    lines = [f"plait:  {version('plait')}", f"jaxlib: {version('jaxlib')}",
+             f"numpy:  {np.__version__}", f"python: {sys.version}",
+             f"device info: {devices[0].platform}-{len(devices)}, {len(devices)} local devices",
+             f"platform: {platform.uname()}"]
+    text = "\n".join(lines) + "\n"
+    if return_string:
+        return text
+    print(text, end="")
+    return None
+
+
+@contextlib.contextmanager
+def enable_x64(new_val: bool = True) -> Iterator[None]:
+    """Within the block, x64 mode is ``new_val`` (64-bit dtypes are kept, not narrowed);
+    the previous mode is restored after it (``plait.config.update('enable_x64', ...)``
+    sets it for good)."""
+    previous = _config.read("enable_x64")
+    _config.update("enable_x64", bool(new_val))
+    try:
+        yield
+    finally:
+        _config.update("enable_x64", previous)

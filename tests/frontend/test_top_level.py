@@ -1,0 +1,149 @@
+"""plait's top-level conveniences (devices, typeof, enable_x64, jit as a decorator
+factory, jacobian), plait.tree, plait.dtypes and plait.test_util, against JAX 0.10.2's
+names of the same meaning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import jax.random as jr
+import ml_dtypes
+import numpy as np
+import pytest
+
+import plait
+import plait.dtypes as pdt
+import plait.numpy as pnp
+import plait.random as pr
+import plait.tree as ptree
+from plait.test_util import check_grads
+
+jax.config.update("jax_platforms", "cpu")
+
+
+def test_devices_and_backend_match_jax() -> None:
+    assert plait.device_count() == jax.device_count()
+    assert plait.local_device_count() == jax.local_device_count()
+    assert plait.default_backend() == jax.default_backend() == "cpu"
+    with pytest.raises(RuntimeError, match="Unknown backend 'gpu'"):
+        plait.device_count("gpu")
+
+
+@pytest.mark.parametrize("value", [1.0, 2, True, np.float32(1), np.ones((2, 3), np.int8),
+                                   1 + 2j], ids=repr)
+def test_typeof_matches_jax(value: Any) -> None:
+    ours, theirs = plait.typeof(value), jax.typeof(value)
+    assert (ours.shape, ours.dtype, ours.weak_type) == (theirs.shape, theirs.dtype,
+                                                      theirs.weak_type)
+
+
+def test_block_until_ready_and_device_get_keep_the_tree() -> None:
+    tree = {"a": pnp.ones(2), "b": [pnp.arange(3), 4]}
+    assert plait.block_until_ready(tree) is tree
+    host = plait.device_get(tree)
+    assert isinstance(host["a"], np.ndarray) and host["b"][1] == 4
+    np.testing.assert_array_equal(host["b"][0], jax.device_get(jnp.arange(3)))
+
+
+def test_enable_x64_is_a_context_manager() -> None:
+    with plait.enable_x64():
+        assert pnp.ones(1).dtype == np.float64
+        with plait.enable_x64(False):
+            assert pnp.ones(1).dtype == np.float32
+        assert pnp.arange(2).dtype == np.int64
+    assert pnp.ones(1).dtype == np.float32
+
+
+def test_jit_without_a_function_is_a_decorator() -> None:
+    @plait.jit(static_argnums=1)
+    def scale(x: Any, n: int) -> Any:
+        return x * n
+
+    assert float(scale(2.0, 3)) == 6.0
+    assert plait.make_jaxpr(scale, static_argnums=1)(2.0, 3).jaxpr.eqns[0].primitive.name \
+        == "jit"
+
+
+def test_jacobian_is_jacrev() -> None:
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_allclose(plait.jacobian(lambda v: pnp.sin(v) * v)(x),
+                               jax.jacobian(lambda v: jnp.sin(v) * v)(x), rtol=1e-6)
+
+
+def test_tree_module_matches_jax_tree() -> None:
+    tree = {"w": [1, 2], "b": (3, {"c": 4})}
+    assert ptree.leaves(tree) == jax.tree.leaves(tree)
+    assert ptree.map(lambda x: x * 10, tree) == jax.tree.map(lambda x: x * 10, tree)
+    assert ptree.reduce(lambda a, b: a + b, tree) == jax.tree.reduce(lambda a, b: a + b, tree)
+    assert ptree.all([1, True, (2,)]) == jax.tree.all([1, True, (2,)])
+    leaves, treedef = ptree.flatten(tree)
+    assert ptree.unflatten(treedef, leaves) == tree
+    assert str(ptree.structure(tree)) == str(jax.tree.structure(tree))
+    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree.leaves_with_path(tree)]
+    assert [plait.tree_util.keystr(p) for p, _ in ptree.leaves_with_path(tree)] == paths
+    assert ptree.map_with_path(lambda p, x: x, tree) == tree
+    outer, inner = ptree.structure([0, 0]), ptree.structure((0, 0, 0))
+    grid = [(1, 2, 3), (4, 5, 6)]
+    assert ptree.transpose(outer, inner, grid) == jax.tree.transpose(
+        jax.tree.structure([0, 0]), jax.tree.structure((0, 0, 0)), grid)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.int8, np.uint32,
+                                   np.complex64, np.bool_], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("kind", [np.floating, np.integer, np.inexact, np.number,
+                                  np.signedinteger, np.generic], ids=lambda k: k.__name__)
+def test_issubdtype_matches_jax(dtype: Any, kind: Any) -> None:
+    assert pdt.issubdtype(dtype, kind) == jax.dtypes.issubdtype(dtype, kind)
+    assert pnp.issubdtype(dtype, kind) == jnp.issubdtype(dtype, kind)
+
+
+def test_key_dtypes_are_prng_keys() -> None:
+    ours, theirs = pr.key(0).dtype, jr.key(0).dtype
+    for kind in (np.integer, np.generic):
+        assert pdt.issubdtype(ours, kind) == jax.dtypes.issubdtype(theirs, kind)
+    assert pdt.issubdtype(ours, pdt.prng_key) and jax.dtypes.issubdtype(theirs,
+                                                                          jax.dtypes.prng_key)
+    assert pdt.issubdtype(ours, pdt.extended)
+    assert not pdt.issubdtype(np.uint32, pdt.prng_key)
+    assert pdt.issubdtype(ours, ours)
+
+
+def test_dtype_helpers_match_jax() -> None:
+    for d in ("float64", "int64", "uint8", "bfloat16", float, int):
+        assert pdt.canonicalize_dtype(d) == jax.dtypes.canonicalize_dtype(d)
+    assert pdt.finfo(pdt.bfloat16).eps == jax.dtypes.finfo(jax.dtypes.bfloat16).eps
+    assert pdt.iinfo(np.int8).min == jax.dtypes.iinfo(np.int8).min
+    assert pdt.itemsize_bits(np.float16) == jax.dtypes.itemsize_bits(np.float16)
+    assert pdt.scalar_type_of(pnp.ones(2)) is jax.dtypes.scalar_type_of(jnp.ones(2))
+    assert pdt.result_type(np.int8, 1.0) == jax.dtypes.result_type(np.int8, 1.0)
+    assert pdt.float0 == jax.dtypes.float0 and plait.float0 == jax.float0
+
+
+def test_check_grads_accepts_true_derivatives() -> None:
+    check_grads(lambda x, y: pnp.sin(x) * y, (np.float32(0.5), np.array([1.0, 2.0], np.float32)),
+                order=2)
+    check_grads(lambda x: {"t": pnp.tanh(x)}, (np.linspace(-1.0, 1.0, 4),), order=3,
+                modes=["rev"])
+
+
+def test_check_grads_catches_wrong_derivatives() -> None:
+    @plait.custom_jvp
+    def wrong(x: Any) -> Any:
+        return pnp.sin(x)
+
+    wrong.defjvp(lambda p, t: (pnp.sin(p[0]), 2 * t[0]))
+    with pytest.raises(AssertionError, match="JVP tangent mismatch"):
+        check_grads(wrong, (np.float32(1.0),), 1, modes=["fwd"])
+    with pytest.raises(AssertionError, match="VJP mismatch"):
+        check_grads(wrong, (np.float32(1.0),), 1, modes=["rev"])
+    with pytest.raises(ValueError, match="Unrecognized mode: sideways"):
+        check_grads(wrong, (np.float32(1.0),), 1, modes=["sideways"])
+
+
+def test_print_environment_info_names_the_versions() -> None:
+    text = plait.print_environment_info(return_string=True)
+    assert text is not None
+    assert f"plait:  {plait.__version__}" in text and "jaxlib: 0.10.2" in text
+    assert "device info: cpu-1, 1 local devices" in text
