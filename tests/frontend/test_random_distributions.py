@@ -129,7 +129,17 @@ VMAP_CASES = ["permutation_axis", "choice_no_replace", "choice_p", "gamma", "log
               "orthogonal", "double_sided_maxwell", "geometric", "ball"]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# Variants of a sampler already covered by its main case run with -m slow.
+_EAGER_SLOW = {"permutation_int_one", "permutation_1d", "permutation_independent",
+               "permutation_two_rounds", "choice_array_axis", "choice_no_replace_array",
+               "choice_p_no_replace", "gamma_shape", "gamma_bf16", "loggamma_tiny",
+               "beta_scalar", "dirichlet_shape", "t_df", "f_shape", "ball_p1",
+               "multinomial_shape", "geometric_p", "mvn_eigh", "mvn_svd", "mvn_batched_cov",
+               "orthogonal_wide", "lognormal_default"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _EAGER_SLOW
+                                  else n for n in sorted(CASES)])
 def test_eager_matches_jax(name: str) -> None:
     fn = CASES[name]
     assert_same(fn(pr, pr.key(3)), fn(jr, jr.key(3)))
