@@ -40,6 +40,12 @@ from plait.frontend.api.autodiff import (
     vjp,
 )
 from plait.frontend.api.checkpoint import checkpoint, checkpoint_policies, remat
+from plait.frontend.api.contexts import (
+    disable_jit,
+    ensure_compile_time_eval,
+    named_call,
+    named_scope,
+)
 from plait.frontend.api.custom_derivatives import custom_jvp, custom_vjp
 from plait.frontend.api.device_put import device_put
 from plait.frontend.api.environment import (
@@ -48,6 +54,7 @@ from plait.frontend.api.environment import (
     device_count,
     device_get,
     enable_x64,
+    live_arrays,
     local_device_count,
     print_environment_info,
     typeof,
@@ -72,7 +79,8 @@ __all__ = [
     "config", "dtypes", "errors", "ir", "lax", "nn", "numpy", "random", "scipy", "test_util",
     "transforms", "tree", "tree_util", "typing", "block_until_ready", "default_backend",
     "device_count", "device_get", "enable_x64", "local_device_count", "print_environment_info",
-    "typeof", "float0", "jacobian",
+    "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
+    "named_scope", "live_arrays",
     "make_jaxpr", "eval_shape", "jit", "device_put", "devices",
     "grad", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize",
     "value_and_grad", "vjp", "vmap", "checkpoint", "checkpoint_policies", "remat", "custom_jvp",

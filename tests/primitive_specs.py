@@ -1271,7 +1271,8 @@ for _sel in (P.ge_p, P.le_p):
          jax_fn=_jax_pool_select(True), tol=4, differentiable=True, linear_in=(0,))
 for _which, _rev in [("first", False), ("last", True)]:
     spec(f"cumlogsumexp_{_which}{'_reverse' if _rev else ''}", P.cumlogsumexp_p,
-         _cum(_which, _rev), _uniform(-4, 4), (F32, F16, BF16), shapes=NONSCALAR + ((3, 0),),
+         _cum(_which, _rev), _uniform(-4, 4), (F32, F16, BF16, C64),
+         shapes=NONSCALAR + ((3, 0),),
          tol=8, differentiable=True)
 
 

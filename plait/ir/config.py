@@ -15,6 +15,12 @@ may read it.  Options:
     Record the user source line of every traced equation.
 ``check_jaxprs`` (bool)
     Type-check every jaxpr a transformation produces (slow; tests turn it on).
+``disable_jit`` (bool)
+    ``jit`` calls the Python function instead of compiling it, and control flow with
+    concrete predicates and bounds runs as Python (``plait.disable_jit``).
+``eager_constant_folding`` (bool)
+    While tracing, an operation none of whose operands is traced is computed at once
+    instead of staged (``plait.ensure_compile_time_eval``).
 """
 
 from __future__ import annotations
@@ -41,13 +47,16 @@ class _Values:
         self.traceback_filtering = os.environ.get("PLAIT_TRACEBACK_FILTERING", "on")
         self.source_info = True
         self.check_jaxprs = False
+        self.disable_jit = False
+        self.eager_constant_folding = False
         self.trace_context: tuple[Any, ...] = ()
         self._refresh()
 
     def _refresh(self) -> None:
         # The options that change what tracing produces for the same argument types:
         # trace caches include this tuple in their keys.
-        self.trace_context = (self.enable_x64, self.numpy_dtype_promotion)
+        self.trace_context = (self.enable_x64, self.numpy_dtype_promotion, self.disable_jit,
+                              self.eager_constant_folding)
         for listener in _listeners:
             listener()
 
@@ -70,6 +79,8 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "traceback_filtering": lambda v: v in ("on", "off"),
     "source_info": lambda v: isinstance(v, bool),
     "check_jaxprs": lambda v: isinstance(v, bool),
+    "disable_jit": lambda v: isinstance(v, bool),
+    "eager_constant_folding": lambda v: isinstance(v, bool),
 }
 
 

@@ -40,6 +40,10 @@ class SourceInfo:
     """The 1-based line number."""
     function: str
     """The enclosing function's name."""
+    name_stack: str = ""
+    """The ``named_scope``\\ s active when it was traced, outermost first, joined by ``/``
+    (``"block/attention"``); lowering names the equation's ops after it."""
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line} ({self.function})"
+        where = f"{self.file}:{self.line} ({self.function})"
+        return f"[{self.name_stack}] {where}" if self.name_stack else where

@@ -145,6 +145,9 @@ class FuncEmitter:
         # Values worth reusing (literal constants, broadcasts), per open region: a value
         # defined inside a region is not visible outside it.
         self._memos: list[dict[Any, Value]] = [{}]
+        self.loc = ""
+        """Appended to every op: `` loc("scope/sin")`` for an equation traced inside a
+        ``named_scope`` (XLA turns it into the op's ``op_name``), else empty."""
 
     @property
     def memo(self) -> dict[Any, Value]:
@@ -189,7 +192,8 @@ class FuncEmitter:
         sig = (f"({', '.join(o.type for o in operands)}) -> "
                + (result_types[0] if len(result_types) == 1 else f"({', '.join(result_types)})"))
         self._sink.append(
-            f'{lhs}"{name}"({", ".join(o.name for o in operands)}){props}{regs}{extra} : {sig}')
+            f'{lhs}"{name}"({", ".join(o.name for o in operands)}){props}{regs}{extra} : {sig}'
+            f'{self.loc}')
         return results
 
     def op1(self, name: str, operands: Sequence[Value], result_type: str, attrs: str = "",
@@ -203,7 +207,7 @@ class FuncEmitter:
         props = f" <{{{attrs}}}>" if attrs else ""
         self._sink.append(
             f'{res.name} = "{name}"({", ".join([o.name for o in operands])}){props} : '
-            f'({", ".join([o.type for o in operands])}) -> {result_type}')
+            f'({", ".join([o.type for o in operands])}) -> {result_type}{self.loc}')
         return res
 
     def constant(self, value: Any, aval: ShapedArray) -> Value:

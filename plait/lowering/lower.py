@@ -38,6 +38,9 @@ class ModuleEmitter:
     used: set[str] = attrs.field(factory=lambda: {"main"})
     renames: list[int] = attrs.field(factory=lambda: [0])
     callees: dict[Any, str] = attrs.field(factory=dict)
+    scope_prefix: str = ""
+    """Put before the name stack of an equation in a ``named_scope`` to name its ops
+    (``jit(f)/``, as JAX does)."""
 
     def unique(self, name: str) -> str:
         """A function name not used yet in this module.
@@ -91,11 +94,16 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
     literal = fn.literal
     ctx = LoweringContext(fn, module)
     rules = lowering_rules
+    outer_loc = fn.loc  # (a branch or loop body lowered while its equation's ops are)
     for eqn in jaxpr.eqns:
         try:
             rule = rules.get(eqn.primitive)
             if rule is None:
                 raise RuleNotImplementedError("Lowering", eqn.primitive.name)
+            src = eqn.source_info
+            fn.loc = (f' loc("{module.scope_prefix}{_escape(src.name_stack)}/'
+                      f'{eqn.primitive.name}")'
+                      if src is not None and src.name_stack else outer_loc)
             inputs = eqn.invars
             ctx.avals_in = [a.aval for a in inputs]
             ctx.avals_out = [v.aval for v in eqn.outvars]
@@ -107,6 +115,7 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
         except Exception as exc:
             note_equation(exc, jaxpr, eqn, "lowering to StableHLO")
             raise
+    fn.loc = outer_loc
     return [literal(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 
@@ -246,7 +255,7 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     Raises:
       RuleNotImplementedError: a primitive has no lowering rule.
     """
-    module = ModuleEmitter()
+    module = ModuleEmitter(scope_prefix=f"jit({_escape(fun_name)})/")
     jaxpr = closed.jaxpr
     paths = list(result_paths) or [""] * len(jaxpr.outvars)
     attrs_ = [f'jax.result_info = "{_escape(p)}"' if p else "" for p in paths]

@@ -135,8 +135,6 @@ _KNOWN_TYPING_DIFFERENCES: dict[str, str] = {
     **{f"cumlogsumexp_first:{d}": "JAX's typing rule takes integers, then fails to lower "
                                   "them (its -inf initial value)"
        for d in ("int8", "int16", "int32", "uint8", "uint16", "uint32")},
-    "cumlogsumexp_first:complex64": "JAX takes complex numbers; plait's cumlogsumexp is for "
-                                    "real floats",
     **{f"rng_uniform:{d}": "JAX's typing rule takes any dtype, but XLA's CPU compiler aborts "
                            "the process on these (rng_expander.cc: Check failed)"
        for d in ("bool", "int8", "int16", "uint8", "uint16", "complex64")},

@@ -19,8 +19,16 @@ from plait.frontend import lax
 from plait.frontend.api.device_put import device_put
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.arguments import abstractify, fun_name
+from plait.frontend.core.array_base import Array
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
-from plait.frontend.core.tracing import Tracer, bind, current_trace, scalar_literal, value_aval
+from plait.frontend.core.tracing import (
+    Tracer,
+    bind,
+    current_trace,
+    is_concretizable,
+    scalar_literal,
+    value_aval,
+)
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     keystr,
@@ -33,8 +41,9 @@ from plait.frontend.core.tree_util import (
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
+from plait.ir.config import values as _config
 from plait.ir.debug_info import DebugInfo
-from plait.ir.errors import ArgumentError
+from plait.ir.errors import ArgumentError, ConcretizationTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitives import cond_p, platform_index_p, scan_p, while_p
 from plait.ir.primitives.control_flow import Platforms, platform_branch, same_types
@@ -97,6 +106,9 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {p_aval.shape}.")
     if not (dt.is_bool(p_aval.dtype) or dt.is_integer(p_aval.dtype) or dt.is_float(p_aval.dtype)):
         raise TypeError(f"Pred type must be either boolean or number, got {p_aval.dtype}.")
+    take = _python_value(pred, bool)
+    if take is not None:
+        return (true_fun if take else false_fun)(*operands)
     if not dt.is_bool(p_aval.dtype):
         pred = lax.ne(pred, 0)
     index = lax.convert_element_type(pred, np.int32)
@@ -115,6 +127,9 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
                         f"{i_aval.str_short(short_dtypes=False)}")
     if len(branches) == 1:
         return branches[0](*operands)
+    i = _python_value(index, int)
+    if i is not None:
+        return branches[min(max(i, 0), len(branches) - 1)](*operands)
     index = lax.convert_element_type(index, np.int32)
     index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
     n = len(branches)
@@ -163,6 +178,17 @@ def _switch(what: str, index: Any, branches: Sequence[Callable[..., Any]],
     outs = bind(cond_p, index, *consts, *leaves, branches=tuple(jaxprs),
                 branches_platforms=branches_platforms)
     return tree_unflatten(traced[ref].out_tree, outs)
+
+
+def _python_value(x: Any, kind: Callable[[Any], Any]) -> Any:
+    """``kind(x)`` (``bool`` or ``int``) when jit is disabled and ``x`` is concrete, so that
+    control flow runs as Python, as in JAX; ``None`` otherwise."""
+    if not (_config.disable_jit and is_concretizable(x)):
+        return None
+    try:
+        return kind(x)
+    except ConcretizationTypeError:
+        return None
 
 
 def _check_branch(what: str, name_a: str, a: TracedFunction, name_b: str, b: TracedFunction
@@ -225,6 +251,14 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     Forward-mode differentiable; reverse mode needs ``scan`` or a ``fori_loop``
     with static bounds.
     """
+    if _config.disable_jit:
+        try:
+            val = tree_map(_as_array, init_val)
+            while cond_fun(val):
+                val = tree_map(_as_array, body_fun(val))
+            return val
+        except ConcretizationTypeError:
+            pass  # a traced predicate (under vmap, say): stage the loop after all
     leaves, in_tree, paths = _leaves(init_val, "init_val")
     avals = _avals(leaves, paths, "while_loop")
     body = trace_to_jaxpr(body_fun, in_tree, avals, "while_loop", unpack=False)
@@ -250,6 +284,10 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                 cond_jaxpr=ClosedJaxpr(cond_j), body_jaxpr=ClosedJaxpr(body_j),
                 cond_nconsts=len(cond_consts), body_nconsts=len(moved) + nb)
     return tree_unflatten(in_tree, _merge(move, moved, outs))
+
+
+def _as_array(x: Any) -> Any:
+    return x if isinstance(x, Array) else device_put(x)
 
 
 def _forwarding(j: Jaxpr) -> list[int | None]:
@@ -303,6 +341,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     """
     lower, upper = _same_bound_types(lower, upper)
     lo, hi = _concrete_int(lower), _concrete_int(upper)
+    if _config.disable_jit and lo is not None and hi is not None and hi <= lo:
+        return init_val  # the Python scan cannot run zero steps (JAX returns init_val too)
     if lo is not None and hi is not None:
         def step(carry: Any, _: Any) -> Any:
             i, x = carry
@@ -364,6 +404,8 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
         raise ValueError("scan got no values to scan over and `length` not provided.")
     n = lengths.pop()
     assert n is not None
+    if _config.disable_jit:
+        return _python_scan(f, init, x_leaves, x_tree, n, reverse)
     c_avals = _avals(c_leaves, c_paths, "scan")
     slice_avals = [a.update(shape=a.shape[1:]) for a in x_avals]
     in_tree = _pair_tree(c_tree, x_tree, len(c_leaves), len(x_leaves))
@@ -392,6 +434,23 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
     y_tree = body.out_tree.children()[1]
     carry = tree_unflatten(c_tree, _merge(move, moved, carry_out))
     return carry, tree_unflatten(y_tree, ys_all)
+
+
+def _python_scan(f: Callable[[Any, Any], Any], init: Any, x_leaves: Sequence[Any],
+                 x_tree: PyTreeDef, n: int, reverse: bool) -> tuple[Any, Any]:
+    """``scan`` as a Python loop (jit disabled), as JAX runs it."""
+    if n == 0:
+        raise ValueError("zero-length scan is not supported in disable_jit() mode because "
+                         "the output type is unknown.")
+    carry, ys = init, []
+    for i in reversed(range(n)) if reverse else range(n):
+        x = tree_unflatten(x_tree, [lax.index_in_dim(v, i, keepdims=False) for v in x_leaves])
+        carry, y = _pair_out(f(carry, x))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    return carry, tree_map(lambda *y: lax.concatenate([lax.expand_dims(v, (0,)) for v in y], 0),
+                           *ys)
 
 
 def _maybe_put(x: Any) -> Any:

@@ -13,13 +13,14 @@ import numpy as np
 
 from plait.frontend.core.arguments import abstractify
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.array_impl import ArrayImpl, cached_scalar_buffers
 from plait.frontend.core.tree_util import tree_map
 from plait.ir import config as _config
 from plait.ir.avals import ShapedArray
 from plait.lowering import runtime
 
 __all__ = ["device_count", "local_device_count", "default_backend", "block_until_ready",
-           "device_get", "typeof", "print_environment_info", "enable_x64"]
+           "device_get", "typeof", "print_environment_info", "enable_x64", "live_arrays"]
 
 
 def _check_backend(backend: Any) -> None:
@@ -52,6 +53,16 @@ def block_until_ready(x: Any) -> Any:
         return leaf
     tree_map(wait, x)
     return x
+
+
+def live_arrays(platform: str | None = None) -> list[Array]:
+    """Every array whose device buffer is still alive (for finding leaks); each
+    returned Array shares its buffer, so ``delete()`` frees it.  Typed PRNG keys
+    appear as their ``uint32`` data."""
+    _check_backend(platform)
+    own = {id(b) for b in cached_scalar_buffers()}
+    return [ArrayImpl(b.aval, b)
+            for b in runtime.client().live_arrays() if id(b) not in own]
 
 
 def device_get(x: Any) -> Any:

@@ -187,6 +187,10 @@ class JitFunction:
         # A try costs nothing until something raises: the API boundary is inlined so
         # that no plait frame stays in a user's traceback.
         try:
+            if _config.disable_jit:
+                # Never cached: the dispatcher keys on the option, so this path runs
+                # for every call made while jit is disabled.
+                return self.fun(*args, **kwargs), None, False
             hit = None if _state.stack else self._lookup(args, kwargs)
             if hit is not None:
                 entry, leaves = hit

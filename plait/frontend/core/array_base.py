@@ -53,6 +53,26 @@ class Array:
         """The devices holding the array."""
         raise self._needs_concrete("devices()")
 
+    def is_ready(self) -> bool:
+        """Whether the value is computed (a call would not wait)."""
+        raise self._needs_concrete("is_ready()")
+
+    def copy_to_host_async(self) -> None:
+        """Start copying the value to the host, so that a later ``np.asarray`` is quick."""
+        raise self._needs_concrete("copy_to_host_async()")
+
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes the buffer takes on its device."""
+        raise self._needs_concrete("on_device_size_in_bytes()")
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the device buffer (valid while the array lives)."""
+        raise self._needs_concrete("unsafe_buffer_pointer()")
+
+    def addressable_data(self, index: int) -> Array:
+        """The data on the ``index``-th addressable device (plait's arrays have one)."""
+        raise self._needs_concrete("addressable_data()")
+
     def item(self) -> Any:
         """The value of a one-element array as a Python scalar."""
         raise self._needs_concrete("item()")
@@ -332,6 +352,94 @@ class Array:
     def conj(self) -> Array:
         """Complex conjugate (identity for real arrays)."""
         return _pnp.conj(self)
+
+    def conjugate(self) -> Array:
+        """Complex conjugate (identity for real arrays)."""
+        return _pnp.conj(self)
+
+    def copy(self) -> Array:
+        """A copy."""
+        return _pnp.copy(self)
+
+    def ptp(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+        """Maximum minus minimum."""
+        return _pnp.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+    def sort(self, axis: int | None = -1, *, stable: bool = True,
+             descending: bool = False) -> Array:
+        """Sorted copy along ``axis``."""
+        return _pnp.sort(self, axis, stable=stable, descending=descending)
+
+    def argsort(self, axis: int | None = -1, *, stable: bool = True,
+                descending: bool = False) -> Array:
+        """Indices that sort along ``axis``."""
+        return _pnp.argsort(self, axis, stable=stable, descending=descending)
+
+    def argpartition(self, kth: int, axis: int = -1) -> Array:
+        """Indices that partition around the ``kth`` smallest element along ``axis``."""
+        return _pnp.argpartition(self, kth, axis)
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None, *,
+                     method: str = "scan") -> Array:
+        """Where to insert ``v`` into this sorted 1-d array to keep it sorted."""
+        return _pnp.searchsorted(self, v, side, sorter, method=method)
+
+    def nonzero(self, *, fill_value: Any = None, size: int | None = None) -> tuple[Array, ...]:
+        """The indices of the nonzero elements, one array per dimension."""
+        return _pnp.nonzero(self, size=size, fill_value=fill_value)
+
+    def take(self, indices: Any, axis: int | None = None, out: None = None,
+             mode: str | None = None, unique_indices: bool = False,
+             indices_are_sorted: bool = False, fill_value: Any = None) -> Array:
+        """Elements at ``indices`` along ``axis`` (of the flattened array when ``None``)."""
+        return _pnp.take(self, indices, axis, out, mode, unique_indices, indices_are_sorted,
+                         fill_value)
+
+    def compress(self, condition: Any, axis: int | None = None, *, out: None = None,
+                 size: int | None = None, fill_value: Any = 0) -> Array:
+        """The slices along ``axis`` where ``condition`` is true."""
+        return _pnp.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
+
+    def choose(self, choices: Any, out: None = None, mode: str = "raise") -> Array:
+        """Elements picked from ``choices`` by this index array."""
+        return _pnp.choose(self, choices, out, mode)
+
+    def repeat(self, repeats: Any, axis: int | None = None) -> Array:
+        """Each element repeated ``repeats`` times along ``axis``."""
+        return _pnp.repeat(self, repeats, axis)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+        """The ``offset``-th diagonal of the ``axis1``, ``axis2`` planes."""
+        return _pnp.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+              out: None = None) -> Array:
+        """Sum along the ``offset``-th diagonal."""
+        return _pnp.trace(self, offset, axis1, axis2, dtype, out)
+
+    def view(self, dtype: Any = None, type: None = None) -> Array:
+        """The bits read as ``dtype`` (the last axis scaled when the widths differ)."""
+        return _pnp.bit_views.view(self, dtype, type)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all elements."""
+        return self.size * self.dtype.itemsize
+
+    def tobytes(self, order: str = "C") -> bytes:
+        """The elements' bytes, as NumPy's ``tobytes``."""
+        return np.asarray(self).tobytes(order)  # type: ignore[arg-type]  # NumPy's order literal
+
+    @property
+    def flat(self) -> Any:
+        """Not supported (use ``flatten()``)."""
+        raise NotImplementedError("plait Arrays do not implement the arr.flat property: "
+                                  "consider arr.flatten() instead.")
 
     @property
     def real(self) -> Array:

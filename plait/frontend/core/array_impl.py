@@ -19,7 +19,7 @@ from plait.ir.avals import ShapedArray
 from plait.ir.caches import BoundedDict
 from plait.lowering import runtime
 
-__all__ = ["ArrayImpl", "device_buffer", "scalar_buffer", "wrap_output"]
+__all__ = ["ArrayImpl", "device_buffer", "scalar_buffer", "wrap_output", "cached_scalar_buffers"]
 
 
 class ArrayImpl(Array):
@@ -73,6 +73,35 @@ class ArrayImpl(Array):
     def block_until_ready(self) -> ArrayImpl:
         """Wait until the value is computed; returns ``self``."""
         self.buffer().block_until_ready()
+        return self
+
+    def is_ready(self) -> bool:
+        """Whether the value is computed (a call would not wait)."""
+        return bool(self.buffer().is_ready())
+
+    def copy_to_host_async(self) -> None:
+        """Start copying the value to the host, so that a later ``np.asarray`` is quick."""
+        if self._npy is None:
+            self.buffer()._copy_single_device_array_to_host_async()
+
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes the buffer takes on its device."""
+        return int(self.buffer().on_device_size_in_bytes())
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the device buffer (valid while the Array lives)."""
+        return int(self.buffer().unsafe_buffer_pointer())
+
+    def addressable_data(self, index: int) -> ArrayImpl:
+        """The data on the ``index``-th addressable device: the Array itself (plait's
+        arrays live on one device).
+
+        Raises:
+          IndexError: ``index`` is not 0.
+        """
+        if index != 0:
+            raise IndexError(f"expected shard index 0 (the array has one shard), but got "
+                             f"{index}")
         return self
 
     def is_deleted(self) -> bool:
@@ -197,6 +226,11 @@ def scalar_buffer(lit: Literal) -> Any:
         buf = runtime.device_put(np.asarray(lit.val, lit.aval.dtype), lit.aval)
         _scalar_buffers[lit] = buf
     return buf
+
+
+def cached_scalar_buffers() -> list[Any]:
+    """The buffers :func:`scalar_buffer` keeps (plait's, not any Array's)."""
+    return list(_scalar_buffers.data.values())
 
 
 # jit's C++ dispatcher sees through Arrays to their buffers, reading the slot itself

@@ -50,6 +50,8 @@ __all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_t
 class _TraceState(threading.local):
     def __init__(self) -> None:
         self.stack: list[Trace] = []
+        self.name_stack = ""
+        """The active ``named_scope``\\ s, joined by ``/``."""
 
 
 _state = _TraceState()
@@ -289,7 +291,7 @@ def _cast_scalar(x: Any, dtype: np.dtype[Any]) -> Any:
 
 
 _internal_code: BoundedDict[CodeType, bool] = BoundedDict("internal code objects")
-_source_cache: BoundedDict[tuple[CodeType, int], SourceInfo] = BoundedDict("source lines")
+_source_cache: BoundedDict[tuple[CodeType, int, str], SourceInfo] = BoundedDict("source lines")
 
 
 def user_frame_info() -> SourceInfo | None:
@@ -302,10 +304,11 @@ def user_frame_info() -> SourceInfo | None:
         if is_internal is None:
             is_internal = _internal_code[code] = is_plait_code(code.co_filename)
         if not is_internal:
-            key = (code, f.f_lineno)
+            key = (code, f.f_lineno, _state.name_stack)
             info = _source_cache.data.get(key)
             if info is None:
-                info = _source_cache[key] = SourceInfo(code.co_filename, f.f_lineno, code.co_name)
+                info = _source_cache[key] = SourceInfo(code.co_filename, f.f_lineno, code.co_name,
+                                                       key[2])
             return info
         f = f.f_back
     return None
@@ -325,6 +328,10 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Apply ``prim``: staged into the innermost trace, or run eagerly."""
     stack = _state.stack
     if not stack:
+        assert _eager_impl is not None
+        return _eager_impl(prim, args, params)
+    if _values.eager_constant_folding and not any(type(a) is Tracer for a in args):
+        # ensure_compile_time_eval: nothing traced flows in, so compute it now.
         assert _eager_impl is not None
         return _eager_impl(prim, args, params)
     trace = stack[-1]

@@ -8,8 +8,10 @@ on concrete arrays and inside traces.
 import ml_dtypes as _ml_dtypes
 import numpy as _np
 
+from plait.frontend.core.array_base import Array as ndarray
 from plait.frontend.core.dtype_queries import issubdtype
 from plait.frontend.core.promotion import promote_types, result_type
+from plait.frontend.numpy import bit_views  # noqa: F401  (Array.view reads it here)
 from plait.frontend.numpy._core import ndim, shape
 from plait.frontend.numpy._scalar_types import scalar_type as _scalar_type
 from plait.frontend.numpy.arithmetic import (
@@ -76,13 +78,17 @@ from plait.frontend.numpy.calculus import (
     unwrap,
 )
 from plait.frontend.numpy.composite_ufuncs import (
+    angle,
     divmod,
+    fabs,
     float_power,
     frexp,
     gcd,
     i0,
+    iscomplex,
     isneginf,
     isposinf,
+    isreal,
     lcm,
     ldexp,
     logaddexp2,
@@ -125,6 +131,15 @@ from plait.frontend.numpy.functional import (
     piecewise,
     ufunc,
     vectorize,
+)
+from plait.frontend.numpy.host_io import (
+    frombuffer,
+    fromfile,
+    fromiter,
+    fromstring,
+    load,
+    save,
+    savez,
 )
 from plait.frontend.numpy.index_tricks import (
     c_,
@@ -189,6 +204,7 @@ from plait.frontend.numpy.manipulation import (
     swapaxes,
     tile,
     transpose,
+    trim_zeros,
     vstack,
 )
 from plait.frontend.numpy.matrices import (
@@ -217,7 +233,7 @@ from plait.frontend.numpy.nonzero import argwhere, flatnonzero, mask_indices, no
 from plait.frontend.numpy.packing import packbits, unpackbits
 from plait.frontend.numpy.padding import pad
 from plait.frontend.numpy.partitioning import argpartition, lexsort, partition, sort_complex
-from plait.frontend.numpy.polynomial_fits import polyfit, roots
+from plait.frontend.numpy.polynomial_fits import poly, polyfit, roots
 from plait.frontend.numpy.polynomials import (
     polyadd,
     polyder,
@@ -288,6 +304,7 @@ from plait.frontend.numpy.statistics import (
     nanmin,
     nanprod,
     nansum,
+    ptp,
 )
 from plait.frontend.numpy.take_put import (
     compress,
@@ -379,6 +396,13 @@ uint8, uint16, uint32, uint64 = (_scalar_type(d) for d in (_dt.uint8, _dt.uint16
 bfloat16, float16, float32, float64 = (_scalar_type(d) for d in (_dt.bfloat16, _dt.float16,
                                                                  _dt.float32, _dt.float64))
 complex64, complex128 = _scalar_type(_dt.complex64), _scalar_type(_dt.complex128)
+# NumPy's C-named aliases, as jax.numpy has them (64-bit, so narrowed unless x64 is on).
+double = float_ = float64
+single = float32
+csingle = complex64
+cdouble = complex_ = complex128
+int_ = int64
+uint = uint64
 dtype = _np.dtype
 iinfo = _ml_dtypes.iinfo
 finfo = _ml_dtypes.finfo
@@ -386,6 +410,7 @@ finfo = _ml_dtypes.finfo
 
 pi = _np.pi
 e = _np.e
+euler_gamma = _np.euler_gamma
 inf = _np.inf
 nan = _np.nan
 newaxis = None
@@ -495,6 +520,10 @@ __all__ = [
     "get_printoptions", "from_dlpack", "number", "inexact", "floating", "integer",
     "signedinteger", "unsignedinteger", "complexfloating", "generic", "character",
     "flexible", "object_", "bool",
+    # Host bytes and files; more elementwise, statistics, polynomial and scalar-type names.
+    "frombuffer", "fromfile", "fromiter", "fromstring", "load", "save", "savez", "angle",
+    "fabs", "iscomplex", "isreal", "ptp", "poly", "trim_zeros", "euler_gamma", "ndarray",
+    "double", "single", "csingle", "cdouble", "float_", "complex_", "int_", "uint",
 ]
 
 # The array API's name of the boolean dtype (bound last: it shadows the builtin here).

@@ -1,6 +1,7 @@
 """Elementwise functions composed of other elementwise operations: ``float_power``,
 ``divmod``, ``modf``, ``frexp``, ``ldexp``, ``nan_to_num``, ``sinc``, ``logaddexp2``,
-``gcd``, ``lcm``, ``isposinf``, ``isneginf``."""
+``gcd``, ``lcm``, ``isposinf``, ``isneginf``, ``angle``, ``fabs``, ``iscomplex``,
+``isreal``."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ from plait.frontend.numpy.ufuncs import (
 from plait.ir import dtypes as dt
 
 __all__ = ["float_power", "divmod", "modf", "frexp", "ldexp", "nan_to_num", "sinc",
-           "logaddexp2", "gcd", "lcm", "isposinf", "isneginf", "i0"]
+           "logaddexp2", "gcd", "lcm", "isposinf", "isneginf", "i0", "angle", "fabs",
+           "iscomplex", "isreal"]
 
 # ml_dtypes.finfo (np.finfo extended to bfloat16) is not annotated.
 _finfo: Callable[[np.dtype[Any]], Any] = ml_dtypes.finfo
@@ -326,3 +328,47 @@ def _i0_jvp(primals: Any, tangents: Any) -> Any:
     out, t = jvp(_i0, primals, tangents)
     return out, lax.select(lax.eq(primals[0], lax.full_like(primals[0], 0)),
                            lax.full_like(t, 0), t)
+
+
+def angle(z: Any, deg: bool = False) -> Array:
+    """The argument (phase) of complex ``z``, in radians (degrees if ``deg``); ``pi``
+    for negative reals, 0 otherwise.  Integers, bools and real scalars give the default
+    float dtype, as JAX's."""
+    check_arraylike("angle", z)
+    z = as_array(z)
+    re, im = lax.real(z) if dt.is_complex(z.dtype) else z, _imag(z)
+    if not dt.is_inexact(re.dtype) or (dt.is_float(z.dtype) and z.ndim == 0):
+        default = dt.canonicalize(dt.float64)
+        re, im = lax.convert_element_type(re, default), lax.convert_element_type(im, default)
+    result = lax.atan2(im, re)
+    return lax.mul(result, _lax_const(result, 180 / np.pi)) if deg else result
+
+
+def _imag(z: Array) -> Array:
+    return lax.imag(z) if dt.is_complex(z.dtype) else lax.full_like(z, 0)
+
+
+def fabs(x: Any, /) -> Array:
+    """``|x|`` as a float (integers and bools become the default float).
+
+    Raises:
+      TypeError: ``x`` is complex (NumPy's ``fabs`` has no complex loop).
+    """
+    check_arraylike("fabs", x)
+    if dt.is_complex(dtype_of(x)):
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return lax.abs(promote_to_inexact("fabs", x)[0])
+
+
+def iscomplex(x: Any) -> Array:
+    """Elementwise: whether the imaginary part is nonzero (false for real dtypes)."""
+    check_arraylike("iscomplex", x)
+    i = _imag(as_array(x))
+    return lax.ne(i, _lax_const(i, 0))
+
+
+def isreal(x: Any) -> Array:
+    """Elementwise: whether the imaginary part is zero (true for real dtypes)."""
+    check_arraylike("isreal", x)
+    i = _imag(as_array(x))
+    return lax.eq(i, _lax_const(i, 0))

@@ -1,4 +1,5 @@
-"""Shape manipulation: reshape, transpose, concatenation, broadcasting, flipping, sorting."""
+"""Shape manipulation: reshape, transpose, concatenation, broadcasting, flipping, sorting,
+trimming zeros."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from plait.ir.errors import IncompatibleShapesError
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
            "concatenate", "stack", "hstack", "vstack", "broadcast_to", "broadcast_shapes",
            "broadcast_arrays", "flip", "atleast_1d", "atleast_2d", "sort", "argsort", "split",
-           "tile", "repeat", "permute_dims", "concat"]
+           "tile", "repeat", "permute_dims", "concat", "trim_zeros"]
 
 
 def _as_array(name: str, a: Any) -> Array:
@@ -414,3 +415,26 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Array:
         return lax.slice_in_dim(a, 0, 0, axis=ax)
     return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, ax)
 
+
+
+def trim_zeros(filt: Any, trim: str = "fb", axis: int | Sequence[int] | None = None) -> Array:
+    """``filt`` without its leading (``'f'`` in ``trim``) and trailing (``'b'``) slices that
+    are all zero along each axis of ``axis`` (every axis when ``None``).  The result's
+    shape depends on the values, so ``filt`` must be concrete (not traced under ``jit``).
+    """
+    a = _as_array("trim_zeros", filt)
+    axes = set(canonical_axes(axis, a.ndim))
+    front, back = "f" in trim.lower(), "b" in trim.lower()
+    if not axes or not (front or back):
+        return a
+
+    def kept(ax: int) -> slice:
+        if ax not in axes:
+            return slice(None)
+        mask = a.any(axis=tuple(i for i in range(a.ndim) if i != ax))
+        if not bool(mask.any()):
+            return slice(0, 0)
+        return slice(int(mask.argmax()) if front else None,
+                     a.shape[ax] - int(mask[::-1].argmax()) if back else None)
+
+    return a[tuple(kept(ax) for ax in range(a.ndim))]

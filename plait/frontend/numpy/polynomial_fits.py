@@ -1,5 +1,6 @@
-"""``roots`` and ``polyfit``: the polynomial functions that need linear algebra (the
-eigenvalues of a companion matrix, a least-squares fit), with JAX's semantics."""
+"""``roots``, ``poly`` and ``polyfit``: the polynomial functions that need linear
+algebra (the eigenvalues of a companion matrix, a least-squares fit), with JAX's
+semantics."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ from plait.frontend.numpy.polynomials import vander
 from plait.frontend.numpy.rearranging import roll
 from plait.frontend.numpy.reductions import all as np_all
 from plait.frontend.numpy.reductions import argmin
+from plait.frontend.numpy.signal import convolve
 from plait.frontend.numpy.ufuncs import sqrt, where
 from plait.ir import dtypes as dt
 from plait.ir.errors import ConcretizationTypeError
 
-__all__ = ["roots", "polyfit"]
+__all__ = ["roots", "poly", "polyfit"]
 
 
 def _complex_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
@@ -120,3 +122,24 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
     if ys.ndim == 1:
         return c, base * atleast_1d(fac)[None]
     return c, base[:, :, None] * atleast_1d(fac)[None, None, :]
+
+
+def poly(seq_of_zeros: Any) -> Array:
+    """The coefficients (highest power first) of the monic polynomial with the given
+    roots, or with a square matrix's eigenvalues as roots.
+
+    Raises:
+      ValueError: the input is neither 1-d nor a non-empty square matrix.
+    """
+    check_arraylike("poly", seq_of_zeros)
+    zeros = atleast_1d(promote_dtypes_inexact("poly", seq_of_zeros)[0])
+    if zeros.ndim == 2 and zeros.shape[0] == zeros.shape[1] and zeros.shape[0]:
+        zeros = eigvals(zeros)
+    if zeros.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if not zeros.shape[0]:
+        return ones((), zeros.dtype)
+    coeffs = ones((1,), zeros.dtype)
+    for k in range(zeros.shape[0]):
+        coeffs = convolve(coeffs, asarray([1, -zeros[k]], zeros.dtype), mode="full")
+    return coeffs

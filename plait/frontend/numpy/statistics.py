@@ -1,5 +1,5 @@
 """Statistics: ``average``, the NaN-ignoring reductions (``nansum``, ``nanprod``,
-``nanmean``, ``nanmax``, ``nanmin``), ``cov`` and ``corrcoef``.
+``nanmean``, ``nanmax``, ``nanmin``), ``cov``, ``corrcoef`` and ``ptp``.
 
 The NaN-ignoring reductions take ``initial`` and a boolean ``where`` mask, as
 in JAX.
@@ -40,6 +40,8 @@ from plait.frontend.numpy.reductions import (
     _input,
     _reduction,
     all,
+    amax,
+    amin,
     mean,
     sum,
 )
@@ -63,7 +65,8 @@ from plait.frontend.numpy.ufuncs import (
 )
 from plait.ir import dtypes as dt
 
-__all__ = ["average", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov", "corrcoef"]
+__all__ = ["average", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov", "corrcoef",
+           "ptp"]
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
@@ -264,3 +267,9 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> A
     if dt.is_complex(c.dtype):
         return lax.complex(real_part, clip(imag(c), -1, 1))
     return real_part
+
+
+def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+    """The range (maximum minus minimum) along ``axis`` (all axes when ``None``)."""
+    _no_out("ptp", out)
+    return lax.sub(amax(a, axis=axis, keepdims=keepdims), amin(a, axis=axis, keepdims=keepdims))

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.builder import Builder, new_vars
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
@@ -23,7 +24,7 @@ from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import (
     ANY,
     BOOL_OR_INT,
-    FLOAT,
+    INEXACT,
     INT,
     NUM,
     ORDERED,
@@ -35,11 +36,17 @@ from plait.ir.primitives._typing import (
 from plait.ir.primitives.elementwise import (
     abs_p,
     add_p,
+    complex_p,
     exp_p,
+    imag_p,
     log1p_p,
+    lt_p,
     max_p,
+    mul_p,
     ne_p,
     neg_p,
+    real_p,
+    rem_p,
     select_n_p,
     sub_p,
 )
@@ -100,8 +107,8 @@ cumprod_p = Primitive("cumprod", _cumulative(NUM), _CUMULATIVE)
 # JAX takes any number, complex included, and no bool, for all four.
 cummax_p = Primitive("cummax", _cumulative(NUM), _CUMULATIVE)
 cummin_p = Primitive("cummin", _cumulative(NUM), _CUMULATIVE)
-# JAX also takes complex numbers (and crashes on integers); plait takes real floats.
-cumlogsumexp_p = Primitive("cumlogsumexp", _cumulative(FLOAT), _CUMULATIVE)
+# JAX also takes integers (and crashes on them); plait takes floats and complex numbers.
+cumlogsumexp_p = Primitive("cumlogsumexp", _cumulative(INEXACT), _CUMULATIVE)
 
 
 @functools.cache
@@ -112,12 +119,30 @@ def logaddexp_jaxpr(dtype: np.dtype[Any]) -> Jaxpr:
     a, b = new_vars([scalar, scalar])
     bld = Builder()  # (the equations in the order of JAX's logaddexp)
     amax = bld.bind1(max_p, a, b)
+    if scalar.dtype.kind == "c":
+        # amax (lexicographic) + log1p(exp(a + b - 2 amax)), its phase wrapped into
+        # [-pi, pi).
+        delta = bld.bind1(sub_p, bld.bind1(add_p, a, b),
+                          bld.bind1(mul_p, amax, Literal(scalar.dtype.type(2), scalar)))
+        out = bld.bind1(add_p, amax, bld.bind1(log1p_p, bld.bind1(exp_p, delta)))
+        return bld.build([a, b], [bld.bind1(complex_p, bld.bind1(real_p, out),
+                                            _wrap_pi(bld, bld.bind1(imag_p, out)))])
     delta = bld.bind1(sub_p, a, b)
     is_nan = bld.bind1(ne_p, delta, delta)
     total = bld.bind1(add_p, a, b)
     tail = bld.bind1(log1p_p, bld.bind1(exp_p, bld.bind1(neg_p, bld.bind1(abs_p, delta))))
     out = bld.bind1(select_n_p, is_nan, bld.bind1(add_p, amax, tail), total)
     return bld.build([a, b], [out])
+
+
+def _wrap_pi(bld: Builder, x: Any) -> Any:
+    """``x`` moved by a multiple of 2 pi into [-pi, pi)."""
+    def const(v: float) -> Literal:
+        return Literal(x.aval.dtype.type(v), x.aval)
+    rem = bld.bind1(rem_p, bld.bind1(add_p, x, const(np.pi)), const(2 * np.pi))
+    rem = bld.bind1(select_n_p, bld.bind1(lt_p, rem, const(0.0)), rem,
+                    bld.bind1(add_p, rem, const(2 * np.pi)))
+    return bld.bind1(sub_p, rem, const(np.pi))
 
 
 # -- reduce with a computation --------------------------------------------------------------

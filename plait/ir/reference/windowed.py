@@ -148,11 +148,27 @@ def _select_and_scatter_add(source: np.ndarray, x: np.ndarray, *, select_prim: A
 _def(P.select_and_scatter_add_p, _select_and_scatter_add)
 
 
+def _logaddexp_complex(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # XLA's max of complex numbers is lexicographic; the phase is wrapped into [-pi, pi).
+    amax = np.where((a.real > b.real) | ((a.real == b.real) & (a.imag >= b.imag)), a, b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = amax + np.log1p(np.exp(a + b - 2 * amax))
+    phase = np.mod(out.imag + np.pi, 2 * np.pi) - np.pi
+    return np.asarray(out.real + 1j * phase)
+
+
 def _cumlogsumexp(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
-    wide = x.astype(np.float64)
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
     if reverse:
         wide = np.flip(wide, axis)
-    out = np.logaddexp.accumulate(wide, axis) if x.size else wide
+    if x.dtype.kind != "c":
+        out = np.logaddexp.accumulate(wide, axis) if x.size else wide
+    else:
+        out = np.moveaxis(wide, axis, 0).copy()
+        total = np.full(out.shape[1:], -np.inf, out.dtype)  # (XLA's initial value)
+        for i in range(out.shape[0]):
+            out[i] = total = _logaddexp_complex(total, out[i])
+        out = np.moveaxis(out, 0, axis)
     return (np.flip(out, axis) if reverse else out).astype(x.dtype)
 
 

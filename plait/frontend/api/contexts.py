@@ -1,0 +1,77 @@
+"""Context managers that change how code is traced: ``disable_jit``,
+``ensure_compile_time_eval``, ``named_scope`` and ``named_call``, as JAX's.
+
+The first two are options (``disable_jit``, ``eager_constant_folding``) set for
+the duration of a block; their values are part of every trace and dispatch key,
+so a program traced or compiled outside the block is never reused inside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from plait.frontend.core.tracing import _state
+from plait.ir import config as _config
+
+__all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@contextlib.contextmanager
+def _option(name: str, value: bool) -> Iterator[None]:
+    previous = _config.read(name)
+    _config.update(name, value)
+    try:
+        yield
+    finally:
+        _config.update(name, previous)
+
+
+def disable_jit(disable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within the block, ``jit``-decorated functions run as plain Python, operation by
+    operation, and ``cond``, ``switch``, ``while_loop``, ``fori_loop`` and ``scan`` with
+    concrete predicates and bounds run as Python control flow (for ``print`` and
+    debuggers).  ``vmap``, ``grad`` and the other transformations still apply."""
+    return _option("disable_jit", bool(disable))
+
+
+def ensure_compile_time_eval() -> contextlib.AbstractContextManager[None]:
+    """Within the block, an operation none of whose operands is traced is computed at
+    once, even while tracing for ``jit``: its result is a concrete array that Python
+    control flow may branch on.  Operations on traced values are staged as usual."""
+    return _option("eager_constant_folding", True)
+
+
+class named_scope(contextlib.ContextDecorator):
+    """Name the operations traced within the block (or within a function it decorates)
+    ``name/...``: the jaxpr's source info (``pretty_print(source_info=True)``) and the
+    compiled program's op names (``op_name`` in the HLO; profilers show them) say which
+    scope each operation came from.  Scopes nest.
+
+    Raises:
+      TypeError: ``name`` is not a string.
+    """
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError("named_scope name argument must be a string.")
+        self.name = name
+        """The scope's name."""
+        self._outer: list[str] = []  # (one entry per active use: a decorated function may recurse)
+
+    def __enter__(self) -> None:
+        outer = _state.name_stack
+        self._outer.append(outer)
+        _state.name_stack = f"{outer}/{self.name}" if outer else self.name
+
+    def __exit__(self, *exc: object) -> None:
+        _state.name_stack = self._outer.pop()
+
+
+def named_call(fun: F, *, name: str | None = None) -> F:
+    """``fun``, its operations traced inside ``named_scope(name)`` (``name`` defaults
+    to ``fun.__name__``)."""
+    return named_scope(fun.__name__ if name is None else name)(fun)

@@ -1,0 +1,232 @@
+"""disable_jit, ensure_compile_time_eval, named_scope, named_call and live_arrays,
+against JAX 0.10.2."""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import plait
+import plait.numpy as pnp
+from plait import lax
+
+# (name, program over a namespace pair (numpy module, lax module)); each runs under
+# disable_jit in both libraries and must give the same values.
+PROGRAMS: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("cond", lambda np_, lx: lx.cond(np_.float32(2.0) > 1, lambda x: x + 1, lambda x: x - 1,
+                                     np_.arange(3.0))),
+    ("switch_clamped", lambda np_, lx: lx.switch(7, [lambda x: x + 1, lambda x: x * 3],
+                                                 np_.arange(3.0))),
+    ("switch_negative", lambda np_, lx: lx.switch(-2, [lambda x: x + 1, lambda x: x * 3],
+                                                  np_.arange(3.0))),
+    ("while_loop", lambda np_, lx: lx.while_loop(lambda c: c[0] < 5,
+                                                 lambda c: (c[0] + 1, c[1] * 2.0),
+                                                 (0, np_.ones(2)))),
+    ("fori_loop", lambda np_, lx: lx.fori_loop(1, 4, lambda i, c: c * i, np_.ones(2))),
+    ("fori_loop_empty", lambda np_, lx: lx.fori_loop(4, 1, lambda i, c: c * i, np_.ones(2))),
+    ("scan", lambda np_, lx: lx.scan(lambda c, x: (c + x["a"], (c * x["a"], x["b"])),
+                                     np_.zeros(2), {"a": np_.ones((3, 2)),
+                                                    "b": np_.arange(3)})),
+    ("scan_reverse", lambda np_, lx: lx.scan(lambda c, x: (c + x, c - x), 0.0,
+                                             np_.arange(4.0), reverse=True)),
+    ("scan_length", lambda np_, lx: lx.scan(lambda c, _: (c + 1, c), 0, None, length=3)),
+]
+
+
+def _same(a: Any, b: Any) -> None:
+    la, lb = plait.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    assert len(la) == len(lb)
+    for x, y in zip(la, lb):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+        assert np.asarray(x).dtype == np.asarray(y).dtype
+
+
+@pytest.mark.parametrize("name,program", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_control_flow_under_disable_jit_matches_jax(name: str,
+                                                    program: Callable[[Any, Any], Any]) -> None:
+    with plait.disable_jit():
+        ours = program(pnp, lax)
+    with jax.disable_jit():
+        theirs = program(jnp, jax.lax)
+    _same(ours, theirs)
+
+
+def test_control_flow_runs_as_python_when_jit_is_disabled() -> None:
+    # Each branch and iteration is called with concrete values (so print works), in
+    # both libraries: the bodies record what they receive.
+    def record(lx: Any, log: list[str]) -> None:
+        def body(c: Any) -> Any:
+            log.append(type(c).__name__)
+            return c + 1
+        lx.while_loop(lambda c: c < 3, body, 0)
+
+    ours: list[str] = []
+    theirs: list[str] = []
+    with plait.disable_jit():
+        record(lax, ours)
+    with jax.disable_jit():
+        record(jax.lax, theirs)
+    assert len(ours) == len(theirs) == 3
+    assert "Tracer" not in ours
+
+
+def test_jitted_function_runs_python_each_call_under_disable_jit() -> None:
+    calls: list[Any] = []
+
+    def f(x: Any) -> Any:
+        calls.append(x)
+        return x * 2
+
+    g = plait.jit(f)
+    g(1.0)
+    traced = len(calls)
+    with plait.disable_jit():
+        np.testing.assert_array_equal(g(3.0), 6.0)
+        np.testing.assert_array_equal(g(3.0), 6.0)
+    assert len(calls) == traced + 2
+    assert calls[-1] == 3.0  # the argument itself, as JAX passes it
+    np.testing.assert_array_equal(g(4.0), 8.0)  # compiled again afterwards
+    assert len(calls) == traced + 2
+
+
+def test_config_option_and_static_arguments_under_disable_jit() -> None:
+    g = plait.jit(lambda x, n: x * n, static_argnums=1)
+    plait.config.update("disable_jit", True)
+    try:
+        assert plait.config.read("disable_jit")
+        np.testing.assert_array_equal(g(pnp.ones(2), 3), [3.0, 3.0])
+    finally:
+        plait.config.update("jax_disable_jit", False)
+    assert not plait.config.read("disable_jit")
+
+
+def test_zero_length_scan_under_disable_jit_raises_jax_error() -> None:
+    with jax.disable_jit(), pytest.raises(ValueError) as theirs:
+        jax.lax.scan(lambda c, x: (c, x), 0.0, jnp.zeros((0,)))
+    with plait.disable_jit(), pytest.raises(ValueError) as ours:
+        lax.scan(lambda c, x: (c, x), 0.0, pnp.zeros((0,)))
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_vmap_and_grad_still_apply_under_disable_jit() -> None:
+    def loop(np_: Any, lx: Any, x: Any) -> Any:
+        return lx.while_loop(lambda c: c < x, lambda c: c + 1.5, np_.float32(0.0))
+
+    with plait.disable_jit():
+        ours = plait.vmap(lambda x: loop(pnp, lax, x))(pnp.arange(4.0))
+        g = plait.grad(lambda x: lax.cond(x > 0, lambda: x ** 3, lambda: -x))(2.0)
+    with jax.disable_jit():
+        theirs = jax.vmap(lambda x: loop(jnp, jax.lax, x))(jnp.arange(4.0))
+        h = jax.grad(lambda x: jax.lax.cond(x > 0, lambda: x ** 3, lambda: -x))(2.0)
+    _same(ours, theirs)
+    np.testing.assert_allclose(g, h)
+
+
+def _prims(jaxpr: Any) -> list[str]:
+    return [e.primitive.name for e in jaxpr.eqns]
+
+
+def test_ensure_compile_time_eval_computes_constants_while_tracing() -> None:
+    def make(np_: Any, ctx: Any) -> Callable[[Any], Any]:
+        def f(x: Any) -> Any:
+            with ctx():
+                y = np_.sin(3.0)
+                positive = y > 0
+                z = x * 2
+            if positive:  # a concrete value: Python may branch on it
+                return np_.cos(x) + y + z
+            return x
+        return f
+
+    ours = plait.jit(make(pnp, plait.ensure_compile_time_eval))
+    theirs = jax.jit(make(jnp, jax.ensure_compile_time_eval))
+    np.testing.assert_allclose(ours(0.5), theirs(0.5), rtol=1e-6)
+    inner_ours = plait.make_jaxpr(make(pnp, plait.ensure_compile_time_eval))(0.5).jaxpr
+    inner_theirs = jax.make_jaxpr(make(jnp, jax.ensure_compile_time_eval))(0.5).jaxpr
+    # sin(3.0) was computed, not staged; x * 2 (traced) was staged.
+    assert "sin" not in _prims(inner_ours)
+    assert sorted(_prims(inner_ours)) == sorted(_prims(inner_theirs))
+
+
+def test_without_ensure_compile_time_eval_branching_is_an_error() -> None:
+    def f(x: Any) -> Any:
+        return x if pnp.sin(3.0) > 0 else -x
+
+    with pytest.raises(plait.errors.TracerBoolConversionError):
+        plait.jit(f)(1.0)
+
+
+def _op_names(hlo: str) -> list[str]:
+    return re.findall(r'op_name="([^"]*)"', hlo)
+
+
+def test_named_scope_and_named_call_name_the_compiled_ops_as_jax() -> None:
+    def program(np_: Any, api: Any) -> Callable[[Any], Any]:
+        @api.named_call
+        def layer(x: Any) -> Any:
+            with api.named_scope("inner"):
+                return np_.tanh(x)
+
+        @api.named_scope("block")
+        def f(x: Any) -> Any:
+            return layer(x) * 3.0
+
+        return f
+
+    ours = _op_names(plait.jit(program(pnp, plait)).lower(1.0).compile().as_text())
+    theirs = _op_names(str(jax.jit(program(jnp, jax)).lower(1.0).compile().as_text()))
+    # (JAX also names the parameter after the argument, "x".)
+    assert sorted(ours) == sorted(n for n in theirs if "/" in n)
+    assert "jit(f)/block/layer/inner/tanh" in ours
+
+
+def test_named_scope_in_jaxpr_source_info() -> None:
+    def f(x: Any) -> Any:
+        with plait.named_scope("outer"), plait.named_scope("mid"):
+            y = pnp.sin(x)
+        return y + 1
+
+    text = plait.make_jaxpr(f)(1.0).pretty_print(source_info=True)
+    sin_line = next(line for line in text.splitlines() if "= sin" in line)
+    add_line = next(line for line in text.splitlines() if "= add" in line)
+    assert "# [outer/mid] " in sin_line
+    assert "[" not in add_line.split("#")[1]
+
+
+def test_named_scope_name_must_be_a_string() -> None:
+    with pytest.raises(TypeError) as theirs:
+        jax.named_scope(3)  # type: ignore[arg-type]  # the error under test
+    with pytest.raises(TypeError) as ours:
+        plait.named_scope(3)  # type: ignore[arg-type]  # the error under test
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_named_call_keeps_the_function_name() -> None:
+    def body(x: Any) -> Any:
+        return x + 1
+
+    wrapped = plait.named_call(body, name="renamed")
+    assert wrapped.__name__ == "body"
+    np.testing.assert_array_equal(wrapped(pnp.ones(2)), [2.0, 2.0])
+
+
+def test_live_arrays_sees_new_arrays_and_forgets_freed_ones() -> None:
+    gc.collect()
+    before = len(plait.live_arrays())
+    a = pnp.arange(5.0)
+    b = a * 2
+    live = plait.live_arrays()
+    assert len(live) == before + 2
+    assert any(x.shape == (5,) and np.array_equal(np.asarray(x), np.asarray(b)) for x in live)
+    del live, a, b
+    gc.collect()
+    assert len(plait.live_arrays()) == before
+    with pytest.raises(RuntimeError, match="Unknown backend 'gpu'"):
+        plait.live_arrays("gpu")
