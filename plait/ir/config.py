@@ -21,6 +21,11 @@ may read it.  Options:
 ``eager_constant_folding`` (bool)
     While tracing, an operation none of whose operands is traced is computed at once
     instead of staged (``plait.ensure_compile_time_eval``).
+``platform_name``, ``platforms`` (str)
+    The platform to run on: plait has only ``'cpu'`` (the empty string means the
+    default); accepted so that programs which pin JAX to the CPU run unchanged.
+
+Options read as attributes too: ``plait.config.jax_enable_x64``.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class _Values:
         self.check_jaxprs = False
         self.disable_jit = False
         self.eager_constant_folding = False
+        self.platform_name = ""
+        self.platforms = ""
         self.trace_context: tuple[Any, ...] = ()
         self._refresh()
 
@@ -81,7 +88,18 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "check_jaxprs": lambda v: isinstance(v, bool),
     "disable_jit": lambda v: isinstance(v, bool),
     "eager_constant_folding": lambda v: isinstance(v, bool),
+    "platform_name": lambda v: v in ("", "cpu"),
+    "platforms": lambda v: v in ("", "cpu"),
 }
+
+
+def _option(name: str) -> str:
+    for prefix in ("jax_", "plait_"):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    if name not in _CHECKS:
+        raise KeyError(f"expected a config option among {sorted(_CHECKS)}, but got {name!r}")
+    return name
 
 
 def update(name: str, value: Any) -> None:
@@ -91,21 +109,23 @@ def update(name: str, value: Any) -> None:
       KeyError: no such option.
       ValueError: the value is not allowed for the option.
     """
-    for prefix in ("jax_", "plait_"):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-    check = _CHECKS.get(name)
-    if check is None:
-        raise KeyError(f"expected a config option among {sorted(_CHECKS)}, but got {name!r}")
-    if not check(value):
+    name = _option(name)
+    if not _CHECKS[name](value):
+        if name.startswith("platform"):
+            raise ValueError(f"invalid value {value!r} for config option {name!r}: plait "
+                             "runs on 'cpu' only")
         raise ValueError(f"invalid value {value!r} for config option {name!r}")
     setattr(values, name, value)
     values._refresh()
 
 
 def read(name: str) -> Any:
-    """The current value of option ``name``."""
-    return getattr(values, name)
+    """The current value of option ``name`` (a leading ``jax_``/``plait_`` is ignored).
+
+    Raises:
+      KeyError: no such option.
+    """
+    return getattr(values, _option(name))
 
 
 def enable_x64() -> bool:

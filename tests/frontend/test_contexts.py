@@ -230,3 +230,19 @@ def test_live_arrays_sees_new_arrays_and_forgets_freed_ones() -> None:
     assert len(plait.live_arrays()) == before
     with pytest.raises(RuntimeError, match="Unknown backend 'gpu'"):
         plait.live_arrays("gpu")
+
+
+def test_config_options_read_as_attributes_and_platform_pinning() -> None:
+    for name in ("jax_enable_x64", "jax_disable_jit"):
+        assert getattr(plait.config, name) is getattr(jax.config, name) is False
+    assert plait.config.read("jax_disable_jit") is False
+    for name in ("jax_platform_name", "jax_platforms"):
+        plait.config.update(name, "cpu")  # as programs that pin JAX to the CPU do
+        assert plait.config.read(name) == "cpu"
+        with pytest.raises(ValueError, match="plait runs on 'cpu' only"):
+            plait.config.update(name, "gpu")
+        plait.config.update(name, "")
+    with pytest.raises(AttributeError, match="has no attribute 'jax_no_such_option'"):
+        _ = plait.config.jax_no_such_option
+    with pytest.raises(KeyError, match="expected a config option among"):
+        plait.config.read("no_such_option")
