@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from types import FrameType
 from typing import Any, Final
 
 import numpy as np
@@ -37,10 +38,10 @@ def truncation_message(requested: np.dtype[Any], fun_name: str | None) -> str:
 def _user_stacklevel() -> int:
     # The warning points at the first frame outside plait (the user's call), as
     # JAX's fixed stacklevel does for its own call depth.
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_globals.get("__name__", "").startswith("plait."):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
         level += 1
     return level
 
