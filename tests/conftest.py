@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections import defaultdict
 from collections.abc import Iterator
 
 import hypothesis
@@ -34,3 +35,118 @@ def _release_executables() -> Iterator[None]:
     if jax is not None:
         jax.clear_caches()
     gc.collect()
+
+
+# Parametrized tests with many slow cases (figures from ``--junitxml`` of a full run): the
+# default run keeps this many cases of each, spread evenly over its parameter list (so
+# every dtype, shape and flag family appears); ``-m slow`` runs every case.
+REPRESENTATIVE: dict[str, int] = {
+    "tests/transforms/test_rules.py::test_jvp_matches_jax_and_finite_differences": 67,
+    "tests/frontend/test_random_distributions.py::test_eager_matches_jax": 12,
+    "tests/frontend/test_lax_linalg_factorizations.py::test_svd_jvp_and_grad": 4,
+    "tests/frontend/test_scipy_expm.py::test_jvp_and_grad_match_jax": 2,
+    "tests/frontend/test_take_put.py::test_matches_jax": 18,
+    "tests/frontend/test_quantiles.py::test_quantile_matches_jax": 8,
+    "tests/frontend/test_random_distributions.py::test_vmap_over_keys_matches_jax": 6,
+    "tests/frontend/test_special.py::test_incomplete_gamma_family_matches_jax": 2,
+    "tests/transforms/test_ad_corpus.py::test_values": 16,
+    "tests/frontend/test_scipy_stats.py::test_values_on_edge_values": 4,
+    "tests/frontend/test_random.py::test_eager_matches_jax": 26,
+    "tests/frontend/test_numpy_extras.py::test_calculus_and_spacing_match_jax": 16,
+    "tests/frontend/test_scipy_stats.py::test_loc_and_scale_broadcast": 3,
+    "tests/frontend/test_initializers.py::test_eager_matches_jax": 12,
+    "tests/frontend/test_lax_linalg_factorizations.py::test_lu_jvp": 4,
+    "tests/frontend/test_nn.py::test_activation_values_eager_and_jit": 23,
+    "tests/frontend/test_concrete_autodiff.py::test_value_dependent_python_matches_jax": 3,
+    "tests/frontend/test_interp_histograms.py::test_matches_jax": 5,
+    "tests/frontend/test_gather_scatter.py::test_getitem_matches_jax": 7,
+    "tests/frontend/test_nn.py::test_attention_values_and_grads": 4,
+    "tests/frontend/test_initializers.py::test_jit_and_vmap_over_keys_match_jax": 2,
+    "tests/frontend/test_windowed.py::test_reduce_window_matches_jax": 3,
+    "tests/frontend/test_random_distributions.py::test_derivatives_of_gamma_family_match_jax": 2,
+    "tests/frontend/test_lax_linalg_factorizations.py::test_svd_values": 11,
+    "tests/frontend/test_windowed.py::test_reduce_with_a_computation_matches_jax": 2,
+    "tests/transforms/test_ad_corpus.py::test_jacfwd_and_jacrev": 16,
+    "tests/frontend/test_convolution.py::test_matches_jax": 3,
+    "tests/frontend/test_random_distributions.py::test_traced_parameters_match_jax": 4,
+    "tests/transforms/test_ad_corpus.py::test_compositions": 16,
+    "tests/frontend/test_setops.py::test_edge_cases_match_jax": 7,
+    "tests/frontend/test_scipy_expm.py::test_values_match_jax_and_scipy": 2,
+    "tests/frontend/test_conversions.py::test_rng_bit_generator_equals_jax_bit_for_bit": 15,
+    "tests/frontend/test_reduction_where.py::test_reductions_with_where_match_jax": 18,
+    "tests/frontend/test_random_distributions.py::test_jit_matches_jax": 4,
+    "tests/frontend/test_lax_linalg.py::test_triangular_solve_jvp_and_grad": 3,
+    "tests/frontend/test_linalg_empty.py::test_square": 2,
+    "tests/frontend/test_numpy_extras.py::test_gradients_match_jax": 7,
+    "tests/transforms/test_ad_corpus.py::test_vmap": 16,
+    "tests/transforms/test_ad_corpus.py::test_api_matches_jax": 14,
+    "tests/frontend/test_lax_linalg.py::test_triangular_solve_every_flag": 2,
+    "tests/frontend/test_numpy_extras.py::test_nan_functions_match_jax": 11,
+    "tests/frontend/test_lax_linalg_factorizations.py::test_qr_jvp": 6,
+    "tests/frontend/test_random_distributions.py::test_64_bit_dtypes_match_jax": 3,
+    "tests/frontend/test_gather_scatter.py::test_at_matches_jax": 6,
+    "tests/frontend/test_windowed.py::test_cumlogsumexp_matches_jax": 2,
+    "tests/frontend/test_linalg_empty.py::test_rectangular": 4,
+    "tests/frontend/test_x64.py::test_explicit_64_bit_dtypes_warn_as_jax": 34,
+    "tests/frontend/test_qr_pivoting.py::test_values": 14,
+    "tests/frontend/test_scipy_special.py::test_unary_values_dtypes_and_weak_types": 7,
+    "tests/frontend/test_custom_derivatives.py::test_matches_jax": 16,
+    "tests/frontend/test_control_flow.py::test_matches_jax": 10,
+    "tests/frontend/test_nn.py::test_softmax_values_and_grads": 3,
+    "tests/frontend/test_lax_linalg_factorizations.py::test_eigh_jvp_and_grad": 2,
+    "tests/frontend/test_signal.py::test_conv_matches_jax": 6,
+    "tests/transforms/test_ad_corpus.py::test_grad_and_jvp_match_finite_differences": 14,
+    "tests/frontend/test_convolution.py::test_conv_general_dilated_local_matches_jax": 2,
+    "tests/frontend/test_searching.py::test_isin_matches_jax": 4,
+    "tests/frontend/test_qr_pivoting.py::test_jvp_matches_jax": 3,
+    "tests/frontend/test_numpy.py::test_composite_functions": 18,
+    "tests/frontend/test_quantiles.py::test_median_matches_jax": 6,
+    "tests/frontend/test_lax_linalg.py::test_cholesky_values": 3,
+    "tests/frontend/test_nn.py::test_activation_grad_matches_at_and_off_the_kinks": 8,
+    "tests/frontend/test_random.py::test_vmap_over_keys_matches_jax": 3,
+    "tests/frontend/test_numpy_extras.py::test_polynomials_match_jax": 10,
+    "tests/frontend/test_signal.py::test_conv_grad_and_vmap": 2,
+    "tests/frontend/test_counting.py::test_histogram_matches_jax": 3,
+    "tests/frontend/test_polydiv.py::test_polydiv_matches_jax": 7,
+    "tests/frontend/test_scipy_stats.py::test_gradients_match_jax": 5,
+    "tests/frontend/test_take_put.py::test_gradients_match_jax": 3,
+    "tests/frontend/test_setops.py::test_array_api_unique_functions_match_jax": 4,
+    "tests/frontend/test_nn.py::test_softmax_dtypes_jit_and_vmap": 2,
+    "tests/frontend/test_lax_linalg_factorizations.py::test_eigh_values": 3,
+    "tests/frontend/test_linalg_schur.py::test_scipy_hessenberg_reconstructs": 4,
+    "tests/frontend/test_linalg_eig.py::test_eig_jvp_of_eigenvectors_when_enabled": 2,
+    "tests/transforms/test_ad_corpus.py::test_grad": 16,
+    "tests/frontend/test_associative_scan.py::test_jaxpr_and_dtypes_match_jax": 2,
+    "tests/frontend/test_lax_linalg_factorizations.py::test_qr_values": 11,
+    "tests/frontend/test_nn.py::test_standardize": 4,
+    "tests/frontend/test_numpy.py::test_binary": 11,
+    "tests/frontend/test_reduction_where.py::test_grad_and_vmap_with_where": 2,
+    "tests/frontend/test_convolution.py::test_conv_transpose_matches_jax": 2,
+    "tests/frontend/test_fft.py::test_gradients_match_jax": 3,
+    "tests/frontend/test_functional.py::test_frompyfunc_matches_jax": 7,
+    "tests/frontend/test_scipy_special.py::test_integers_and_bools_become_float32": 6,
+}
+
+
+def _spread(n: int, keep: int) -> set[int]:
+    """``keep`` of the indices ``0..n-1``, evenly spaced, the first and last included."""
+    if keep >= n:
+        return set(range(n))
+    if keep == 1:
+        return {0}
+    return {round(i * (n - 1) / (keep - 1)) for i in range(keep)}
+
+
+@pytest.hookimpl(tryfirst=True)  # before the ``-m`` deselection reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark all but the representative cases of the :data:`REPRESENTATIVE` tests slow."""
+    groups: dict[str, list[pytest.Item]] = defaultdict(list)
+    for item in items:
+        base = item.nodeid.split("[", 1)[0]
+        if base in REPRESENTATIVE and item.get_closest_marker("slow") is None:
+            groups[base].append(item)
+    for base, group in groups.items():
+        kept = _spread(len(group), REPRESENTATIVE[base])
+        for i, item in enumerate(group):
+            if i not in kept:
+                item.add_marker(pytest.mark.slow)

@@ -6,9 +6,6 @@ max_squarings; bad arguments."""
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -141,19 +138,7 @@ def test_integer_input_and_identities() -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_jvp_and_grad_match_jax(dtype: Any, request: pytest.FixtureRequest) -> None:
-    if os.environ.get("PLAIT_TEST_IN_FRESH_PROCESS") != "1":
-        # Known problem (stop 24's note): late in a full test run (after ~2500 tests), XLA's
-        # CPU compiler crashed the process (SIGSEGV) compiling this jit(grad(expm)); alone,
-        # or after any subset of the suite tried, it compiles and passes.  Run in a fresh
-        # process, a crash fails this test (with its output) instead of the whole run.
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-             f"{__file__}::{request.node.name}"],
-            env={**os.environ, "PLAIT_TEST_IN_FRESH_PROCESS": "1"}, capture_output=True,
-            text=True, check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
-        return
+def test_jvp_and_grad_match_jax(dtype: Any) -> None:
     for norm in (0.1, 1.5, 20.0):
         x, t = _normal((3, 3), dtype, norm), _normal((3, 3), dtype)
         (y, dy), (jy, jdy) = plait.jvp(psl.expm, (x,), (t,)), jax.jvp(_jsl.expm, (x,), (t,))
