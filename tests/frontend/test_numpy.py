@@ -45,6 +45,7 @@ from tests.frontend.test_index_tricks import COVERED as INDEX_TRICKS
 from tests.frontend.test_interp_histograms import COVERED as INTERP_HISTOGRAMS
 from tests.frontend.test_numpy_extras import COVERED as EXTRAS
 from tests.frontend.test_numpy_linalg import COVERED as LINALG_FITS
+from tests.frontend.test_numpy_names import COVERED as NAMES
 from tests.frontend.test_packing import COVERED as PACKING
 from tests.frontend.test_polydiv import COVERED as POLYDIV
 from tests.frontend.test_quantiles import COVERED as QUANTILES
@@ -1962,7 +1963,7 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     | INDEX_TRICKS | SEARCHING | COUNTING | TAKE_PUT
     | INTERP_HISTOGRAMS | BITWISE | SETOPS | QUANTILES | EXTRAS | {"choose"}
     | SIGNAL | PACKING | POLYDIV | FUNCTIONAL | ASSEMBLING | REDUCTION_WHERE | LINALG_FITS
-    | ARRAY_API)
+    | ARRAY_API | NAMES)
 
 
 def test_every_function_with_a_jax_counterpart_is_tested() -> None:

@@ -16,6 +16,10 @@ import pytest
 import plait
 import plait.numpy as pnp
 
+COVERED = {"angle", "fabs", "iscomplex", "isreal", "ptp", "poly", "trim_zeros", "frombuffer",
+           "fromstring", "fromfile", "fromiter", "load", "save", "savez", "ndarray"}
+"""The plait.numpy functions these tests check against jax.numpy."""
+
 RNG = np.random.default_rng(7)
 C = (RNG.normal(size=(3, 4)) + 1j * RNG.normal(size=(3, 4))).astype(np.complex64)
 C[0, :2] = [-2.0, 0.0]  # a negative real (angle pi) and zero
