@@ -96,10 +96,10 @@ def _normalize(value: Any, aval: ShapedArray) -> Scalar:
     if dtypes.is_integer(dt):
         if type(value) is bool or not isinstance(value, int):
             raise TypeError(f"expected an int for a {aval.str_short()} Literal, but got {value!r}")
-        info = np.iinfo(dt)
-        if not info.min <= value <= info.max:
+        lo, hi = dtypes.int_range(dt)
+        if not lo <= value <= hi:
             raise TypeError(
-                f"expected an int in [{info.min}, {info.max}] for a {aval.str_short()} "
+                f"expected an int in [{lo}, {hi}] for a {aval.str_short()} "
                 f"Literal, but got {value}")
         return int(value)
     if dtypes.is_float(dt):

@@ -1,8 +1,13 @@
 """Element types of the IR.
 
-plait's dtypes are NumPy dtypes (``bfloat16`` comes from ``ml_dtypes``).  As
-in JAX, 64-bit types are canonicalized to their 32-bit counterparts unless
-x64 mode is on; ``float0`` is the tangent type of integer and boolean values.
+plait's dtypes are NumPy dtypes (``bfloat16``, the float8s, ``float4_e2m1fn``
+and the 2- and 4-bit integers come from ``ml_dtypes``).  As in JAX, 64-bit
+types are canonicalized to their 32-bit counterparts unless x64 mode is on;
+``float0`` is the tangent type of integer and boolean values.
+
+NumPy's ``kind`` does not classify the ml_dtypes types (``int4`` has kind
+``'V'``, as ``float8_e4m3fn`` has; ``float8_e5m2`` has ``'f'``), so the
+predicates below test membership in explicit sets instead.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from plait.ir.config import values as _config
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-    "uint64", "bfloat16", "float16", "float32", "float64", "complex64",
+    "uint64", "int2", "int4", "uint2", "uint4", "float8_e4m3fn", "float8_e5m2",
+    "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3",
+    "float8_e8m0fnu", "float4_e2m1fn", "FLOAT8", "NARROW_FLOATS", "NARROW_INTS",
+    "bfloat16", "float16", "float32", "float64", "complex64",
     "complex128", "float0", "canonicalize", "short_name", "from_name",
     "is_float", "is_complex", "is_integer", "is_signed", "is_unsigned", "is_bool",
-    "is_inexact", "SUPPORTED", "INEXACT", "key_dtype", "is_key", "key_tag", "key_field",
-    "KEY_SHAPE",
+    "is_inexact", "int_range", "bit_width", "max_identity", "min_identity", "SUPPORTED",
+    "INEXACT", "key_dtype", "is_key", "key_tag", "key_field", "KEY_SHAPE",
 ]
 
 bool_: Final = np.dtype(np.bool_)
@@ -33,6 +41,19 @@ uint16: Final = np.dtype(np.uint16)
 uint32: Final = np.dtype(np.uint32)
 uint64: Final = np.dtype(np.uint64)
 bfloat16: Final = np.dtype(ml_dtypes.bfloat16)
+int2: Final = np.dtype(ml_dtypes.int2)
+int4: Final = np.dtype(ml_dtypes.int4)
+uint2: Final = np.dtype(ml_dtypes.uint2)
+uint4: Final = np.dtype(ml_dtypes.uint4)
+float8_e4m3fn: Final = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e5m2: Final = np.dtype(ml_dtypes.float8_e5m2)
+float8_e4m3b11fnuz: Final = np.dtype(ml_dtypes.float8_e4m3b11fnuz)
+float8_e4m3fnuz: Final = np.dtype(ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz: Final = np.dtype(ml_dtypes.float8_e5m2fnuz)
+float8_e3m4: Final = np.dtype(ml_dtypes.float8_e3m4)
+float8_e4m3: Final = np.dtype(ml_dtypes.float8_e4m3)
+float8_e8m0fnu: Final = np.dtype(ml_dtypes.float8_e8m0fnu)
+float4_e2m1fn: Final = np.dtype(ml_dtypes.float4_e2m1fn)
 float16: Final = np.dtype(np.float16)
 float32: Final = np.dtype(np.float32)
 float64: Final = np.dtype(np.float64)
@@ -40,9 +61,24 @@ complex64: Final = np.dtype(np.complex64)
 complex128: Final = np.dtype(np.complex128)
 float0: Final = np.dtype([("float0", np.void, 0)])
 
+FLOAT8: Final[tuple[np.dtype[Any], ...]] = (
+    float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz,
+    float8_e3m4, float8_e4m3, float8_e8m0fnu,
+)
+"""The 8-bit floating dtypes."""
+
+NARROW_FLOATS: Final[tuple[np.dtype[Any], ...]] = (*FLOAT8, float4_e2m1fn)
+"""The floating dtypes narrower than 16 bits.  As in JAX, they sit apart in type
+promotion: only weak (Python) scalars and ``bool`` promote to them, and they promote
+to nothing else."""
+
+NARROW_INTS: Final[tuple[np.dtype[Any], ...]] = (int2, int4, uint2, uint4)
+"""The 2- and 4-bit integer dtypes, apart in type promotion as :data:`NARROW_FLOATS`.
+(JAX 0.10.2 has no 6-bit floats that run on CPU, so plait has none.)"""
+
 SUPPORTED: Final[tuple[np.dtype[Any], ...]] = (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    bfloat16, float16, float32, float64, complex64, complex128,
+    bfloat16, float16, float32, float64, complex64, complex128, *NARROW_FLOATS, *NARROW_INTS,
 )
 
 _NAMES: Final[dict[str, np.dtype[Any]]] = {d.name: d for d in SUPPORTED}
@@ -148,24 +184,31 @@ def is_bool(dtype: np.dtype[Any]) -> bool:
     return dtype == bool_
 
 
+_SIGNED: Final[frozenset[np.dtype[Any]]] = frozenset({int2, int4, int8, int16, int32, int64})
+_UNSIGNED: Final[frozenset[np.dtype[Any]]] = frozenset(
+    {uint2, uint4, uint8, uint16, uint32, uint64})
+_FLOATS: Final[frozenset[np.dtype[Any]]] = frozenset(
+    {bfloat16, float16, float32, float64, *NARROW_FLOATS})
+
+
 def is_integer(dtype: np.dtype[Any]) -> bool:
-    """True for signed and unsigned integer dtypes (not ``bool``)."""
-    return dtype.kind in "iu"
+    """True for signed and unsigned integer dtypes (not ``bool``), ``int4`` included."""
+    return dtype in _SIGNED or dtype in _UNSIGNED
 
 
 def is_signed(dtype: np.dtype[Any]) -> bool:
     """True for signed integer dtypes."""
-    return dtype.kind == "i"
+    return dtype in _SIGNED
 
 
 def is_unsigned(dtype: np.dtype[Any]) -> bool:
     """True for unsigned integer dtypes."""
-    return dtype.kind == "u"
+    return dtype in _UNSIGNED
 
 
 def is_float(dtype: np.dtype[Any]) -> bool:
-    """True for real floating dtypes, ``bfloat16`` included."""
-    return dtype.kind == "f" or dtype == bfloat16
+    """True for real floating dtypes, ``bfloat16`` and the float8s included."""
+    return dtype in _FLOATS
 
 
 def is_complex(dtype: np.dtype[Any]) -> bool:
@@ -173,11 +216,58 @@ def is_complex(dtype: np.dtype[Any]) -> bool:
     return dtype.kind == "c"
 
 
-INEXACT: Final[frozenset[np.dtype[Any]]] = frozenset(
-    d for d in SUPPORTED if d.kind in "fc" or d == bfloat16)
+INEXACT: Final[frozenset[np.dtype[Any]]] = _FLOATS | {complex64, complex128}
 """The floating and complex dtypes (a set: membership is the fastest test)."""
 
 
 def is_inexact(dtype: np.dtype[Any]) -> bool:
     """True for floating and complex dtypes."""
     return dtype in INEXACT
+
+
+def int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
+    """The least and greatest values of an integer dtype, ``int4`` included (NumPy's
+    ``iinfo`` knows NumPy's own integer types only)."""
+    info = ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
+    return int(info.min), int(info.max)
+
+
+_SUB_BYTE_BITS: Final[dict[np.dtype[Any], int]] = {
+    int2: 2, uint2: 2, int4: 4, uint4: 4, float4_e2m1fn: 4}
+
+
+def bit_width(dtype: np.dtype[Any]) -> int:
+    """The number of bits of one element as XLA counts them: 4 for ``int4`` and
+    ``float4_e2m1fn``, 2 for ``int2`` (NumPy stores each in a byte), 8 for ``bool``."""
+    return _SUB_BYTE_BITS.get(dtype, dtype.itemsize * 8)
+
+
+# The floating dtypes without infinities that JAX treats as such (its ``supports_inf``):
+# infinity converts to NaN in them.  (float8_e8m0fnu and float4_e2m1fn have none either,
+# but JAX keeps -inf and inf for them, which saturate or become NaN as they convert.)
+_NO_INF: Final[frozenset[np.dtype[Any]]] = frozenset(
+    {float8_e4m3fn, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz})
+
+
+def max_identity(dtype: np.dtype[Any]) -> Any:
+    """The identity of ``max`` over ``dtype``, as JAX takes it: ``False``, the least
+    integer, ``-inf``, or the least finite value of a float8 without infinities."""
+    if dtype == bool_:
+        return False
+    if is_integer(dtype):
+        return int_range(dtype)[0]
+    if dtype in _NO_INF:
+        return float(ml_dtypes.finfo(dtype).min)  # type: ignore[no-untyped-call]  # untyped
+    return -np.inf
+
+
+def min_identity(dtype: np.dtype[Any]) -> Any:
+    """The identity of ``min`` over ``dtype``: ``True``, the greatest integer, ``inf``, or
+    the greatest finite value of a float8 without infinities."""
+    if dtype == bool_:
+        return True
+    if is_integer(dtype):
+        return int_range(dtype)[1]
+    if dtype in _NO_INF:
+        return float(ml_dtypes.finfo(dtype).max)  # type: ignore[no-untyped-call]  # untyped
+    return np.inf

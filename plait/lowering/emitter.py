@@ -26,6 +26,11 @@ _ELEMENT: Final[dict[np.dtype[Any], str]] = {
     dt.uint8: "ui8", dt.uint16: "ui16", dt.uint32: "ui32", dt.uint64: "ui64",
     dt.bfloat16: "bf16", dt.float16: "f16", dt.float32: "f32", dt.float64: "f64",
     dt.complex64: "complex<f32>", dt.complex128: "complex<f64>",
+    dt.float8_e4m3fn: "f8E4M3FN", dt.float8_e5m2: "f8E5M2",
+    dt.float8_e4m3b11fnuz: "f8E4M3B11FNUZ", dt.float8_e4m3fnuz: "f8E4M3FNUZ",
+    dt.float8_e5m2fnuz: "f8E5M2FNUZ", dt.float8_e3m4: "f8E3M4", dt.float8_e4m3: "f8E4M3",
+    dt.float8_e8m0fnu: "f8E8M0FNU", dt.float4_e2m1fn: "f4E2M1FN",
+    dt.int2: "i2", dt.int4: "i4", dt.uint2: "ui2", dt.uint4: "ui4",
     # float0 carries no data; like JAX, it travels as bool.
     dt.float0: "i1",
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 from jaxlib import xla_client as _xc
@@ -129,10 +129,13 @@ def to_numpy(buffer: Any, aval: ShapedArray) -> np.ndarray:
     """Copy a device buffer of type ``aval`` to a NumPy array.
 
     Buffers reach NumPy through the buffer protocol, which has no format for the
-    ml_dtypes types (bfloat16, the float8s); those are bit-cast on the device to
-    unsigned integers of the same width first and viewed back on the host.
+    ml_dtypes types (bfloat16, the float8s, ``int4`` ...); those are bit-cast on the
+    device to unsigned integers of their width first and viewed back on the host.
+    The sub-byte ones (``int4``, ``float4_e2m1fn``, ``int2`` ...) have no NumPy
+    unsigned integer of their width: their bits are widened on the device to ``uint8``
+    (the layout ml_dtypes stores them in: the value's bits low, zeros above).
     """
-    if aval.dtype.kind != "V":
+    if aval.dtype.kind != "V" and aval.dtype not in _VIEWED:
         return np.asarray(buffer)
     if aval.dtype == dt.float0:
         return np.zeros(aval.shape, dt.float0)
@@ -145,14 +148,22 @@ def to_numpy(buffer: Any, aval: ShapedArray) -> np.ndarray:
     return np.asarray(bits).view(aval.dtype)
 
 
-_bitcasts: BoundedDict[ShapedArray, Executable] = BoundedDict("bfloat16 bitcast programs", 256)
+# ml_dtypes types NumPy calls floating ("f": float8_e5m2), viewed all the same.
+_VIEWED: Final = frozenset(d for d in (*dt.NARROW_FLOATS, *dt.NARROW_INTS) if d.kind != "V")
+_bitcasts: BoundedDict[ShapedArray, Executable] = BoundedDict("ml_dtypes bitcast programs", 256)
 
 
 def _bitcast_executable(aval: ShapedArray) -> Executable:
+    bits = dt.bit_width(aval.dtype)
     uint = np.dtype(f"uint{aval.dtype.itemsize * 8}")
     src, dst = tensor_type(aval), tensor_type((aval.shape, uint))
-    text = (f"func.func public @main(%x: {src}) -> {dst} {{\n"
-            f"  %y = stablehlo.bitcast_convert %x : ({src}) -> {dst}\n"
+    if bits < 8:  # bitcast to ui4 (or ui2), then zero-extend to ui8
+        mid = tensor_type((aval.shape, dt.uint4 if bits == 4 else dt.uint2))
+        body = (f"  %b = stablehlo.bitcast_convert %x : ({src}) -> {mid}\n"
+                f"  %y = stablehlo.convert %b : ({mid}) -> {dst}\n")
+    else:
+        body = f"  %y = stablehlo.bitcast_convert %x : ({src}) -> {dst}\n"
+    text = (f"func.func public @main(%x: {src}) -> {dst} {{\n{body}"
             f"  return %y : {dst}\n}}\n")
     return compile_text(text, [ShapedArray(aval.shape, uint)])
 

@@ -20,8 +20,6 @@ import math
 from collections.abc import Sequence
 from typing import Any, cast
 
-import numpy as np
-
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
@@ -133,12 +131,7 @@ def _select_and_gather_add_t(e: Emitter, ct: Atom, t: Any, operand: Any, *,
 
 
 def _identity(select_prim: Primitive, dtype: Any) -> Any:
-    if dt.is_bool(dtype):
-        return select_prim is not P.ge_p
-    if dt.is_integer(dtype):
-        info = np.iinfo(dtype)
-        return info.min if select_prim is P.ge_p else info.max
-    return float("-inf") if select_prim is P.ge_p else float("inf")
+    return dt.max_identity(dtype) if select_prim is P.ge_p else dt.min_identity(dtype)
 
 
 deflinear_transpose(P.select_and_gather_add_p, _select_and_gather_add_t)

@@ -36,9 +36,20 @@ def _as_dtype(x: Any) -> np.dtype[Any] | None:
     return d
 
 
+# Where NumPy's hierarchy would place the ml_dtypes types, were they in it.
+_FLOATING_ABOVE = (np.floating, np.inexact, np.number, np.generic)
+_ML_DTYPES_ABOVE: dict[np.dtype[Any], tuple[type, ...]] = {
+    **{d: _FLOATING_ABOVE for d in (dt.bfloat16, *dt.NARROW_FLOATS)},
+    **{d: (np.signedinteger, np.integer, np.number, np.generic) for d in (dt.int2, dt.int4)},
+    **{d: (np.unsignedinteger, np.integer, np.number, np.generic)
+       for d in (dt.uint2, dt.uint4)},
+}
+
+
 def issubdtype(arg1: Any, arg2: Any) -> bool:
     """Whether ``arg1`` is ``arg2`` or below it in NumPy's hierarchy, knowing that
-    ``bfloat16`` is a floating type and key dtypes are ``prng_key`` (and ``extended``)."""
+    ``bfloat16`` and the float8s are floating types, ``int4`` a signed and ``uint4`` an
+    unsigned integer type, and key dtypes are ``prng_key`` (and ``extended``)."""
     d1 = _as_dtype(arg1)
     if d1 is not None and dt.is_key(d1):
         if arg2 in _ABSTRACT or arg2 is np.generic:
@@ -47,10 +58,13 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         return d2 is not None and d2 == d1
     if arg2 in _ABSTRACT or d1 is None:
         return False if d1 is not None else bool(np.issubdtype(arg1, arg2))
-    if d1 == dt.bfloat16:
+    # NumPy places the ml_dtypes types outside its hierarchy (int4 is not an
+    # np.integer subclass): their place in it is given here, as JAX gives it.
+    above = _ML_DTYPES_ABOVE.get(d1)
+    if above is not None:
         if isinstance(arg2, type) and issubclass(arg2, np.generic):
-            return arg2 in (np.floating, np.inexact, np.number, np.generic)
-        return bool(_as_dtype(arg2) == dt.bfloat16)
+            return arg2 in above
+        return bool(_as_dtype(arg2) == d1)
     return bool(np.issubdtype(d1, arg2))
 
 
@@ -68,18 +82,18 @@ def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> np.dty
 
 
 def finfo(dtype: Any) -> Any:
-    """Machine limits of a floating dtype (``bfloat16`` included)."""
+    """Machine limits of a floating dtype (``bfloat16`` and the float8s included)."""
     return ml_dtypes.finfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
 
 
 def iinfo(dtype: Any) -> Any:
-    """Machine limits of an integer dtype."""
+    """Machine limits of an integer dtype (``int4`` included)."""
     return ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
 
 
 def itemsize_bits(dtype: Any) -> int:
-    """The number of bits of one element (``bool`` counts 8)."""
-    return int(np.dtype(dtype).itemsize * 8)
+    """The number of bits of one element (``bool`` counts 8, ``int4`` 4, ``int2`` 2)."""
+    return dt.bit_width(np.dtype(dtype))
 
 
 def scalar_type_of(x: Any) -> type:

@@ -33,11 +33,16 @@ _EDGES: Final[dict[Node, list[Node]]] = {
     dt.bool_: [_I],
     dt.uint8: [dt.int16, dt.uint16], dt.uint16: [dt.int32, dt.uint32],
     dt.uint32: [dt.int64, dt.uint64], dt.uint64: [_F],
-    _I: [dt.uint8, dt.int8], dt.int8: [dt.int16], dt.int16: [dt.int32],
+    _I: [dt.uint8, dt.int8, *dt.NARROW_INTS], dt.int8: [dt.int16], dt.int16: [dt.int32],
     dt.int32: [dt.int64], dt.int64: [_F],
-    _F: [dt.bfloat16, dt.float16, _C], dt.bfloat16: [dt.float32], dt.float16: [dt.float32],
+    _F: [dt.bfloat16, dt.float16, _C, *dt.NARROW_FLOATS], dt.bfloat16: [dt.float32],
+    dt.float16: [dt.float32],
     dt.float32: [dt.float64, dt.complex64], dt.float64: [dt.complex128],
     _C: [dt.complex64], dt.complex64: [dt.complex128], dt.complex128: [],
+    # The narrow types (int4, the float8s, ...) are dead ends: a weak scalar of their
+    # kind, or bool, promotes to them, but they join nothing else (JAX refuses to widen
+    # them implicitly, so that no program silently leaves its narrow format).
+    **{d: [] for d in (*dt.NARROW_INTS, *dt.NARROW_FLOATS)},
 }
 
 
@@ -71,22 +76,69 @@ def _node(dtype: np.dtype[Any], weak: bool) -> Node:
         return dtype
     if dtype == dt.bool_:
         return dt.bool_
-    if dtype == dt.bfloat16:
+    # NumPy's kind says nothing of the ml_dtypes types ('V' for int4 and most float8s).
+    if dt.is_float(dtype):
         return _F
+    if dt.is_integer(dtype):
+        return _I
     return _KIND_OF_WEAK[dtype.kind]
 
 
-def _join(a: Node, b: Node) -> Node:
+def _join(a: Node, b: Node) -> Node | None:
+    """The least upper bound of two nodes, or None where they have no common bound
+    (a narrow type with any type but itself, its weak kind and bool)."""
     return _join_in(a, b, config.enable_x64())
 
 
 @functools.cache
-def _join_in(a: Node, b: Node, x64: bool) -> Node:
+def _join_in(a: Node, b: Node, x64: bool) -> Node | None:
     ups = _UP if x64 else _UP_X32
     common = ups[a] & ups[b]
     least = [n for n in common if all(m in ups[n] for m in common)]
-    assert len(least) == 1, (a, b, least)
-    return least[0]
+    assert len(least) <= 1, (a, b, least)
+    return least[0] if least else None
+
+
+_WEAK_TYPE_OF: Final[dict[Node, type]] = {_I: int, _F: float, _C: complex}
+
+
+def _node_name(n: Node) -> str:
+    # As JAX names its nodes: the dtype's name, or the weak kind's Python type.
+    return n.name if isinstance(n, np.dtype) else str(_WEAK_TYPE_OF[n])
+
+
+def _no_path_error(nodes: Sequence[Node]) -> TypePromotionError:
+    """JAX's refusal to join a narrow type with another: the message names the narrow
+    kind involved (float8s before float4 before the small integers, as JAX checks)."""
+    names = tuple(_node_name(n) for n in nodes)
+    head = (f"Input dtypes {names} have no available implicit dtype promotion path.")
+    if any(n in dt.FLOAT8 for n in nodes):
+        what, cast = "8-bit floats", "float32"
+    elif any(n == dt.float4_e2m1fn for n in nodes):
+        what, cast = "4-bit floats", "float32"
+    elif any(n in dt.NARROW_INTS for n in nodes):
+        what, cast = "1-bit, 2-bit and 4-bit integers", "int32"
+    else:
+        return TypePromotionError(
+            f"{head} Try explicitly casting inputs to the desired output type.")
+    return TypePromotionError(
+        f"{head} To avoid unintended promotion, {what} do not support implicit promotion. "
+        f"If you'd like your inputs to be promoted to another type, you can do so "
+        f"explicitly using e.g. x.astype('{cast}')")
+
+
+def _join_all(nodes: Sequence[Node]) -> Node:
+    """The least upper bound of ``nodes`` (at least one).
+
+    Raises:
+      TypePromotionError: the nodes have no common upper bound.
+    """
+    out: Node | None = nodes[0]
+    for n in nodes[1:]:
+        out = _join(out, n)
+        if out is None:
+            raise _no_path_error(nodes)
+    return out
 
 
 def _strict_ok(nodes: Sequence[Node]) -> bool:
@@ -123,12 +175,14 @@ def promote_types(a: Any, b: Any) -> np.dtype[Any]:
 
     Raises:
       TypeError: an argument is not a dtype plait supports.
-      TypePromotionError: promotion is ``'strict'`` and the dtypes differ.
+      TypePromotionError: promotion is ``'strict'`` and the dtypes differ, or a narrow
+        dtype (``int4``, the float8s, ...) meets another type than itself, its weak
+        kind or ``bool``: as in JAX, those never promote implicitly.
     """
     nodes = [_promote_node(a), _promote_node(b)]
     if config.numpy_dtype_promotion() == "strict" and not _strict_ok(nodes):
         raise _strict_error(tuple(str(n) if isinstance(n, np.dtype) else n for n in nodes))
-    out = _join(*nodes)
+    out = _join_all(nodes)
     return out if isinstance(out, np.dtype) else _WEAK_DEFAULT[out]
 
 
@@ -143,7 +197,8 @@ def result_type_info(types: Sequence[tuple[np.dtype[Any], bool]]) -> tuple[np.dt
     """The (dtype, weak) the given (dtype, weak) types promote to.
 
     Raises:
-      TypePromotionError: promotion is ``'strict'`` and the types differ.
+      TypePromotionError: promotion is ``'strict'`` and the types differ, or they have
+        no common type (a narrow dtype with a wider one).
     """
     keys = {d for d, _ in types if dt.is_key(d)}
     if keys:  # PRNG keys combine only with keys of their own implementation
@@ -155,9 +210,7 @@ def result_type_info(types: Sequence[tuple[np.dtype[Any], bool]]) -> tuple[np.dt
     nodes = [_node(d, w) for d, w in types]
     if config.numpy_dtype_promotion() == "strict" and not _strict_ok(nodes):
         raise _strict_error(tuple(d.name for d, _ in types))
-    out = nodes[0]
-    for n in nodes[1:]:
-        out = _join(out, n)
+    out = _join_all(nodes)
     if isinstance(out, np.dtype):
         return dt.canonicalize(out), False
     # A weak result keeps the precision of the weak inputs (float32 stays float32).

@@ -278,8 +278,12 @@ def _cast_scalar(x: Any, dtype: np.dtype[Any]) -> Any:
             x = x.real
         if isinstance(x, float):
             x = int(x)
-        info = np.iinfo(dtype)
-        if not info.min <= x <= info.max:
+        lo, hi = dt.int_range(dtype)
+        if not lo <= x <= hi:
+            if dtype in dt.NARROW_INTS:  # JAX wraps into 2- and 4-bit ints, as ml_dtypes
+                m = 1 << dt.bit_width(dtype)
+                w = x % m
+                return w - m if dt.is_signed(dtype) and 2 * w >= m else w
             raise OverflowError(f"Python int {x} too large to convert to {dtype}")
         return int(x)
     if dt.is_complex(dtype):

@@ -267,9 +267,9 @@ def _convert_constant(x: Any, d: np.dtype[Any], weak: bool) -> Array:
     with np.errstate(all="ignore"):
         if dt.is_integer(d) and dt.is_inexact(value.dtype):
             # As XLA converts: toward zero, saturating, NaN to 0.
-            info = np.iinfo(d)
+            lo, hi = dt.int_range(d)
             f = np.nan_to_num(np.trunc(value.astype(np.float64)), nan=0.0)
-            out = np.clip(f, info.min, info.max).astype(d)
+            out = np.clip(f, lo, hi).astype(d)
         else:
             out = value.astype(d)
     return ArrayImpl.from_numpy(out, weak)

@@ -70,13 +70,10 @@ def _identity(op: str, dtype: np.dtype[Any]) -> Any:
     if op == "mul":
         return 1
     if op == "and":
-        return True if dt.is_bool(dtype) else np.iinfo(dtype).max if dt.is_unsigned(dtype) else -1
-    is_max = op == "max"
-    if dt.is_bool(dtype):
-        return not is_max
-    if dt.is_integer(dtype):
-        return np.iinfo(dtype).min if is_max else np.iinfo(dtype).max
-    return -np.inf if is_max else np.inf
+        if dt.is_bool(dtype):
+            return True
+        return dt.int_range(dtype)[1] if dt.is_unsigned(dtype) else -1
+    return dt.max_identity(dtype) if op == "max" else dt.min_identity(dtype)
 
 
 def _monoid(table: dict[int, tuple[str, Any]], computation: Callable[..., Any],

@@ -403,6 +403,13 @@ csingle = complex64
 cdouble = complex_ = complex128
 int_ = int64
 uint = uint64
+# The narrow types of ml_dtypes, as jax.numpy has them (its float6s are left out: XLA's CPU
+# client cannot hold their buffers).
+int2, int4, uint2, uint4 = (_scalar_type(d) for d in (_dt.int2, _dt.int4, _dt.uint2,
+                                                      _dt.uint4))
+(float8_e4m3fn, float8_e5m2, float8_e4m3b11fnuz, float8_e4m3fnuz, float8_e5m2fnuz, float8_e3m4,
+ float8_e4m3, float8_e8m0fnu) = (_scalar_type(d) for d in _dt.FLOAT8)
+float4_e2m1fn = _scalar_type(_dt.float4_e2m1fn)
 dtype = _np.dtype
 iinfo = _ml_dtypes.iinfo
 finfo = _ml_dtypes.finfo
@@ -470,7 +477,10 @@ __all__ = [
     "unique_inverse", "unique_all", "union1d", "intersect1d", "setdiff1d", "setxor1d",
     "promote_types", "result_type", "bool_", "int8", "int16", "int32", "int64", "uint8",
     "uint16", "uint32", "uint64", "bfloat16", "float16", "float32", "float64", "complex64",
-    "complex128", "dtype", "iinfo", "finfo", "issubdtype", "pi", "e", "inf", "nan", "newaxis",
+    "complex128", "int2", "int4", "uint2", "uint4", "float8_e4m3fn", "float8_e5m2",
+    "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3",
+    "float8_e8m0fnu", "float4_e2m1fn", "dtype", "iinfo", "finfo", "issubdtype", "pi", "e", "inf",
+    "nan", "newaxis",
     # Composite elementwise functions.
     "divmod", "float_power", "frexp", "gcd", "isneginf", "isposinf", "lcm", "ldexp",
     "logaddexp2", "modf", "nan_to_num", "sinc",

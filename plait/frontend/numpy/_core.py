@@ -128,7 +128,7 @@ def _wrap_int(x: Any, dtype: np.dtype[Any]) -> Any:
     info = np.iinfo(default)
     if not info.min <= x <= info.max:
         raise OverflowError(f"Python int {x} too large to convert to {default}")
-    if dt.is_integer(dtype) and not np.iinfo(dtype).min <= x <= np.iinfo(dtype).max:
+    if dt.is_integer(dtype) and not dt.int_range(dtype)[0] <= x <= dt.int_range(dtype)[1]:
         return int(np.asarray(x, default).astype(dtype))
     return x
 
@@ -163,13 +163,23 @@ def promote_numeric(name: str, *args: Any) -> list[Any]:
     return broadcast_ranks([convert(a, dtype, weak) for a in args], name)
 
 
+def _to_inexact(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    # As JAX 0.10.2's to_inexact_dtype: 64-bit integers become float64 (float32 unless
+    # x64 is on), bool and the other integers float32, x64 or not.  It leaves int2 and
+    # uint2 alone (its table predates them): sin refuses them, and true division
+    # divides them as integers.
+    if dt.is_inexact(dtype) or dtype in (dt.int2, dt.uint2):
+        return dtype
+    if dtype in (dt.int64, dt.uint64):
+        return dt.canonicalize(dt.float64)
+    return dt.float32
+
+
 def promote_to_inexact(name: str, *args: Any) -> list[Any]:
     """Like :func:`promote`, then integers and bools become the default float."""
     types = [_type(a) for a in args]
     dtype, weak = result_type_info(types)
-    if not dt.is_inexact(dtype):
-        dtype = dt.canonicalize(dt.float64)
-    return broadcast_ranks([convert(a, dtype, weak) for a in args], name)
+    return broadcast_ranks([convert(a, _to_inexact(dtype), weak) for a in args], name)
 
 
 def promote_dtypes_inexact(name: str, *args: Any) -> list[Any]:
@@ -177,9 +187,7 @@ def promote_dtypes_inexact(name: str, *args: Any) -> list[Any]:
     the default float."""
     types = [_type(a) for a in args]
     dtype, weak = result_type_info(types)
-    if not dt.is_inexact(dtype):
-        dtype = dt.canonicalize(dt.float64)
-    return [convert(a, dtype, weak) for a in args]
+    return [convert(a, _to_inexact(dtype), weak) for a in args]
 
 
 def broadcast_ranks(args: list[Any], name: str = "broadcast") -> list[Any]:

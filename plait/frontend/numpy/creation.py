@@ -315,11 +315,12 @@ def identity(n: int, dtype: Any = None) -> Array:
 
 
 def _check_int_range(x: Any, d: np.dtype[Any]) -> None:
-    # Python ints must fit the (canonical) integer dtype they become.
-    if dt.is_integer(d):
-        info = np.iinfo(d)
+    # Python ints must fit the (canonical) integer dtype they become, except the 2- and
+    # 4-bit ones, into which JAX (converting as ml_dtypes does) wraps them silently.
+    if dt.is_integer(d) and d not in dt.NARROW_INTS:
+        lo, hi = dt.int_range(d)
         for v in _flat(x):
-            if type(v) is int and not info.min <= v <= info.max:
+            if type(v) is int and not lo <= v <= hi:
                 raise OverflowError(f"Python int {v} too large to convert to {d}")
 
 

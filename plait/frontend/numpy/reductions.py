@@ -131,12 +131,12 @@ def _no_out(name: str, out: None) -> None:
 def _identity(kind: str, d: np.dtype[Any]) -> Any:
     """The identity of the reduction ``kind`` in dtype ``d`` (a NumPy scalar): the
     extreme values of ``d`` stand in for infinities where it has none."""
-    value = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf}[kind]
+    if kind in ("max", "min"):
+        value = dt.max_identity(d) if kind == "max" else dt.min_identity(d)
+    else:
+        value = {"sum": 0, "prod": 1}[kind]
     if d == dt.bool_:
-        return np.bool_(value > 0)
-    if dt.is_integer(d):
-        info = np.iinfo(d)
-        value = builtins.max(builtins.min(value, info.max), info.min)
+        return np.bool_(value)
     return np.asarray(value).astype(d)[()]
 
 

@@ -94,7 +94,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None,
 
 def _index_dtype(d: np.dtype[Any], size: int) -> np.dtype[Any]:
     # The index dtype must hold the axis size, and negative values when they wrap.
-    if dt.is_signed(d) and np.iinfo(d).max >= size:
+    if dt.is_signed(d) and dt.int_range(d)[1] >= size:
         return d
     return dt.int64 if size >= 2**31 and dt.canonicalize(dt.int64) == dt.int64 else dt.int32
 

@@ -14,10 +14,12 @@ from plait.ir.errors import JaxprTypeError
 Dtypes = frozenset[np.dtype[Any]]
 
 BOOL: Final[Dtypes] = frozenset({dt.bool_})
-SIGNED: Final[Dtypes] = frozenset({dt.int8, dt.int16, dt.int32, dt.int64})
-UNSIGNED: Final[Dtypes] = frozenset({dt.uint8, dt.uint16, dt.uint32, dt.uint64})
+SIGNED: Final[Dtypes] = frozenset({dt.int2, dt.int4, dt.int8, dt.int16, dt.int32, dt.int64})
+UNSIGNED: Final[Dtypes] = frozenset(
+    {dt.uint2, dt.uint4, dt.uint8, dt.uint16, dt.uint32, dt.uint64})
 INT: Final[Dtypes] = SIGNED | UNSIGNED
-FLOAT: Final[Dtypes] = frozenset({dt.bfloat16, dt.float16, dt.float32, dt.float64})
+FLOAT: Final[Dtypes] = frozenset(
+    {dt.bfloat16, dt.float16, dt.float32, dt.float64, *dt.NARROW_FLOATS})
 COMPLEX: Final[Dtypes] = frozenset({dt.complex64, dt.complex128})
 INEXACT: Final[Dtypes] = FLOAT | COMPLEX
 NUM: Final[Dtypes] = INT | INEXACT

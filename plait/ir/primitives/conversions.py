@@ -33,7 +33,7 @@ def bitcast_shape(shape: tuple[int, ...], old: np.dtype[Any],
     Raises:
       JaxprTypeError: a widening cast whose trailing dimension has the wrong size.
     """
-    old_bits, new_bits = old.itemsize * 8, new.itemsize * 8
+    old_bits, new_bits = dt.bit_width(old), dt.bit_width(new)  # int4 counts 4, not 8
     if old_bits == new_bits:
         return shape
     if old_bits > new_bits:

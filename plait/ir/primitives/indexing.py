@@ -98,8 +98,8 @@ def default_fill_value(dtype: np.dtype[Any]) -> Any:
         return float("nan")
     if dtype == dt.bool_:
         return True
-    info = np.iinfo(dtype)
-    return int(info.min) if dt.is_signed(dtype) else int(info.max)
+    lo, hi = dt.int_range(dtype)
+    return lo if dt.is_signed(dtype) else hi
 
 
 def _decode_record(cls: Any, value: Any) -> Any:

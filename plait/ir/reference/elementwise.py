@@ -100,7 +100,7 @@ def _int_divisor(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     # A divisor that avoids the two traps (x / 0 and INT_MIN / -1); callers patch those lanes.
     safe = np.where(y == 0, np.ones((), y.dtype), y)
     if dt.is_signed(x.dtype):
-        safe = np.where((safe == -1) & (x == np.iinfo(x.dtype).min), np.ones((), y.dtype), safe)
+        safe = np.where((safe == -1) & (x == dt.int_range(x.dtype)[0]), np.ones((), y.dtype), safe)
     return safe
 
 
@@ -199,11 +199,11 @@ def _convert(x: np.ndarray, new_dtype: np.dtype[Any], weak_type: bool = False,
     if dt.is_integer(new_dtype) and dt.is_float(x.dtype):
         # XLA: NaN becomes 0, out-of-range values saturate, the rest truncate.
         # The bounds are compared as floats: float(2**63 - 1) rounds up to 2**63.
-        info = np.iinfo(new_dtype)
+        lo, hi = dt.int_range(new_dtype)
         t = np.trunc(x.astype(np.float64))
-        high, low = t >= float(info.max), t <= float(info.min)
+        high, low = t >= float(hi), t <= float(lo)
         inside = np.where(high | low | np.isnan(t), 0, t).astype(new_dtype)
-        return np.where(high, info.max, np.where(low, info.min, inside)).astype(new_dtype)
+        return np.where(high, hi, np.where(low, lo, inside)).astype(new_dtype)
     return x.astype(new_dtype)
 
 

@@ -39,7 +39,7 @@ def _extremum(is_max: bool) -> Any:
         kept = tuple(n for i, n in enumerate(x.shape) if i not in axes)
         if x.size == 0:  # the identity of the reduction
             if dt.is_integer(d):
-                ident: Any = np.iinfo(d).min if is_max else np.iinfo(d).max
+                ident: Any = dt.int_range(d)[0 if is_max else 1]
             else:
                 ident = (not is_max) if dt.is_bool(d) else (-np.inf if is_max else np.inf)
             return np.full(kept, ident, d)

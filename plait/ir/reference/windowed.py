@@ -23,7 +23,7 @@ def _identity(dtype: np.dtype[Any], is_max: bool) -> Any:
     if dt.is_bool(dtype):
         return not is_max
     if dt.is_integer(dtype):
-        return np.iinfo(dtype).min if is_max else np.iinfo(dtype).max
+        return dt.int_range(dtype)[0 if is_max else 1]
     return -np.inf if is_max else np.inf
 
 

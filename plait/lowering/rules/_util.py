@@ -153,21 +153,13 @@ def reduce_region(fn: FuncEmitter, op: str, dtype: np.dtype[Any]) -> str:
 
 
 def lowest(dtype: np.dtype[Any]) -> Any:
-    """The identity of max over ``dtype``: its lowest value (-inf for floats)."""
-    if dtype == dt.bool_:
-        return False
-    if dt.is_integer(dtype):
-        return np.iinfo(dtype).min
-    return -np.inf
+    """The identity of max over ``dtype``: its lowest value (-inf for most floats)."""
+    return dt.max_identity(dtype)
 
 
 def highest(dtype: np.dtype[Any]) -> Any:
-    """The identity of min over ``dtype``: its highest value (inf for floats)."""
-    if dtype == dt.bool_:
-        return True
-    if dt.is_integer(dtype):
-        return np.iinfo(dtype).max
-    return np.inf
+    """The identity of min over ``dtype``: its highest value (inf for most floats)."""
+    return dt.min_identity(dtype)
 
 
 def precision_config(precision: Any) -> str:

@@ -40,7 +40,7 @@ def _upper_bounds(fn: FuncEmitter, operand: ShapedArray, sizes: Sequence[int],
                   index_map: Sequence[int], indices: ShapedArray) -> Value:
     """The largest in-bounds start of each index vector entry, broadcast like the indices
     (saturated to the index dtype, whose values can then never exceed it)."""
-    top = np.iinfo(indices.dtype).max
+    top = dt.int_range(indices.dtype)[1]
     bounds = np.array([min(operand.shape[d] - sizes[d], top) for d in index_map],
                       indices.dtype)
     const = fn.constant(bounds, ShapedArray(bounds.shape, indices.dtype))

@@ -28,7 +28,7 @@ from plait.lowering.rules._util import (
 
 
 def _all_ones(dtype: np.dtype[Any]) -> Any:
-    return True if dtype == dt.bool_ else (-1 if dt.is_signed(dtype) else np.iinfo(dtype).max)
+    return True if dtype == dt.bool_ else (-1 if dt.is_signed(dtype) else dt.int_range(dtype)[1])
 
 
 _MONOIDS = {
