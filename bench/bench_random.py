@@ -2,7 +2,8 @@
 splitting from the same key, whose results are equal bit for bit.
 
 Prints the best time of each over several rounds and the ratio plait / jax (lower is
-better).  Run it several times on a quiet machine: python bench/bench_random.py
+better).  Run it several times on a quiet machine, from the repository root:
+python -m bench.bench_random
 """
 
 from __future__ import annotations
