@@ -41,10 +41,12 @@ from plait.frontend.api.autodiff import (
 )
 from plait.frontend.api.checkpoint import checkpoint, checkpoint_policies, remat
 from plait.frontend.api.contexts import (
+    default_matmul_precision,
     disable_jit,
     ensure_compile_time_eval,
     named_call,
     named_scope,
+    numpy_rank_promotion,
 )
 from plait.frontend.api.custom_derivatives import custom_jvp, custom_vjp
 from plait.frontend.api.device_put import device_put
@@ -80,7 +82,7 @@ __all__ = [
     "transforms", "tree", "tree_util", "typing", "block_until_ready", "default_backend",
     "device_count", "device_get", "enable_x64", "local_device_count", "print_environment_info",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
-    "named_scope", "live_arrays",
+    "named_scope", "live_arrays", "default_matmul_precision", "numpy_rank_promotion",
     "make_jaxpr", "eval_shape", "jit", "device_put", "devices",
     "grad", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize",
     "value_and_grad", "vjp", "vmap", "checkpoint", "checkpoint_policies", "remat", "custom_jvp",

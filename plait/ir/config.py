@@ -21,6 +21,11 @@ may read it.  Options:
 ``eager_constant_folding`` (bool)
     While tracing, an operation none of whose operands is traced is computed at once
     instead of staged (``plait.ensure_compile_time_eval``).
+``default_matmul_precision`` (``None`` or str)
+    The precision of contractions called with ``precision=None`` (``'highest'``,
+    ``'float32'``, a ``DotAlgorithmPreset`` name...; ``plait.default_matmul_precision``).
+``numpy_rank_promotion`` (``'allow'``, ``'warn'`` or ``'raise'``)
+    What ``plait.numpy`` does when operands of different ranks broadcast.
 ``platform_name``, ``platforms`` (str)
     The platform to run on: plait has only ``'cpu'`` (the empty string means the
     default); accepted so that programs which pin JAX to the CPU run unchanged.
@@ -34,7 +39,8 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["update", "read", "values", "enable_x64", "numpy_dtype_promotion", "on_update"]
+__all__ = ["update", "check", "read", "values", "enable_x64", "numpy_dtype_promotion", "on_update",
+           "MATMUL_PRECISIONS"]
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -54,6 +60,8 @@ class _Values:
         self.check_jaxprs = False
         self.disable_jit = False
         self.eager_constant_folding = False
+        self.default_matmul_precision: str | None = None
+        self.numpy_rank_promotion = "allow"
         self.platform_name = ""
         self.platforms = ""
         self.trace_context: tuple[Any, ...] = ()
@@ -63,7 +71,8 @@ class _Values:
         # The options that change what tracing produces for the same argument types:
         # trace caches include this tuple in their keys.
         self.trace_context = (self.enable_x64, self.numpy_dtype_promotion, self.disable_jit,
-                              self.eager_constant_folding)
+                              self.eager_constant_folding, self.default_matmul_precision,
+                              self.numpy_rank_promotion)
         for listener in _listeners:
             listener()
 
@@ -79,6 +88,15 @@ def on_update(listener: Callable[[], None]) -> None:
     _listeners.append(listener)
 
 
+MATMUL_PRECISIONS: Final = (
+    "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+    # The names of the DotAlgorithmPreset members (a test checks they agree).
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64")
+"""The values ``default_matmul_precision`` takes besides ``None`` (JAX's list)."""
+
 _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "enable_x64": lambda v: isinstance(v, bool),
     "numpy_dtype_promotion": lambda v: v in ("standard", "strict"),
@@ -88,6 +106,8 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "check_jaxprs": lambda v: isinstance(v, bool),
     "disable_jit": lambda v: isinstance(v, bool),
     "eager_constant_folding": lambda v: isinstance(v, bool),
+    "default_matmul_precision": lambda v: v is None or v in MATMUL_PRECISIONS,
+    "numpy_rank_promotion": lambda v: v in ("allow", "warn", "raise"),
     "platform_name": lambda v: v in ("", "cpu"),
     "platforms": lambda v: v in ("", "cpu"),
 }
@@ -102,6 +122,25 @@ def _option(name: str) -> str:
     return name
 
 
+def check(name: str, value: Any) -> str:
+    """Option ``name``'s canonical name, if ``value`` is allowed for it.
+
+    Raises:
+      KeyError: no such option.
+      ValueError: the value is not allowed for the option.
+    """
+    name = _option(name)
+    if _CHECKS[name](value):
+        return name
+    if name.startswith("platform"):
+        raise ValueError(f"invalid value {value!r} for config option {name!r}: plait "
+                         "runs on 'cpu' only")
+    if name == "default_matmul_precision":
+        raise ValueError(f"expected None or one of {list(MATMUL_PRECISIONS)} for config "
+                         f"option {name!r}, but got {value!r}")
+    raise ValueError(f"invalid value {value!r} for config option {name!r}")
+
+
 def update(name: str, value: Any) -> None:
     """Set option ``name`` (a leading ``jax_``/``plait_`` is accepted and ignored).
 
@@ -109,13 +148,7 @@ def update(name: str, value: Any) -> None:
       KeyError: no such option.
       ValueError: the value is not allowed for the option.
     """
-    name = _option(name)
-    if not _CHECKS[name](value):
-        if name.startswith("platform"):
-            raise ValueError(f"invalid value {value!r} for config option {name!r}: plait "
-                             "runs on 'cpu' only")
-        raise ValueError(f"invalid value {value!r} for config option {name!r}")
-    setattr(values, name, value)
+    setattr(values, check(name, value), value)
     values._refresh()
 
 

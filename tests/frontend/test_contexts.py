@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -246,3 +247,58 @@ def test_config_options_read_as_attributes_and_platform_pinning() -> None:
         _ = plait.config.jax_no_such_option
     with pytest.raises(KeyError, match="expected a config option among"):
         plait.config.read("no_such_option")
+
+
+@pytest.mark.parametrize("precision", ["highest", "bfloat16", "F32_F32_F32", None])
+def test_default_matmul_precision_stages_as_jax(precision: str | None) -> None:
+    a, b = np.ones((2, 3), np.float32), np.ones((3,), np.float32)
+    w = np.ones((3, 3, 1, 1), np.float32)
+    programs: list[tuple[Callable[..., Any], Callable[..., Any], tuple[Any, ...]]] = [
+        (lambda x, y: x @ y, lambda x, y: x @ y, (a, b)),
+        (lambda x, y: pnp.einsum("ij,j->i", x, y), lambda x, y: jnp.einsum("ij,j->i", x, y),
+         (a, b)),
+        (lambda v: lax.conv(v, v, (1, 1), "SAME"), lambda v: jax.lax.conv(v, v, (1, 1), "SAME"),
+         (w,)),
+    ]
+    for ours_fn, theirs_fn, args in programs:
+        with plait.default_matmul_precision(precision):
+            ours = str(plait.make_jaxpr(ours_fn)(*args))
+            values = plait.jit(ours_fn)(*args)
+        with jax.default_matmul_precision(precision):
+            theirs = str(jax.make_jaxpr(theirs_fn)(*args))
+        assert ours == theirs
+        _same(values, theirs_fn(*args))
+
+
+def test_default_matmul_precision_refuses_unknown_names() -> None:
+    with pytest.raises(ValueError) as theirs:
+        jax.default_matmul_precision("nope")
+    with pytest.raises(ValueError, match=r"expected None or one of \['default', 'high'"):
+        plait.default_matmul_precision("nope")
+    assert str(theirs.value).startswith("new enum value must be None or in ['default', 'high'")
+    assert list(plait.config.MATMUL_PRECISIONS[6:]) == [
+        p.name for p in plait.lax.DotAlgorithmPreset if p.name != "DEFAULT"]
+
+
+@pytest.mark.parametrize("mode", ["raise", "warn"])
+def test_numpy_rank_promotion_as_jax(mode: str) -> None:
+    a, b = np.ones((2, 3), np.float32), np.ones((3,), np.float32)
+
+    def run(lib: Any, np_: Any) -> str:
+        with lib.numpy_rank_promotion(mode), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                np_.add(a, b)
+            except ValueError as e:
+                return f"ValueError: {e}"
+        return "; ".join(str(w.message) for w in caught)
+
+    ours, theirs = run(plait, pnp), run(jax, jnp)
+    # JAX's texts end with a link to its documentation; plait's stop before it.
+    assert theirs.startswith(ours.rstrip("."))
+    assert ours  # an error or a warning, never silence
+    with plait.numpy_rank_promotion(mode):
+        _same(pnp.add(np.ones(3), np.ones(3)), jnp.add(np.ones(3), np.ones(3)))  # same ranks
+        _same(pnp.add(a, 2.0), jnp.add(a, 2.0))  # scalars never count
+    with pytest.raises(ValueError, match="invalid value 'sometimes'"):
+        plait.numpy_rank_promotion("sometimes")

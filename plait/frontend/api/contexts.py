@@ -1,9 +1,11 @@
 """Context managers that change how code is traced: ``disable_jit``,
-``ensure_compile_time_eval``, ``named_scope`` and ``named_call``, as JAX's.
+``ensure_compile_time_eval``, ``default_matmul_precision``, ``numpy_rank_promotion``,
+``named_scope`` and ``named_call``, as JAX's.
 
-The first two are options (``disable_jit``, ``eager_constant_folding``) set for
-the duration of a block; their values are part of every trace and dispatch key,
-so a program traced or compiled outside the block is never reused inside it.
+All but the last two set an option (``disable_jit``, ``eager_constant_folding``,
+``default_matmul_precision``, ``numpy_rank_promotion``) for the duration of a block;
+their values are part of every trace and dispatch key, so a program traced or
+compiled outside the block is never reused inside it.
 """
 
 from __future__ import annotations
@@ -15,13 +17,19 @@ from typing import Any, TypeVar
 from plait.frontend.core.tracing import _state
 from plait.ir import config as _config
 
-__all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call"]
+__all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call",
+           "default_matmul_precision", "numpy_rank_promotion"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _option(name: str, value: Any) -> contextlib.AbstractContextManager[None]:
+    _config.check(name, value)  # (at once, as JAX: not when the block is entered)
+    return _set(name, value)
+
+
 @contextlib.contextmanager
-def _option(name: str, value: bool) -> Iterator[None]:
+def _set(name: str, value: Any) -> Iterator[None]:
     previous = _config.read(name)
     _config.update(name, value)
     try:
@@ -43,6 +51,28 @@ def ensure_compile_time_eval() -> contextlib.AbstractContextManager[None]:
     once, even while tracing for ``jit``: its result is a concrete array that Python
     control flow may branch on.  Operations on traced values are staged as usual."""
     return _option("eager_constant_folding", True)
+
+
+def default_matmul_precision(precision: str | None) -> contextlib.AbstractContextManager[None]:
+    """Within the block, contractions called with ``precision=None`` (``dot``,
+    ``matmul``, ``einsum``, ``dot_general``, convolutions) take ``precision``
+    (``'highest'``, ``'float32'``, ``'bfloat16'``, a ``DotAlgorithmPreset`` name...).
+
+    Raises:
+      ValueError: ``precision`` is neither ``None`` nor one of JAX's names for it.
+    """
+    return _option("default_matmul_precision", precision)
+
+
+def numpy_rank_promotion(mode: str) -> contextlib.AbstractContextManager[None]:
+    """Within the block, ``plait.numpy`` broadcasts operands of different ranks as NumPy
+    (``'allow'``), with a ``UserWarning`` (``'warn'``), or not at all (``'raise'``: a
+    ``ValueError``).
+
+    Raises:
+      ValueError: ``mode`` is not one of the three.
+    """
+    return _option("numpy_rank_promotion", mode)
 
 
 class named_scope(contextlib.ContextDecorator):

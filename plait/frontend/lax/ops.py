@@ -23,6 +23,7 @@ from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
+from plait.ir.config import values as _config
 from plait.ir.errors import ArgumentError
 from plait.ir.primitive import Primitive
 from plait.ir.primitives import RoundingMethod
@@ -590,7 +591,16 @@ def canonicalize_precision(precision: Any) -> PrecisionParam:
         return None
 
     if precision is None:
-        return None
+        default = _config.default_matmul_precision
+        if default is None:
+            return None
+        try:
+            return canonicalize_precision(default)
+        except ValueError:
+            raise ValueError(
+                "jax_default_matmul_precision flag must be set to None, a value in "
+                f"{list(_PRECISION_NAMES)}, or the name of a lax.DotAlgorithmPreset, but got "
+                f"{default}") from None
     single = one(precision)
     if single is not None:
         return (single, single)

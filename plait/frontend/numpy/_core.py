@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from plait.frontend.core.tracing import scalar_literal
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
+from plait.ir.config import values as _config
 from plait.ir.errors import ArgumentError, IncompatibleShapesError
 
 __all__ = ["is_scalar", "aval_of", "promote", "promote_dtypes",
@@ -203,6 +205,8 @@ def broadcast_ranks(args: list[Any], name: str = "broadcast") -> list[Any]:
     """
     shapes = [shape(a) for a in args]
     nonscalar = [s for s in shapes if s]
+    if len({len(s) for s in nonscalar}) > 1 and _config.numpy_rank_promotion != "allow":
+        _rank_promotion(name, shapes)
     if len(nonscalar) > 1 and any(s != nonscalar[0] for s in nonscalar):
         nd = max(len(s) for s in nonscalar)
         for i in range(1, nd + 1):
@@ -225,6 +229,17 @@ def broadcast_ranks(args: list[Any], name: str = "broadcast") -> list[Any]:
             new = (1,) * (nd - len(s)) + s
             out.append(lax.broadcast_in_dim(a, new, tuple(range(nd - len(s), nd))))
     return out
+
+
+def _rank_promotion(name: str, shapes: Sequence[tuple[int, ...]]) -> None:
+    listed = " ".join(map(str, shapes))
+    if _config.numpy_rank_promotion == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {name} on shapes "
+                      f"{listed}. Set the jax_numpy_rank_promotion config option to 'allow' "
+                      "to disable this warning.", stacklevel=4)
+        return
+    raise ValueError(f"Operands could not be broadcast together for {name} on shapes {listed} "
+                     "and with the config option jax_numpy_rank_promotion='raise'.")
 
 
 def canonical_axis(axis: int, nd: int, name: str = "axis") -> int:
