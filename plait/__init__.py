@@ -41,6 +41,8 @@ from plait.frontend.api.autodiff import (
 )
 from plait.frontend.api.checkpoint import checkpoint, checkpoint_policies, remat
 from plait.frontend.api.contexts import (
+    debug_infs,
+    debug_nans,
     default_matmul_precision,
     disable_jit,
     ensure_compile_time_eval,
@@ -49,6 +51,7 @@ from plait.frontend.api.contexts import (
     numpy_rank_promotion,
 )
 from plait.frontend.api.custom_derivatives import custom_jvp, custom_vjp
+from plait.frontend.api.custom_gradient import closure_convert, custom_gradient
 from plait.frontend.api.device_put import device_put
 from plait.frontend.api.environment import (
     block_until_ready,
@@ -83,6 +86,7 @@ __all__ = [
     "device_count", "device_get", "enable_x64", "local_device_count", "print_environment_info",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
     "named_scope", "live_arrays", "default_matmul_precision", "numpy_rank_promotion",
+    "custom_gradient", "closure_convert", "debug_nans", "debug_infs",
     "make_jaxpr", "eval_shape", "jit", "device_put", "devices",
     "grad", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize",
     "value_and_grad", "vjp", "vmap", "checkpoint", "checkpoint_policies", "remat", "custom_jvp",

@@ -26,6 +26,9 @@ may read it.  Options:
     ``'float32'``, a ``DotAlgorithmPreset`` name...; ``plait.default_matmul_precision``).
 ``numpy_rank_promotion`` (``'allow'``, ``'warn'`` or ``'raise'``)
     What ``plait.numpy`` does when operands of different ranks broadcast.
+``debug_nans``, ``debug_infs`` (bool)
+    Raise ``FloatingPointError`` where an operation (or a jitted call, then run again
+    operation by operation) produces a NaN (an infinity).
 ``platform_name``, ``platforms`` (str)
     The platform to run on: plait has only ``'cpu'`` (the empty string means the
     default); accepted so that programs which pin JAX to the CPU run unchanged.
@@ -62,6 +65,10 @@ class _Values:
         self.eager_constant_folding = False
         self.default_matmul_precision: str | None = None
         self.numpy_rank_promotion = "allow"
+        self.debug_nans = False
+        self.debug_infs = False
+        self.check_values = False
+        """``debug_nans or debug_infs`` (read on every eager operation)."""
         self.platform_name = ""
         self.platforms = ""
         self.trace_context: tuple[Any, ...] = ()
@@ -72,7 +79,8 @@ class _Values:
         # trace caches include this tuple in their keys.
         self.trace_context = (self.enable_x64, self.numpy_dtype_promotion, self.disable_jit,
                               self.eager_constant_folding, self.default_matmul_precision,
-                              self.numpy_rank_promotion)
+                              self.numpy_rank_promotion, self.debug_nans, self.debug_infs)
+        self.check_values = self.debug_nans or self.debug_infs
         for listener in _listeners:
             listener()
 
@@ -108,6 +116,8 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "eager_constant_folding": lambda v: isinstance(v, bool),
     "default_matmul_precision": lambda v: v is None or v in MATMUL_PRECISIONS,
     "numpy_rank_promotion": lambda v: v in ("allow", "warn", "raise"),
+    "debug_nans": lambda v: isinstance(v, bool),
+    "debug_infs": lambda v: isinstance(v, bool),
     "platform_name": lambda v: v in ("", "cpu"),
     "platforms": lambda v: v in ("", "cpu"),
 }

@@ -3,6 +3,7 @@ against JAX 0.10.2."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
 import warnings
@@ -302,3 +303,29 @@ def test_numpy_rank_promotion_as_jax(mode: str) -> None:
         _same(pnp.add(a, 2.0), jnp.add(a, 2.0))  # scalars never count
     with pytest.raises(ValueError, match="invalid value 'sometimes'"):
         plait.numpy_rank_promotion("sometimes")
+
+
+def _floating_point_error(run: Callable[[], Any]) -> str:
+    with pytest.raises(FloatingPointError) as caught:
+        run()
+    return str(caught.value)
+
+
+def test_debug_nans_and_infs_name_the_operation_as_jax() -> None:
+    def program(np_: Any, lib: Any) -> Callable[[Any], Any]:
+        return lib.jit(lambda x: np_.log(x) * 2.0)
+
+    ours, theirs = program(pnp, plait), program(jnp, jax)
+    for option, bad in (("debug_nans", -1.0), ("debug_infs", 0.0)):
+        with getattr(plait, option)(), getattr(jax, option)(True):
+            assert (_floating_point_error(functools.partial(pnp.log, bad))
+                    == _floating_point_error(functools.partial(jnp.log, bad)))
+            # A jitted call is run again operation by operation to name the operation.
+            assert (_floating_point_error(functools.partial(ours, bad))
+                    == _floating_point_error(functools.partial(theirs, bad)))
+            _same(ours(2.0), theirs(2.0))  # valid results pass
+        assert np.isnan(ours(-1.0)) and np.isinf(ours(0.0))  # off again: no error
+    # Transformations outside jit run operation by operation, checking each result.
+    with plait.debug_nans(), jax.debug_nans(True):
+        assert (_floating_point_error(functools.partial(plait.grad(pnp.sqrt), -1.0))
+                == _floating_point_error(functools.partial(jax.grad(jnp.sqrt), -1.0)))

@@ -1,9 +1,9 @@
 """Context managers that change how code is traced: ``disable_jit``,
 ``ensure_compile_time_eval``, ``default_matmul_precision``, ``numpy_rank_promotion``,
-``named_scope`` and ``named_call``, as JAX's.
+``debug_nans``, ``debug_infs``, ``named_scope`` and ``named_call``, as JAX's.
 
-All but the last two set an option (``disable_jit``, ``eager_constant_folding``,
-``default_matmul_precision``, ``numpy_rank_promotion``) for the duration of a block;
+All but the last two set the option of their name (``ensure_compile_time_eval``:
+``eager_constant_folding``) for the duration of a block;
 their values are part of every trace and dispatch key, so a program traced or
 compiled outside the block is never reused inside it.
 """
@@ -18,7 +18,7 @@ from plait.frontend.core.tracing import _state
 from plait.ir import config as _config
 
 __all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call",
-           "default_matmul_precision", "numpy_rank_promotion"]
+           "default_matmul_precision", "numpy_rank_promotion", "debug_nans", "debug_infs"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,6 +73,17 @@ def numpy_rank_promotion(mode: str) -> contextlib.AbstractContextManager[None]:
       ValueError: ``mode`` is not one of the three.
     """
     return _option("numpy_rank_promotion", mode)
+
+
+def debug_nans(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within the block, an operation producing a NaN raises ``FloatingPointError``
+    naming it (a jitted call is run again operation by operation to find it)."""
+    return _option("debug_nans", bool(enabled))
+
+
+def debug_infs(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+    """As :func:`debug_nans`, for infinities."""
+    return _option("debug_infs", bool(enabled))
 
 
 class named_scope(contextlib.ContextDecorator):

@@ -41,6 +41,7 @@ from plait.frontend.core.trace_to_jaxpr import (
 from plait.frontend.core.traceback_util import hide_plait_frames
 from plait.frontend.core.tracing import Tracer, _state, bind
 from plait.frontend.core.tree_util import tree_flatten, tree_unflatten
+from plait.frontend.core.value_checks import check_jit_result
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.caches import BoundedDict
@@ -194,13 +195,18 @@ class JitFunction:
             hit = None if _state.stack else self._lookup(args, kwargs)
             if hit is not None:
                 entry, leaves = hit
-                return self._run(entry, leaves), self._fast_path(entry, leaves), False
-            call = self._flat(args, kwargs)
-            entry = self._entry(call)
-            if _state.stack:
-                return self._stage(call, entry.traced, entry.donated), None, False
-            out = self._run(entry, call.leaves)
-            return out, self._fast_path(entry, call.leaves), False
+            else:
+                call = self._flat(args, kwargs)
+                entry, leaves = self._entry(call), call.leaves
+                if _state.stack:
+                    return self._stage(call, entry.traced, entry.donated), None, False
+            out = self._run(entry, leaves)
+            if _config.check_values:
+                # Checked on every call: no fast path (the dispatcher keys on the options).
+                check_jit_result(tree_flatten(out)[0], fun_name(self.fun),
+                                 lambda: self.fun(*args, **kwargs))
+                return out, None, False
+            return out, self._fast_path(entry, leaves), False
         except Exception as e:
             hide_plait_frames(e)
             raise

@@ -18,6 +18,7 @@ from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.tracing import Tracer, bind, current_trace, inline_into_trace
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import shaped_avals
+from plait.ir.config import values as _values
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 
 __all__ = ["apply_jaxpr", "eval_jaxpr_bind"]
@@ -49,8 +50,10 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
     if trace is not None:
         return [_literal_value(x) if type(x) is Literal else x
                 for x in inline_into_trace(trace, jaxpr, consts, args)]
-    if any(type(x) is Tracer for x in (*consts, *args)):
-        return eval_jaxpr_bind(jaxpr, consts, args)  # raises the leaked-tracer error
+    if _values.check_values or any(type(x) is Tracer for x in (*consts, *args)):
+        # Operation by operation: with debug_nans/debug_infs each result is checked (as
+        # JAX's transformations outside jit run); a leaked tracer raises its error.
+        return eval_jaxpr_bind(jaxpr, consts, args)
     flat = convert_constvars(jaxpr)
     exe = executable_for(ClosedJaxpr(flat), name)
     values = [*consts, *args]

@@ -23,10 +23,12 @@ from plait.frontend.core.tracing import (
     scalar_literal,
     set_eager_impl,
 )
+from plait.frontend.core.value_checks import check_result
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.builder import Builder
 from plait.ir.caches import BoundedDict
+from plait.ir.config import values as _values
 from plait.ir.errors import UnexpectedTracerError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import Params
@@ -102,8 +104,14 @@ def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
                 a.buffer()  # raises the clearer error for a deleted (donated) Array
         raise
     if prim.multiple_results:
-        return [ArrayImpl(aval, buf) for aval, buf in zip(op.out_avals, outs)]
-    return ArrayImpl(op.out_avals[0], outs[0])
+        results = [ArrayImpl(aval, buf) for aval, buf in zip(op.out_avals, outs)]
+        if _values.check_values:
+            check_result(results, prim.name)
+        return results
+    result = ArrayImpl(op.out_avals[0], outs[0])
+    if _values.check_values:
+        check_result([result], prim.name)
+    return result
 
 
 set_eager_impl(eager_bind)
