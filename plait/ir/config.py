@@ -26,6 +26,9 @@ may read it.  Options:
     ``'float32'``, a ``DotAlgorithmPreset`` name...; ``plait.default_matmul_precision``).
 ``numpy_rank_promotion`` (``'allow'``, ``'warn'`` or ``'raise'``)
     What ``plait.numpy`` does when operands of different ranks broadcast.
+``log_compiles`` (bool)
+    Log (at WARNING level, logger ``plait.compiles``) each compilation and its times,
+    in JAX's words (``plait.log_compiles``).
 ``debug_nans``, ``debug_infs`` (bool)
     Raise ``FloatingPointError`` where an operation (or a jitted call, then run again
     operation by operation) produces a NaN (an infinity).
@@ -65,6 +68,7 @@ class _Values:
         self.eager_constant_folding = False
         self.default_matmul_precision: str | None = None
         self.numpy_rank_promotion = "allow"
+        self.log_compiles = False
         self.debug_nans = False
         self.debug_infs = False
         self.check_values = False
@@ -116,6 +120,7 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "eager_constant_folding": lambda v: isinstance(v, bool),
     "default_matmul_precision": lambda v: v is None or v in MATMUL_PRECISIONS,
     "numpy_rank_promotion": lambda v: v in ("allow", "warn", "raise"),
+    "log_compiles": lambda v: isinstance(v, bool),
     "debug_nans": lambda v: isinstance(v, bool),
     "debug_infs": lambda v: isinstance(v, bool),
     "platform_name": lambda v: v in ("", "cpu"),

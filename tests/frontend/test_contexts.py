@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import logging
 import re
 import warnings
 from collections.abc import Callable
@@ -329,3 +330,22 @@ def test_debug_nans_and_infs_name_the_operation_as_jax() -> None:
     with plait.debug_nans(), jax.debug_nans(True):
         assert (_floating_point_error(functools.partial(plait.grad(pnp.sqrt), -1.0))
                 == _floating_point_error(functools.partial(jax.grad(jnp.sqrt), -1.0)))
+
+
+def test_log_compiles_reports_what_jax_reports(caplog: pytest.LogCaptureFixture) -> None:
+    def messages(lib: Any, np_: Any) -> list[str]:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING), lib.log_compiles():
+            lib.jit(lambda x: np_.cos(x) * 3.0)(np.ones(5, np.float32))
+        # Times vary; JAX also names the sharding of each argument, which plait has not.
+        return [re.sub(r"in [0-9.e-]+ sec", "in T sec", r.getMessage().split(" Argument")[0])
+                for r in caplog.records]
+
+    ours, theirs = messages(plait, pnp), messages(jax, jnp)
+    assert ours == theirs, (ours, theirs)
+    assert ours[1] == ("Compiling jit(<lambda>) with global shapes and types "
+                       "(ShapedArray(float32[5]),).")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        plait.jit(lambda x: x - 1.0)(np.ones(5, np.float32))
+    assert not caplog.records  # off outside the block

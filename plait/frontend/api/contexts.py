@@ -1,6 +1,7 @@
 """Context managers that change how code is traced: ``disable_jit``,
 ``ensure_compile_time_eval``, ``default_matmul_precision``, ``numpy_rank_promotion``,
-``debug_nans``, ``debug_infs``, ``named_scope`` and ``named_call``, as JAX's.
+``debug_nans``, ``debug_infs``, ``log_compiles``, ``named_scope`` and ``named_call``, as
+JAX's.
 
 All but the last two set the option of their name (``ensure_compile_time_eval``:
 ``eager_constant_folding``) for the duration of a block;
@@ -18,7 +19,8 @@ from plait.frontend.core.tracing import _state
 from plait.ir import config as _config
 
 __all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call",
-           "default_matmul_precision", "numpy_rank_promotion", "debug_nans", "debug_infs"]
+           "default_matmul_precision", "numpy_rank_promotion", "debug_nans", "debug_infs",
+           "log_compiles"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,6 +75,13 @@ def numpy_rank_promotion(mode: str) -> contextlib.AbstractContextManager[None]:
       ValueError: ``mode`` is not one of the three.
     """
     return _option("numpy_rank_promotion", mode)
+
+
+def log_compiles(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within the block, each compilation is logged (WARNING level, logger
+    ``plait.compiles``) with its argument types and the time of lowering and of XLA's
+    compilation, in JAX's words."""
+    return _option("log_compiles", bool(enable))
 
 
 def debug_nans(enabled: bool = True) -> contextlib.AbstractContextManager[None]:

@@ -13,6 +13,7 @@ carrying the sub-jaxpr, which transformations later rewrite.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
@@ -32,6 +33,7 @@ from plait.frontend.core.arguments import (
     static_args,
 )
 from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.compile_cache import compile_logger
 from plait.frontend.core.trace_to_jaxpr import (
     FlatCall,
     TracedFunction,
@@ -163,7 +165,11 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             self._explain_miss(key, names)
+            start = time.perf_counter()
             traced = trace_function(self.fun, call, "jit")
+            if _config.log_compiles:
+                compile_logger.warning("Finished tracing %s for jit in %.9f sec",
+                                       fun_name(self.fun), time.perf_counter() - start)
             entry = _Entry(traced, self._donated(call))
             if not _has_tracers(traced.closed.consts):
                 self._cache[key] = entry

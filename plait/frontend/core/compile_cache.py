@@ -7,6 +7,8 @@ again; different functions computing the same program share an executable.
 from __future__ import annotations
 
 import hashlib
+import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +16,7 @@ import numpy as np
 
 from plait.frontend.core import cache_log
 from plait.ir.caches import LRUCache
+from plait.ir.config import values as _values
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.runtime import Executable
@@ -45,7 +48,31 @@ def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] =
         cache_log.explain(
             f"executable cache miss: compiling {name} ({len(closed.jaxpr.eqns)} equations); "
             f"no structurally equal program was compiled before for {dev}")
-        module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
-        exe = runtime.compile_text(module.text, module.out_avals, dev)
+        if _values.log_compiles:
+            exe = _compile_logged(closed, name, result_paths, donated, dev)
+        else:
+            module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
+            exe = runtime.compile_text(module.text, module.out_avals, dev)
         _cache[key] = exe
+    return exe
+
+
+compile_logger = logging.getLogger("plait.compiles")
+"""Where ``log_compiles`` reports each compilation."""
+
+
+def _compile_logged(closed: ClosedJaxpr, name: str, result_paths: Sequence[str],
+                    donated: tuple[bool, ...], dev: Any) -> Executable:
+    """Compile as :func:`executable_for` does, logging the steps as JAX's ``log_compiles``."""
+    what = f"jit({name})"
+    types = tuple(closed.jaxpr.in_avals)
+    compile_logger.warning("Compiling %s with global shapes and types %r.", what, types)
+    start = time.perf_counter()
+    module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
+    lowered = time.perf_counter()
+    compile_logger.warning("Finished jaxpr to MLIR module conversion %s in %.9f sec", what,
+                           lowered - start)
+    exe = runtime.compile_text(module.text, module.out_avals, dev)
+    compile_logger.warning("Finished XLA compilation of %s in %.9f sec", what,
+                           time.perf_counter() - lowered)
     return exe
