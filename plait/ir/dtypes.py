@@ -225,11 +225,21 @@ def is_inexact(dtype: np.dtype[Any]) -> bool:
     return dtype in INEXACT
 
 
+def _range(dtype: np.dtype[Any]) -> tuple[int, int]:
+    info = ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
+    return int(info.min), int(info.max)
+
+
+# A table: literals and scalar conversions ask on the tracing path, and ml_dtypes.iinfo
+# costs ~1 us a call.
+_INT_RANGES: Final[dict[np.dtype[Any], tuple[int, int]]] = {
+    d: _range(d) for d in SUPPORTED if is_integer(d)}
+
+
 def int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
     """The least and greatest values of an integer dtype, ``int4`` included (NumPy's
     ``iinfo`` knows NumPy's own integer types only)."""
-    info = ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
-    return int(info.min), int(info.max)
+    return _INT_RANGES[dtype]
 
 
 _SUB_BYTE_BITS: Final[dict[np.dtype[Any], int]] = {

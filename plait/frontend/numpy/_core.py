@@ -130,8 +130,10 @@ def _wrap_int(x: Any, dtype: np.dtype[Any]) -> Any:
     info = np.iinfo(default)
     if not info.min <= x <= info.max:
         raise OverflowError(f"Python int {x} too large to convert to {default}")
-    if dt.is_integer(dtype) and not dt.int_range(dtype)[0] <= x <= dt.int_range(dtype)[1]:
-        return int(np.asarray(x, default).astype(dtype))
+    if dt.is_integer(dtype):
+        lo, hi = dt.int_range(dtype)
+        if not lo <= x <= hi:
+            return int(np.asarray(x, default).astype(dtype))
     return x
 
 
@@ -205,19 +207,19 @@ def broadcast_ranks(args: list[Any], name: str = "broadcast") -> list[Any]:
     """
     shapes = [shape(a) for a in args]
     nonscalar = [s for s in shapes if s]
-    if len({len(s) for s in nonscalar}) > 1 and _config.numpy_rank_promotion != "allow":
+    ranks = {len(s) for s in nonscalar}
+    if len(ranks) > 1 and _config.numpy_rank_promotion != "allow":
         _rank_promotion(name, shapes)
     if len(nonscalar) > 1 and any(s != nonscalar[0] for s in nonscalar):
-        nd = max(len(s) for s in nonscalar)
+        nd = max(ranks)
         for i in range(1, nd + 1):
             dims = {s[-i] for s in nonscalar if len(s) >= i} - {1}
             if len(dims) > 1:
-                if len({len(s) for s in nonscalar}) > 1:
+                if len(ranks) > 1:
                     raise IncompatibleShapesError(
                         f"Incompatible shapes for broadcasting: shapes={shapes}")
                 raise IncompatibleShapesError(f"{name} got incompatible shapes for broadcasting: "
                                               + ", ".join(str(s) for s in shapes) + ".")
-    ranks = {len(s) for s in nonscalar}
     if len(ranks) < 2:
         return args
     nd = max(ranks)

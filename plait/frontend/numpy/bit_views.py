@@ -7,30 +7,22 @@ complex numbers through their interleaved real and imaginary parts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.dtype_queries import finfo
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy.creation import zeros
 from plait.ir import dtypes as dt
 
 __all__ = ["view"]
 
-# ml_dtypes.finfo (np.finfo extended to bfloat16) is not annotated.
-_finfo: Callable[[np.dtype[Any]], Any] = ml_dtypes.finfo
-
-
-def _bits(dtype: np.dtype[Any]) -> int:
-    return 8 if dtype == dt.bool_ else dtype.itemsize * 8
-
 
 def _part(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    part: np.dtype[Any] = np.dtype(_finfo(dtype).dtype)
+    part: np.dtype[Any] = np.dtype(finfo(dtype).dtype)
     return part
 
 
@@ -47,7 +39,7 @@ def view(a: Array, dtype: Any = None, type: None = None) -> Array:
     if dtype is None:
         return a
     out_dtype = check_user_dtype(dtype, "view")
-    bits_in, bits_out = _bits(a.dtype), _bits(out_dtype)
+    bits_in, bits_out = dt.bit_width(a.dtype), dt.bit_width(out_dtype)
     if a.ndim == 0:
         if bits_in != bits_out:
             raise ValueError("view() of a 0d array is only supported if the itemsize is "

@@ -27,22 +27,22 @@ def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) ->
     return asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep))
 
 
+def _impure(name: str, effect: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"plait.numpy.{name}() is not implemented because it may be non-pure and thus "
+        "unsafe for use with jit and other plait transformations. Consider using "
+        f"plait.numpy.asarray(np.{name}(...)) instead, outside transformed functions: "
+        f"{effect} is a side effect a trace does not repeat.")
+
+
 def fromfile(*args: Any, **kwargs: Any) -> Array:
     """Not implemented; use ``asarray(numpy.fromfile(...))`` outside transformations."""
-    raise NotImplementedError(
-        "plait.numpy.fromfile() is not implemented because it may be non-pure and thus "
-        "unsafe for use with jit and other plait transformations. Consider using "
-        "plait.numpy.asarray(np.fromfile(...)) instead, outside transformed functions: "
-        "reading the file is a side effect a trace does not repeat.")
+    raise _impure("fromfile", "reading the file")
 
 
 def fromiter(*args: Any, **kwargs: Any) -> Array:
     """Not implemented; use ``asarray(numpy.fromiter(...))`` outside transformations."""
-    raise NotImplementedError(
-        "plait.numpy.fromiter() is not implemented because it may be non-pure and thus "
-        "unsafe for use with jit and other plait transformations. Consider using "
-        "plait.numpy.asarray(np.fromiter(...)) instead, outside transformed functions: "
-        "consuming the iterable is a side effect a trace does not repeat.")
+    raise _impure("fromiter", "consuming the iterable")
 
 
 def load(file: Any, *args: Any, **kwargs: Any) -> Any:

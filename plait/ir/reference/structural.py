@@ -38,11 +38,7 @@ def _extremum(is_max: bool) -> Any:
         d = x.dtype
         kept = tuple(n for i, n in enumerate(x.shape) if i not in axes)
         if x.size == 0:  # the identity of the reduction
-            if dt.is_integer(d):
-                ident: Any = dt.int_range(d)[0 if is_max else 1]
-            else:
-                ident = (not is_max) if dt.is_bool(d) else (-np.inf if is_max else np.inf)
-            return np.full(kept, ident, d)
+            return np.full(kept, dt.max_identity(d) if is_max else dt.min_identity(d), d)
         if dt.is_complex(d):  # a left fold of the lexicographic max/min
             flat = np.moveaxis(x, axes, tuple(range(len(kept), x.ndim))).reshape(kept + (-1,))
             return _scan(flat, flat.ndim - 1, max_ if is_max else min_)[..., -1]

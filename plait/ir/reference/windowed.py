@@ -20,11 +20,7 @@ Pairs = tuple[tuple[int, int], ...]
 
 
 def _identity(dtype: np.dtype[Any], is_max: bool) -> Any:
-    if dt.is_bool(dtype):
-        return not is_max
-    if dt.is_integer(dtype):
-        return dt.int_range(dtype)[0 if is_max else 1]
-    return -np.inf if is_max else np.inf
+    return dt.max_identity(dtype) if is_max else dt.min_identity(dtype)
 
 
 def _windows(x: np.ndarray, init: Any, window_dimensions: tuple[int, ...],
