@@ -15,6 +15,7 @@ from plait import (
     config,
     dtypes,
     errors,
+    export,
     ir,
     lax,
     nn,
@@ -82,9 +83,10 @@ jacobian = jacrev
 """``jacrev`` (JAX's alias)."""
 
 __all__ = [
-    "config", "dtypes", "errors", "ir", "lax", "nn", "numpy", "random", "scipy", "test_util",
-    "transforms", "tree", "tree_util", "typing", "block_until_ready", "default_backend",
-    "device_count", "device_get", "enable_x64", "local_device_count", "print_environment_info",
+    "config", "dtypes", "errors", "export", "ir", "lax", "nn", "numpy", "random", "scipy",
+    "test_util", "transforms", "tree", "tree_util", "typing", "block_until_ready",
+    "default_backend", "device_count", "device_get", "enable_x64", "local_device_count",
+    "print_environment_info",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
     "named_scope", "live_arrays", "default_matmul_precision", "numpy_rank_promotion",
     "custom_gradient", "closure_convert", "debug_nans", "debug_infs", "log_compiles",

@@ -17,6 +17,7 @@ __all__ = [
     "IncompatibleShapesError",
     "TreePrefixError",
     "TransformError",
+    "UnsupportedTransformError",
     "MissingTransposeError",
     "TracerError",
     "UnexpectedTracerError",
@@ -72,6 +73,11 @@ class RuleNotImplementedError(PlaitError, NotImplementedError):
 class TransformError(PlaitError, ValueError):
     """A transformation cannot be applied to this program (for example, reverse-mode
     differentiation of a loop whose trip count is only known at run time)."""
+
+
+class UnsupportedTransformError(TransformError, NotImplementedError):
+    """A transformation a primitive does not support by design (an exported function
+    is opaque to every transformation but reverse-mode differentiation)."""
 
 
 class MissingTransposeError(TransformError, TypeError):

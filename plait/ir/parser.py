@@ -353,6 +353,10 @@ class _Parser:
         if t.kind == "punct" and t.text == "*":  # a leaf in a PyTreeDef
             self.next()
             return Ellipsis
+        if t.kind == "punct" and t.text == "." and self.is_punct(".", 1) and self.is_punct(".", 2):
+            for _ in range(3):  # ``...``: what a record's printed form leaves out
+                self.next()
+            return Ellipsis
         if t.text == "let" and t.kind == "word" and self.is_punct("=", 2):
             # A jaxpr printed on its own inside a record, with its own shared jaxprs.
             outer = dict(self.shared)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
@@ -38,6 +38,8 @@ class ModuleEmitter:
     used: set[str] = attrs.field(factory=lambda: {"main"})
     renames: list[int] = attrs.field(factory=lambda: [0])
     callees: dict[Any, str] = attrs.field(factory=dict)
+    platforms: tuple[str, ...] = ("cpu",)
+    """The platforms the module is lowered for (several only when exporting)."""
     scope_prefix: str = ""
     """Put before the name stack of an equation in a ``named_scope`` to name its ops
     (``jit(f)/``, as JAX does)."""
@@ -135,15 +137,19 @@ def _signature(args: Sequence[Value], result_types: Sequence[str],
 
 def _emit_function(module: ModuleEmitter, name: str, visibility: str, jaxpr: Jaxpr,
                    const_values: Sequence[Any], result_attrs: Sequence[str] | None,
-                   arg_attrs: Sequence[str] = ()) -> None:
+                   arg_attrs: Sequence[str] = (), leading: Sequence[tuple[str, str]] = ()) -> None:
     slot = len(module.functions)
     module.functions.append("")  # callees lowered below come after this function, as in JAX
     fn = FuncEmitter(module.counter)
+    extra = [fn.fresh(t) for t, _ in leading]
     args = [fn.fresh(tensor_type(v.aval)) for v in jaxpr.invars]
     consts = [fn.constant(c, shaped(v.aval)) for v, c in zip(jaxpr.constvars, const_values)]
     outs = lower_body(module, fn, jaxpr, consts, args)
     ret = (f'"func.return"({", ".join(o.name for o in outs)}) : '
            f"({', '.join(o.type for o in outs)}) -> ()")
+    if leading:
+        arg_attrs = [a for _, a in leading] + (list(arg_attrs) or [""] * len(args))
+        args = extra + args
     sig = _signature(args, [tensor_type(a.aval) for a in jaxpr.outvars], result_attrs, arg_attrs)
     body = "\n".join(fn.lines + [ret])
     module.functions[slot] = f"func.func {visibility} {symbol(name)}{sig} {{\n{body}\n}}"
@@ -244,25 +250,36 @@ def usable_donations(in_avals: Sequence[Any], out_avals: Sequence[Any],
     return tuple(bool(a) for a in _donation_attrs(in_avals, out_avals, donated))
 
 
+PLATFORM_INDEX_ARG: Final = ("tensor<i32>", 'jax.global_constant = "_platform_index"')
+"""The leading argument of a module exported for several platforms: the index of the
+platform it is compiled for (JAX's calling convention)."""
+
+
 def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequence[str] = (),
-                       donated: Sequence[bool] = ()) -> ModuleText:
+                       donated: Sequence[bool] = (), *, platforms: Sequence[str] = ("cpu",),
+                       module_attrs: Sequence[str] = ()) -> ModuleText:
     """Lower ``closed`` to a module whose ``@main`` takes the jaxpr's invars.
 
     Consts are embedded as ``stablehlo.constant``\\ s.  Arguments flagged in
     ``donated`` alias a result of their type, or are left for XLA to reuse,
-    as in JAX (:func:`_donation_attrs`).
+    as in JAX (:func:`_donation_attrs`).  Lowered for several ``platforms`` (when
+    exporting), ``@main`` takes :data:`PLATFORM_INDEX_ARG` first; ``module_attrs`` are
+    added to the module's.
 
     Raises:
       RuleNotImplementedError: a primitive has no lowering rule.
     """
-    module = ModuleEmitter(scope_prefix=f"jit({_escape(fun_name)})/")
+    module = ModuleEmitter(platforms=tuple(platforms), scope_prefix=f"jit({_escape(fun_name)})/")
     jaxpr = closed.jaxpr
     paths = list(result_paths) or [""] * len(jaxpr.outvars)
     attrs_ = [f'jax.result_info = "{_escape(p)}"' if p else "" for p in paths]
     arg_attrs = _donation_attrs([v.aval for v in jaxpr.invars], [a.aval for a in jaxpr.outvars],
                                 donated) if any(donated) else []
-    _emit_function(module, "main", "public", jaxpr, closed.consts, attrs_, arg_attrs)
+    _emit_function(module, "main", "public", jaxpr, closed.consts, attrs_, arg_attrs,
+                   [PLATFORM_INDEX_ARG] if len(platforms) > 1 else [])
     name = module_name(fun_name)
-    text = (f"module {symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, "
-            f"mhlo.num_replicas = 1 : i32}} {{\n" + "\n".join(module.functions) + "\n}\n")
+    mattrs = ", ".join([*module_attrs, "mhlo.num_partitions = 1 : i32",
+                        "mhlo.num_replicas = 1 : i32"])
+    text = (f"module {symbol(name)} attributes {{{mattrs}}} {{\n"
+            + "\n".join(module.functions) + "\n}\n")
     return ModuleText(text, name, shaped_avals(jaxpr.in_avals), shaped_avals(jaxpr.out_avals))

@@ -20,7 +20,7 @@ from plait.ir.config import values as _config
 from plait.lowering.emitter import tensor_type
 
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
-           "compile_count", "Sharding", "to_numpy", "parse_module"]
+           "compile_count", "Sharding", "to_numpy", "parse_module", "mlir_context"]
 
 _lock = threading.Lock()
 _client: Any = None
@@ -225,7 +225,7 @@ def parse_module(text: str) -> Any:
     from jaxlib.mlir import ir
     if _context is None:
         from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-        from jaxlib.mlir.dialects import chlo, stablehlo
+        from jaxlib.mlir.dialects import chlo, sdy, stablehlo
         registry = ir.DialectRegistry()
         _jax_mlir_ext.register_dialects(registry)
         ctx = ir.Context()
@@ -233,6 +233,14 @@ def parse_module(text: str) -> Any:
         ctx.load_all_available_dialects()
         stablehlo.register_dialect(ctx)
         chlo.register_dialect(ctx)
+        sdy.register_dialect(ctx)  # (Shardy's attributes appear in JAX's exported modules)
         _context = ctx
     with _context:
         return ir.Module.parse(text)
+
+
+def mlir_context() -> Any:
+    """The MLIR context plait parses modules in (all of jaxlib's dialects loaded)."""
+    if _context is None:
+        parse_module("module {}")
+    return _context

@@ -461,10 +461,15 @@ JAX_EXAMPLES.update({
 
 
 
+# An exported function's text omits its module's bytes, so it cannot parse back; the
+# refusal is tested in tests/frontend/test_export.py.
+_UNPARSEABLE = {"call_exported", "call_exported_lin"}
+
+
 def test_every_primitive_has_a_jax_example() -> None:
     # Primitives plait defines (not ones a test registers for a while).
     ours = {n for n, p in PRIMITIVES.items() if getattr(p.typing_rule, "__module__", "").startswith("plait.")}
-    assert sorted(ours - set(JAX_EXAMPLES)) == []
+    assert sorted(ours - set(JAX_EXAMPLES) - _UNPARSEABLE) == []
 
 
 def _normalize(v: Any) -> Any:

@@ -141,6 +141,7 @@ class JitFunction:
         functools.update_wrapper(f, fun)
         f.trace, f.lower, f.eval_shape = self.trace, self.lower, self.eval_shape
         f.clear_cache = functools.partial(self.clear_cache, f)
+        f._plait_jit = self  # (export accepts only what jit returns)
         return f
 
     def clear_cache(self, dispatcher: Any) -> None:

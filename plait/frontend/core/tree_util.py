@@ -91,6 +91,9 @@ dispatch_registry = _pt.PyTreeRegistry(enable_none=True, enable_tuple=True,
 and concrete Arrays as nodes whose one child is their device buffer, so that
 jaxlib's dispatcher can read the buffers and rebuild Arrays around its results."""
 
+unflatten_functions: dict[type, Callable[[Any, Iterable[Any]], Any]] = {}
+"""The ``unflatten_func`` of each type registered with :func:`register_pytree_node`."""
+
 T = TypeVar("T")
 C = TypeVar("C", bound=type[Any])  # a class whose methods are only known at run time
 LeafPredicate: TypeAlias = Callable[[Any], bool] | None
@@ -326,6 +329,7 @@ def register_pytree_node(nodetype: type[T],
     Raises:
       ValueError: ``nodetype`` is already registered.
     """
+    unflatten_functions[nodetype] = unflatten_func
     for registry in (_registry, dispatch_registry):
         if flatten_with_keys_func is None:
             registry.register_node(nodetype, flatten_func, unflatten_func)

@@ -89,6 +89,7 @@ from plait.ir.primitives.elementwise import (
                                              tanh_p,
                                              xor_p,
 )
+from plait.ir.primitives.exported import ExportedModule, call_exported_lin_p, call_exported_p
 from plait.ir.primitives.fft import FftType, fft_p
 from plait.ir.primitives.indexing import (
                                              SCATTERS,
@@ -179,6 +180,7 @@ from plait.ir.primitives.windowed import (
 )
 
 __all__ = [
+    "ExportedModule", "call_exported_p", "call_exported_lin_p",
     "RoundingMethod", "abs_p", "acos_p", "acosh_p", "add_any_p", "add_p", "and_p", "asin_p",
     "asinh_p",
     "atan2_p", "atan_p", "atanh_p", "cbrt_p", "ceil_p", "clamp_p", "convert_element_type_p",

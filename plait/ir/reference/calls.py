@@ -20,3 +20,14 @@ impl_rules[jit_p] = _jit
 
 
 impl_rules[P.add_any_p] = lambda x, y: (np.add(x, y),)
+
+
+def _exported(*args: np.ndarray, exported: P.ExportedModule) -> list[np.ndarray]:
+    # The callee is StableHLO, which only the compiler runs.
+    raise NotImplementedError(
+        f"the reference interpreter cannot run the exported function '{exported.fun_name}' "
+        "(its body is a StableHLO module); run it with plait (eagerly or under jit)")
+
+
+impl_rules[P.call_exported_p] = _exported
+impl_rules[P.call_exported_lin_p] = _exported

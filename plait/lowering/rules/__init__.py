@@ -9,6 +9,7 @@ from plait.lowering.rules import (  # noqa: F401
     convolution,
     decomposed,
     elementwise,
+    exported,
     fft,
     indexing,
     linalg_decompositions,

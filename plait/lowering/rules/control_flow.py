@@ -21,10 +21,21 @@ from plait.lowering.rules._util import compare, register, scalar_type
 _I32 = np.dtype(np.int32)
 
 
+def _one_platform(ctx: LoweringContext) -> str:
+    """The platform being lowered for: the CPU, or the one platform of an export."""
+    platforms = ctx.module.platforms
+    if len(platforms) != 1:
+        raise NotImplementedError(
+            f"platform-dependent code (lax.platform_dependent) cannot be exported for several "
+            f"platforms {platforms} yet; export for each platform separately")
+    return platforms[0]
+
+
 @register(P.platform_index_p)
 def _platform_index(ctx: LoweringContext, *, platforms: Platforms) -> Sequence[Value]:
-    # plait lowers for the CPU only: the index is a constant.
-    return [ctx.fn.constant(platform_branch(platforms, "cpu"), ShapedArray((), _I32))]
+    # Lowered for one platform: the index is a constant.
+    return [ctx.fn.constant(platform_branch(platforms, _one_platform(ctx)),
+                            ShapedArray((), _I32))]
 
 
 @register(P.cond_p)
@@ -34,7 +45,7 @@ def _cond(ctx: LoweringContext, index: Value, *ops: Value, branches: tuple[Close
     if branches_platforms is not None:
         # Only the branch for the lowering platform is compiled: the others may hold
         # operations this platform cannot run.
-        b = branches[platform_branch(branches_platforms, "cpu")]
+        b = branches[platform_branch(branches_platforms, _one_platform(ctx))]
         return lower_body(ctx.module, fn, b.jaxpr, [], list(ops))
     regions = []
     for b in branches:
