@@ -22,8 +22,10 @@ from plait.frontend.api.export import (
 from plait.frontend.api.export import (
     register_pytree_node_serialization as register_pytree_node_serialization,
 )
+from plait.frontend.api.export import symbolic_args_specs as symbolic_args_specs
+from plait.frontend.api.export import symbolic_shape as symbolic_shape
 
 __all__ = ["export", "Exported", "deserialize", "DisabledSafetyCheck", "default_export_platform",
            "minimum_supported_calling_convention_version",
            "maximum_supported_calling_convention_version", "register_pytree_node_serialization",
-           "register_namedtuple_serialization"]
+           "register_namedtuple_serialization", "symbolic_shape", "symbolic_args_specs"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any, ClassVar, SupportsIndex, final
+from typing import Any, ClassVar, SupportsIndex, cast, final
 
 import attrs
 import numpy as np
@@ -17,6 +17,7 @@ from numpy.typing import DTypeLike
 
 from plait.ir import dtypes
 from plait.ir.caches import WeakInternTable
+from plait.ir.dims import DimExpr
 from plait.ir.errors import JaxprTypeError
 
 __all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals"]
@@ -76,14 +77,17 @@ def _as_dtype(dtype: DTypeLike) -> np.dtype[Any]:
 
 
 def _normalize_shape(shape: Sequence[SupportsIndex]) -> tuple[int, ...]:
+    # A symbolic dimension (:class:`~plait.ir.dims.DimExpr`, of shape-polymorphic
+    # export) is kept as it is; it behaves as an int >= 1 where it can.
     try:
-        dims = tuple(operator.index(d) for d in shape)
+        dims = tuple(d if isinstance(d, DimExpr) else operator.index(d) for d in shape)
     except TypeError:
         raise TypeError(
             f"expected a shape (a sequence of non-negative ints), but got {shape!r}") from None
-    if any(d < 0 for d in dims):
+    if any(type(d) is int and d < 0 for d in dims):
         raise TypeError(f"expected non-negative dimensions, but got shape {dims}")
-    return dims
+    # (Typed as ints: a symbolic dimension stands in for one.)
+    return cast(tuple[int, ...], dims)
 
 
 @final

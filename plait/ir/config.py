@@ -32,6 +32,9 @@ may read it.  Options:
 ``debug_nans``, ``debug_infs`` (bool)
     Raise ``FloatingPointError`` where an operation (or a jitted call, then run again
     operation by operation) produces a NaN (an infinity).
+``export_calling_convention_version`` (9 or 10)
+    The calling convention of the modules ``plait.export`` writes (JAX's; 10 is
+    JAX 0.10.2's default; the two differ only for effects, which plait does not export).
 ``platform_name``, ``platforms`` (str)
     The platform to run on: plait has only ``'cpu'`` (the empty string means the
     default); accepted so that programs which pin JAX to the CPU run unchanged.
@@ -75,6 +78,7 @@ class _Values:
         """``debug_nans or debug_infs`` (read on every eager operation)."""
         self.platform_name = ""
         self.platforms = ""
+        self.export_calling_convention_version = 10
         self.trace_context: tuple[Any, ...] = ()
         self._refresh()
 
@@ -124,6 +128,7 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "debug_nans": lambda v: isinstance(v, bool),
     "debug_infs": lambda v: isinstance(v, bool),
     "platform_name": lambda v: v in ("", "cpu"),
+    "export_calling_convention_version": lambda v: type(v) is int and v in (9, 10),
     "platforms": lambda v: v in ("", "cpu"),
 }
 

@@ -17,6 +17,7 @@ __all__ = [
     "IncompatibleShapesError",
     "TreePrefixError",
     "TransformError",
+    "InconclusiveDimensionOperation",
     "UnsupportedTransformError",
     "MissingTransposeError",
     "TracerError",
@@ -73,6 +74,12 @@ class RuleNotImplementedError(PlaitError, NotImplementedError):
 class TransformError(PlaitError, ValueError):
     """A transformation cannot be applied to this program (for example, reverse-mode
     differentiation of a loop whose trip count is only known at run time)."""
+
+
+class InconclusiveDimensionOperation(PlaitError):
+    """A comparison or operation on symbolic dimensions whose result depends on the
+    values of the dimension variables (``b >= 5``), or a symbolic dimension used where
+    a constant is needed."""
 
 
 class UnsupportedTransformError(TransformError, NotImplementedError):

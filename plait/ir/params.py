@@ -17,6 +17,7 @@ import numpy as np
 
 from plait.ir import dtypes
 from plait.ir.avals import AbstractValue
+from plait.ir.dims import DimExpr, parse_dims
 
 __all__ = [
     "Params", "EMPTY_PARAMS", "ParamDef", "Derived", "REQUIRED", "Show",
@@ -167,6 +168,23 @@ def decode_ints(value: Any) -> tuple[int, ...]:
     if not isinstance(value, tuple | list):
         _fail("a tuple of ints", value)
     return tuple(decode_int(v) for v in value)
+
+
+def decode_dims(value: Any) -> tuple[int, ...]:
+    """A shape: a tuple of ints or symbolic dimensions (printed ``(b, 3)``)."""
+    if not isinstance(value, tuple | list):
+        _fail("a tuple of dimensions", value)
+    out = []
+    for v in value:
+        if isinstance(v, str):
+            try:
+                (v,) = parse_dims(v)
+            except ValueError:
+                _fail("a dimension", v)
+        elif not isinstance(v, DimExpr):
+            v = decode_int(v)
+        out.append(v)
+    return tuple(out)
 
 
 def decode_optional_ints(value: Any) -> tuple[int, ...] | None:

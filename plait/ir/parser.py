@@ -34,6 +34,7 @@ import numpy as np
 from plait.ir import dtypes
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray
+from plait.ir.dims import parse_dims
 from plait.ir.errors import JaxprParseError, JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.params import REQUIRED, Params, ParsedCall
@@ -48,7 +49,7 @@ _TOKEN: Final = re.compile(r"""
   | (?P<word><[A-Za-z_][A-Za-z0-9_]*>|key<[A-Za-z0-9_]+>|<class\ '[A-Za-z_][\w.]*'>
       |[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)
   | (?P<str>'[^'\n]*')
-  | (?P<punct>[{}()\[\],;:=.*])
+  | (?P<punct>//|[{}()\[\],;:=.*+\-%^])
 """, re.VERBOSE)
 
 
@@ -226,16 +227,44 @@ class _Parser:
         except KeyError:
             self.error(f"expected a dtype such as f32, but got {t.text or 'end of input'!r}", t)
         self.expect("[")
-        dims = []
+        dims: list[Any] = []
         while not self.is_punct("]"):
-            d = self.next()
-            if d.kind != "num" or not d.text.isdigit():
-                self.error(f"expected a dimension, but got {d.text or 'end of input'!r}", d)
-            dims.append(int(d.text))
+            d = self.peek()
+            if d.kind == "num" and d.text.isdigit() and (self.is_punct(",", 1)
+                                                         or self.is_punct("]", 1)):
+                self.next()
+                dims.append(int(d.text))
+            else:  # a symbolic dimension: ``b``, ``2*b + 1``, ``floordiv(b, 2)``
+                dims.append(self.dim_expr(d, (",", "]")))
             if self.is_punct(","):
                 self.next()
         self.next()
         return ShapedArray(tuple(dims), dtype)
+
+    def dim_expr(self, first: _Tok, stops: tuple[str, ...]) -> Any:
+        """A dimension expression, up to one of ``stops`` outside parentheses (or a
+        parameter name ``k=``)."""
+        parts: list[str] = []
+        depth = 0
+        while True:
+            t = self.peek()
+            if t.kind == "eof" or (depth == 0 and t.kind == "punct" and t.text in stops):
+                break
+            if depth == 0 and t.kind == "word" and parts and self.is_punct("=", 1):
+                break
+            if t.kind not in ("num", "word", "punct") or (
+                    t.kind == "punct" and t.text not in "()+-*%^," and t.text != "//"):
+                break
+            depth += (t.text == "(") - (t.text == ")")
+            if depth < 0:
+                break
+            parts.append(self.next().text)
+        try:
+            (d,) = parse_dims(" ".join(parts))
+        except ValueError as e:
+            self.error(f"expected a dimension, but got {' '.join(parts) or first.text!r}: {e}",
+                       first)
+        return d
 
     def starts_binders(self) -> bool:
         """Whether ``name:type name:type ... =`` follows."""
@@ -377,6 +406,12 @@ class _Parser:
             self.next()
             return tuple(items) if close == ")" else list(items)
         self.next()
+        if t.kind in ("num", "word") and self.peek().kind == "punct" and \
+                self.peek().text in ("+", "-", "*", "//", "%", "^") and not \
+                (t.text == "PyTreeDef"):
+            # A dimension expression such as ``2*b + 1`` (``dim_as_value``'s ``dim``).
+            self.i -= 1
+            return self.dim_expr(t, (",", ")", "]"))
         if t.kind == "num":
             return float(t.text) if any(c in t.text for c in ".eEn") else int(t.text)
         if t.kind == "complex":

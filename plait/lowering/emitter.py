@@ -17,9 +17,13 @@ from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import AbstractValue, ShapedArray
 from plait.ir.caches import BoundedDict
+from plait.ir.dims import is_constant_shape
 
 __all__ = ["Value", "FuncEmitter", "tensor_type", "element_type", "dense_attr", "i64_array",
            "Region"]
+
+_I64: Final = np.dtype(np.int64)
+_I64_T: Final = "tensor<i64>"
 
 _ELEMENT: Final[dict[np.dtype[Any], str]] = {
     dt.bool_: "i1", dt.int8: "i8", dt.int16: "i16", dt.int32: "i32", dt.int64: "i64",
@@ -56,9 +60,30 @@ def tensor_type(aval: AbstractValue | _TypeKey) -> str:
         # ShapedArray is the only array type: anything else is (meant to be) a pair.
         shape, dtype = ((aval.shape, aval.dtype) if isinstance(aval, ShapedArray)
                         else cast(_TypeKey, aval))
-        dims = "".join(f"{d}x" for d in shape)
-        t = _type_cache[aval] = f"tensor<{dims}{element_type(dtype)}>"
+        dims = "".join(f"{d}x" if type(d) is int else "?x" for d in shape)
+        text = f"tensor<{dims}{element_type(dtype)}>"
+        # A symbolic dimension is dynamic (``?``); the type remembers the shape, from
+        # which :meth:`FuncEmitter.op1` computes the sizes ops of static shape need.
+        t = _type_cache[aval] = text if is_constant_shape(shape) else SymbolicType(text, shape)
     return t
+
+
+class SymbolicType(str):
+    """A tensor type with dynamic dimensions, and the symbolic shape it stands for."""
+
+    shape: tuple[Any, ...]
+
+    def __new__(cls, text: str, shape: tuple[Any, ...]) -> SymbolicType:
+        t = super().__new__(cls, text)
+        t.shape = shape
+        return t
+
+
+_DYNAMIC_FORMS: Final = {"stablehlo.broadcast_in_dim": "stablehlo.dynamic_broadcast_in_dim",
+                         "stablehlo.reshape": "stablehlo.dynamic_reshape",
+                         "stablehlo.iota": "stablehlo.dynamic_iota"}
+"""Ops whose result shape is an attribute or the result type, and their forms taking
+the shape as an operand (for results of symbolic shape)."""
 
 
 def i64_array(xs: Sequence[int]) -> str:
@@ -150,6 +175,9 @@ class FuncEmitter:
         # Values worth reusing (literal constants, broadcasts), per open region: a value
         # defined inside a region is not visible outside it.
         self._memos: list[dict[Any, Value]] = [{}]
+        self.dims: dict[str, Value] | None = None
+        """The values (``tensor<i64>``) of the dimension variables, in a function lowered
+        shape-polymorphically."""
         self.loc = ""
         """Appended to every op: `` loc("scope/sin")`` for an equation traced inside a
         ``named_scope`` (XLA turns it into the op's ``op_name``), else empty."""
@@ -204,6 +232,9 @@ class FuncEmitter:
     def op1(self, name: str, operands: Sequence[Value], result_type: str, attrs: str = "",
             regions: Sequence[str] = ()) -> Value:
         """Emit a single-result op."""
+        if type(result_type) is SymbolicType and name in _DYNAMIC_FORMS:
+            shape = self.shape_value(result_type.shape)
+            return self.op1(_DYNAMIC_FORMS[name], [*operands, shape], str(result_type), attrs)
         if regions:
             return self.op(name, operands, [result_type], attrs, regions)[0]
         # The common case, kept short: it runs once per lowered equation.
@@ -214,6 +245,60 @@ class FuncEmitter:
             f'{res.name} = "{name}"({", ".join([o.name for o in operands])}){props} : '
             f'({", ".join([o.type for o in operands])}) -> {result_type}{self.loc}')
         return res
+
+    def dim_value(self, d: Any) -> Value:
+        """The value of a dimension (``tensor<i64>``), computed from the values of the
+        dimension variables (:attr:`dims`)."""
+        if type(d) is int:
+            return self.constant(d, ShapedArray((), _I64))
+        memo = self.memo  # (a value made inside a region is not visible outside it)
+        key = ("dim", d)
+        v = memo.get(key)
+        if v is not None:
+            return v
+        if self.dims is None:
+            raise NotImplementedError(
+                f"the dimension {d} is needed in a function that does not know the values of "
+                "the dimension variables: this operation cannot be lowered shape-"
+                "polymorphically yet")
+        total: Value | None = None
+        for term, coeff in d.terms.items():
+            value = self.constant(coeff, ShapedArray((), _I64)) if coeff != 1 or not term \
+                else None
+            for factor, power in term:
+                f = self._factor_value(factor)
+                for _ in range(power):
+                    value = f if value is None else self.op1("stablehlo.multiply", [value, f],
+                                                             _I64_T)
+            assert value is not None
+            total = value if total is None else self.op1("stablehlo.add", [total, value], _I64_T)
+        assert total is not None
+        memo[key] = total
+        return total
+
+    def _factor_value(self, factor: Any) -> Value:
+        if isinstance(factor, str):
+            assert self.dims is not None
+            if factor not in self.dims:
+                raise NotImplementedError(f"no value for the dimension variable {factor!r}")
+            return self.dims[factor]
+        op, expr, k = factor
+        inner = self.dim_value(expr)
+        kv = self.constant(k, ShapedArray((), _I64))
+        # Dimensions are non-negative: truncating division is floor division.
+        return self.op1("stablehlo.divide" if op == "floordiv" else "stablehlo.remainder",
+                        [inner, kv], _I64_T)
+
+    def shape_value(self, shape: Sequence[Any]) -> Value:
+        """A ``tensor<Nxi64>`` holding the sizes of ``shape``."""
+        one = f"tensor<1x{_I64_T[7:]}"
+        parts = [self.op1("stablehlo.reshape", [self.dim_value(d)], one) for d in shape]
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return self.constant(np.zeros(0, np.int64), ShapedArray((0,), _I64))
+        return self.op1("stablehlo.concatenate", parts, f"tensor<{len(parts)}xi64>",
+                        "dimension = 0 : i64")
 
     def constant(self, value: Any, aval: ShapedArray) -> Value:
         """Emit ``stablehlo.constant``."""

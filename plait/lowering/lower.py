@@ -18,11 +18,13 @@ import attrs
 
 from plait.ir.atoms import Atom, Literal
 from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
+from plait.ir.dims import dim_vars, is_constant_shape
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
 from plait.lowering.emitter import FuncEmitter, Value, tensor_type
+from plait.lowering.shape_poly import bind_dim_vars
 
 __all__ = ["LoweringContext", "LoweringRule", "lowering_rules", "lower_closed_jaxpr",
            "ModuleText", "lower_sub_jaxpr", "module_name", "symbol", "private_function",
@@ -137,12 +139,17 @@ def _signature(args: Sequence[Value], result_types: Sequence[str],
 
 def _emit_function(module: ModuleEmitter, name: str, visibility: str, jaxpr: Jaxpr,
                    const_values: Sequence[Any], result_attrs: Sequence[str] | None,
-                   arg_attrs: Sequence[str] = (), leading: Sequence[tuple[str, str]] = ()) -> None:
+                   arg_attrs: Sequence[str] = (), leading: Sequence[tuple[str, str]] = (),
+                   dim_names: Sequence[str] = ()) -> None:
+    """Emit ``jaxpr`` as a function; its ``leading`` arguments (type, attributes) come
+    first, the last of them the values of the dimension variables ``dim_names``."""
     slot = len(module.functions)
     module.functions.append("")  # callees lowered below come after this function, as in JAX
     fn = FuncEmitter(module.counter)
     extra = [fn.fresh(t) for t, _ in leading]
     args = [fn.fresh(tensor_type(v.aval)) for v in jaxpr.invars]
+    if dim_names:
+        fn.dims = dict(zip(dim_names, extra[len(extra) - len(dim_names):]))
     consts = [fn.constant(c, shaped(v.aval)) for v, c in zip(jaxpr.constvars, const_values)]
     outs = lower_body(module, fn, jaxpr, consts, args)
     ret = (f'"func.return"({", ".join(o.name for o in outs)}) : '
@@ -153,6 +160,37 @@ def _emit_function(module: ModuleEmitter, name: str, visibility: str, jaxpr: Jax
     sig = _signature(args, [tensor_type(a.aval) for a in jaxpr.outvars], result_attrs, arg_attrs)
     body = "\n".join(fn.lines + [ret])
     module.functions[slot] = f"func.func {visibility} {symbol(name)}{sig} {{\n{body}\n}}"
+
+
+def _emit_polymorphic_main(module: ModuleEmitter, jaxpr: Jaxpr, const_values: Sequence[Any],
+                           result_attrs: Sequence[str], arg_attrs: Sequence[str],
+                           leading: Sequence[tuple[str, str]], arg_names: Sequence[str]) -> None:
+    """A shape-polymorphic ``@main``, as JAX's calling convention has it: it computes the
+    dimension variables from the arguments' sizes, asserts the shapes, and calls
+    ``@_wrapped_jax_export_main``, which takes the dimension values first (so that XLA
+    checks the assertions before it refines the shapes of the computation)."""
+    avals = shaped_avals(jaxpr.in_avals)
+    names = list(arg_names) or [f"args[{i}]" for i in range(len(avals))]
+    dim_names = dim_vars([a.shape for a in avals])
+    slot = len(module.functions)
+    module.functions.append("")
+    fn = FuncEmitter(module.counter)
+    extra = [fn.fresh(t) for t, _ in leading]
+    args = [fn.fresh(tensor_type(a)) for a in avals]
+    dims = bind_dim_vars(fn, args, avals, names)
+    inner = module.unique("_wrapped_jax_export_main")
+    dim_args = [("tensor<i64>", f'jax.global_constant = "{_escape(v)}"') for v in dim_names]
+    _emit_function(module, inner, "private", jaxpr, const_values, result_attrs, arg_attrs,
+                   [*leading, *dim_args], dim_names)
+    out_types = [tensor_type(a.aval) for a in jaxpr.outvars]
+    outs = fn.op("func.call", [*extra, *(dims[v] for v in dim_names), *args], out_types,
+                 f"callee = {symbol(inner)}")
+    ret = (f'"func.return"({", ".join(o.name for o in outs)}) : '
+           f"({', '.join(o.type for o in outs)}) -> ()")
+    sig = _signature([*extra, *args], out_types, result_attrs,
+                     [a for _, a in leading] + (list(arg_attrs) or [""] * len(args)))
+    body = "\n".join(fn.lines + [ret])
+    module.functions[slot] = f"func.func public @main{sig} {{\n{body}\n}}"
 
 
 def private_function(module: ModuleEmitter, name: str, key: Any, avals_in: Sequence[AbstractValue],
@@ -257,14 +295,16 @@ platform it is compiled for (JAX's calling convention)."""
 
 def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequence[str] = (),
                        donated: Sequence[bool] = (), *, platforms: Sequence[str] = ("cpu",),
-                       module_attrs: Sequence[str] = ()) -> ModuleText:
+                       module_attrs: Sequence[str] = (), arg_names: Sequence[str] = ()
+                       ) -> ModuleText:
     """Lower ``closed`` to a module whose ``@main`` takes the jaxpr's invars.
 
     Consts are embedded as ``stablehlo.constant``\\ s.  Arguments flagged in
     ``donated`` alias a result of their type, or are left for XLA to reuse,
     as in JAX (:func:`_donation_attrs`).  Lowered for several ``platforms`` (when
     exporting), ``@main`` takes :data:`PLATFORM_INDEX_ARG` first; ``module_attrs`` are
-    added to the module's.
+    added to the module's.  Arguments of symbolic shapes make ``@main`` compute the
+    dimension variables and assert the shapes (messages naming ``arg_names``).
 
     Raises:
       RuleNotImplementedError: a primitive has no lowering rule.
@@ -275,8 +315,13 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     attrs_ = [f'jax.result_info = "{_escape(p)}"' if p else "" for p in paths]
     arg_attrs = _donation_attrs([v.aval for v in jaxpr.invars], [a.aval for a in jaxpr.outvars],
                                 donated) if any(donated) else []
-    _emit_function(module, "main", "public", jaxpr, closed.consts, attrs_, arg_attrs,
-                   [PLATFORM_INDEX_ARG] if len(platforms) > 1 else [])
+    leading = [PLATFORM_INDEX_ARG] if len(platforms) > 1 else []
+    if all(is_constant_shape(a.shape) for a in shaped_avals(jaxpr.in_avals)):
+        _emit_function(module, "main", "public", jaxpr, closed.consts, attrs_, arg_attrs,
+                       leading)
+    else:
+        _emit_polymorphic_main(module, jaxpr, closed.consts, attrs_, arg_attrs, leading,
+                               arg_names)
     name = module_name(fun_name)
     mattrs = ", ".join([*module_attrs, "mhlo.num_partitions = 1 : i32",
                         "mhlo.num_replicas = 1 : i32"])

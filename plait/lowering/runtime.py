@@ -20,7 +20,8 @@ from plait.ir.config import values as _config
 from plait.lowering.emitter import tensor_type
 
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
-           "compile_count", "Sharding", "to_numpy", "parse_module", "mlir_context"]
+           "compile_count", "Sharding", "to_numpy", "parse_module", "mlir_context",
+           "refine_shapes"]
 
 _lock = threading.Lock()
 _client: Any = None
@@ -211,9 +212,27 @@ class Executable:
 def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None) -> Executable:
     """Compile a StableHLO module given as MLIR text; ``out_avals`` type its results."""
     dev = device if device is not None else default_device()
+    if "?x" in text:  # (a dynamic dimension)
+        text = refine_shapes(text)
     loaded = client().compile_and_load(text, _xc.DeviceList((dev,)), _xc.CompileOptions())
     _compile_count[0] += 1
     return Executable(loaded, dev, out_avals)
+
+
+def refine_shapes(text: str) -> Any:
+    """The module with its dynamic shapes made static (they follow from ``@main``'s static
+    argument types, as in a module calling a shape-polymorphic exported function); its
+    shape assertions are checked on the way.
+
+    Raises:
+      ValueError: a shape assertion failed, or a shape stays dynamic.
+    """
+    from jaxlib import _jax
+    try:
+        return _jax.mlir.refine_polymorphic_shapes(text.encode(), enable_shape_assertions=True,
+                                                   validate_static_shapes=True)
+    except Exception as exc:  # (jaxlib raises its own error type)
+        raise ValueError(str(exc)) from None
 
 
 _context: Any = None

@@ -36,7 +36,7 @@ def _sq(e: Emitter, x: Atom) -> Var:
 for _p in (P.sign_p, P.floor_p, P.ceil_p, P.round_p, P.is_finite_p, P.eq_p, P.ne_p, P.lt_p,
            P.le_p, P.gt_p, P.ge_p, P.and_p, P.or_p, P.xor_p, P.not_p, P.nextafter_p,
            P.argmax_p, P.argmin_p, P.reduce_and_p, P.reduce_or_p, P.reduce_xor_p, P.iota_p,
-           P.empty_p, P.platform_index_p,
+           P.empty_p, P.platform_index_p, P.dim_as_value_p,
            P.shift_left_p, P.shift_right_arithmetic_p, P.shift_right_logical_p,
            P.population_count_p, P.clz_p, P.stop_gradient_p):
     defjvp_zero(_p)

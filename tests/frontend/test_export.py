@@ -398,3 +398,22 @@ def test_unknown_version_is_refused() -> None:
 def test_deserialize_takes_bytes() -> None:
     with pytest.raises(TypeError, match="expected bytes"):
         pexport.deserialize("not bytes")  # type: ignore[arg-type]  # the wrong type, on purpose
+
+
+def test_calling_convention_version_option() -> None:
+    assert pexport.export(plait.jit(pnp.sin))(X3).calling_convention_version == 10
+    plait.config.update("jax_export_calling_convention_version", 9)
+    try:
+        exp = pexport.export(plait.jit(pnp.sin))(X3)
+    finally:
+        plait.config.update("jax_export_calling_convention_version", 10)
+    assert exp.calling_convention_version == 9
+    loaded = jexport.deserialize(exp.serialize())
+    assert loaded.calling_convention_version == 9
+    _same(loaded.call(X3), jnp.sin(X3))
+    with pytest.raises(ValueError, match="export_calling_convention_version"):
+        plait.config.update("jax_export_calling_convention_version", 11)
+    assert (pexport.minimum_supported_calling_convention_version,
+            pexport.maximum_supported_calling_convention_version) == \
+        (jexport.minimum_supported_calling_convention_version,
+         jexport.maximum_supported_calling_convention_version)

@@ -458,6 +458,14 @@ JAX_EXAMPLES.update({
     "threefry2x32": [(lambda a, b: _THREEFRY.threefry2x32_p.bind(a, a, b, b),
                       (np.uint32(1), np.ones(4, np.uint32)))],
 })
+# Shape-polymorphic programs: symbolic dimensions in types and parameters.
+_B3 = jax.ShapeDtypeStruct(jax.export.symbolic_shape("b, 3"), np.float32)
+JAX_EXAMPLES.update({
+    "dim_as_value": [(lambda x: x.shape[0] * 2, (_B3,)),
+                     (lambda x: (x.shape[0] + 1, x.reshape(-1), jnp.mean(x, axis=0)), (_B3,)),
+                     (lambda x: (x * 2, x.shape[1] * x.shape[0]), (jax.ShapeDtypeStruct(
+                         jax.export.symbolic_shape("2*b + 1, floordiv(b, 2)"), np.float32),))],
+})
 
 
 
@@ -485,6 +493,8 @@ def _normalize(v: Any) -> Any:
         return v.name
     if type(v).__name__ in ("PyTreeDef", "AttributeTree", "HashableArray"):  # composite
         return repr(v)
+    if type(v).__name__ in ("DimExpr", "_DimExpr"):  # plait's, JAX's symbolic dimensions
+        return str(v)
     if isinstance(v, tuple | list):
         return tuple(map(_normalize, v))
     return v

@@ -37,7 +37,7 @@ from plait.ir import (
 )
 from plait.ir import primitives as P
 from plait.transforms.physicalize import PHYSICALIZED
-from tests.primitive_specs import ALL_DTYPES, SPECS, DType, PrimSpec, Shape
+from tests.primitive_specs import ALL_DTYPES, SPECS, UNSPECIFIED, DType, PrimSpec, Shape
 from tests.spec_cases import CHUNK_OF, Case, default_run, eval_jax, mismatch
 
 jax.config.update("jax_platforms", "cpu")
@@ -94,18 +94,13 @@ def test_reference_matches_jax_all_cases(spec: PrimSpec) -> None:
     _check_spec(spec, cases, eval_jax([(spec, cases)])[0])
 
 
-_EXPORTED = (P.call_exported_p, P.call_exported_lin_p)
-
-
 def test_every_primitive_has_a_reference_rule_and_a_spec() -> None:
     specified = {s.primitive for s in SPECS}
     for name, prim in PRIMITIVES.items():
         assert prim in impl_rules, f"{name} has no reference rule"
         # The key primitives take key arrays, which specs cannot feed: their reference
         # rules are checked against JAX in tests/frontend/test_random.py.
-        # Exported calls run a StableHLO module, which only the compiler can: they are
-        # checked against JAX in tests/frontend/test_export.py.
-        assert prim in specified or prim in PHYSICALIZED or prim in _EXPORTED, \
+        assert prim in specified or prim in PHYSICALIZED or prim in UNSPECIFIED, \
             f"{name} has no spec in tests/primitive_specs.py"
 
 

@@ -25,11 +25,10 @@ import plait.numpy as pnp
 from plait.errors import JaxprTypeError, RuleNotImplementedError
 from plait.frontend.core.tracing import bind
 from plait.ir import PRIMITIVES, Builder, ClosedJaxpr, Primitive, ShapedArray, Var
-from plait.ir import primitives as P
 from plait.lowering import lower_closed_jaxpr, parse_module
 from plait.lowering.lower import module_name
 from plait.transforms.physicalize import PHYSICALIZED
-from tests.primitive_specs import ALL_DTYPES, SPECS, PrimSpec
+from tests.primitive_specs import ALL_DTYPES, SPECS, UNSPECIFIED, PrimSpec
 from tests.spec_cases import CHUNKS, PRIMARY, Case, fast_cases
 
 jax.config.update("jax_platforms", "cpu")
@@ -91,10 +90,8 @@ def test_every_primitive_lowers_to_a_module_that_parses_and_verifies(chunk: int)
 
 
 def test_the_specs_cover_every_primitive() -> None:
-    # (The key primitives never reach the lowering: physicalization replaces them.  An
-    # exported call's lowering inlines a module: tests/frontend/test_export.py.)
-    exported = {P.call_exported_p, P.call_exported_lin_p}
-    assert {s.primitive for s in SPECS} == set(PRIMITIVES.values()) - PHYSICALIZED - exported
+    # (The key primitives never reach the lowering: physicalization replaces them.)
+    assert {s.primitive for s in SPECS} == set(PRIMITIVES.values()) - PHYSICALIZED - UNSPECIFIED
 
 
 # ----------------------------------------------------------------------------- against JAX

@@ -320,7 +320,8 @@ def test_every_primitive_has_a_jvp_rule(prim: Primitive) -> None:
 def test_every_primitive_with_operands_has_a_batching_rule(prim: Primitive) -> None:
     # iota, empty and platform_index take no operands: an equation without mapped operands
     # is copied as it is, so its batching rule could never be called.
-    assert prim in batching_rules or prim in (P.iota_p, P.empty_p, P.platform_index_p), \
+    assert prim in batching_rules or prim in (P.iota_p, P.empty_p, P.platform_index_p,
+                                              P.dim_as_value_p), \
         f"no batching rule for {prim.name}"
 
 

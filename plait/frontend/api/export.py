@@ -39,6 +39,8 @@ from plait.frontend.core.tree_util import (
 )
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.config import values as _config
+from plait.ir.dims import is_constant_shape, is_symbolic, parse_dims
 from plait.ir.errors import ArgumentError
 from plait.ir.primitives.exported import ExportedModule, FixedVjp, call_exported_p
 from plait.lowering import export_format as fmt
@@ -54,7 +56,8 @@ from plait.transforms.jvp import tangent_aval
 from plait.transforms.physicalize import physicalize
 
 __all__ = ["export", "Exported", "deserialize", "DisabledSafetyCheck",
-           "default_export_platform", "minimum_supported_calling_convention_version",
+           "default_export_platform", "symbolic_shape", "symbolic_args_specs",
+           "minimum_supported_calling_convention_version",
            "maximum_supported_calling_convention_version", "register_pytree_node_serialization",
            "register_namedtuple_serialization"]
 
@@ -62,6 +65,7 @@ minimum_supported_calling_convention_version: Final = 9
 maximum_supported_calling_convention_version: Final = 10
 _CALLING_CONVENTION: Final = 10
 _PLATFORMS: Final = ("cpu", "cuda", "rocm", "tpu")
+_MAX_DIM_TEXT: Final = 200
 
 
 @attrs.frozen
@@ -95,6 +99,35 @@ class DisabledSafetyCheck:
         if self._kind == fmt.CHECK_CUSTOM_CALL:
             return f"custom_call:{self._target}"
         return "platform" if self._kind == fmt.CHECK_PLATFORM else "shape_assertions"
+
+
+def symbolic_shape(shape_spec: str | None, *, like: Sequence[int | None] | None = None
+                   ) -> tuple[Any, ...]:
+    """The shape ``shape_spec`` describes (``"b, 4"``, ``"(2*b, b + 1)"``): symbolic
+    dimensions for its dimension variables, ints for its constants; ``_`` takes the
+    size at its position from ``like``.
+
+    Raises:
+      ValueError: a syntax error.
+    """
+    if shape_spec is None:
+        return tuple(d for d in (like or ()))
+    if not isinstance(shape_spec, str):
+        raise ArgumentError(f"symbolic_shape: expected a string such as 'b, 4', but got "
+                            f"{shape_spec!r}")
+    return parse_dims(shape_spec, like)
+
+
+def symbolic_args_specs(args: Any, shapes_specs: Any) -> Any:
+    """``ShapeDtypeStruct``\\ s like ``args`` (arrays, or anything with shape and dtype),
+    with the shapes ``shapes_specs`` gives (a spec string, or a pytree of them)."""
+    leaves, tree = tree_flatten(args)
+    specs = ([shapes_specs] * len(leaves) if isinstance(shapes_specs, str) or
+             shapes_specs is None else tree.flatten_up_to(shapes_specs))
+    return tree_unflatten(tree, [
+        ShapeDtypeStruct(symbolic_shape(s, like=np.shape(x)), np.asarray(x).dtype
+                         if not hasattr(x, "dtype") else x.dtype)
+        for x, s in zip(leaves, specs)])
 
 
 def default_export_platform() -> str:
@@ -196,7 +229,7 @@ class Exported:
             self.calling_convention_version,
             platform_check=DisabledSafetyCheck.platform() not in self.disabled_safety_checks,
             nr_devices=self.nr_devices, uses_global_constants=self.uses_global_constants,
-            vjp=_vjp_source(self))
+            arg_names=tuple(_arg_names(self.in_tree)), vjp=_vjp_source(self))
 
     def serialize(self, vjp_order: int = 0) -> bytearray:
         """The flatbuffer bytes (JAX's layout), with ``vjp_order`` levels of VJPs for
@@ -217,12 +250,19 @@ class Exported:
         leaves, tree = tree_flatten((args, kwargs))
         if tree != self.in_tree:
             raise ValueError(_structure_message(self, tree))
-        paths = [keystr(p) for p, _ in tree_flatten_with_path((args, kwargs))[0]]
-        for i, (x, want) in enumerate(zip(leaves, self.in_avals)):
-            _check_arg(_arg_name(paths[i]), abstractify(x, _arg_name(paths[i]), "Exported.call"),
-                       want)
+        names = self.module.arg_names  # (the structure is the export's: so are the names)
+        for name, x, want in zip(names, leaves, self.in_avals):
+            got = abstractify(x, name, "Exported.call")
+            if got.shape != want.shape or got.dtype != want.dtype:
+                _check_arg(name, got, want)
         outs = bind(call_exported_p, *leaves, exported=self.module)
         return tree_unflatten(self.out_tree, outs)
+
+
+def _arg_names(in_tree: PyTreeDef) -> list[str]:
+    """How messages name the flat arguments: ``args[0]``, ``kwargs['w']``."""
+    placeholder = in_tree.unflatten([0] * in_tree.num_leaves)
+    return [_arg_name(keystr(p)) for p, _ in tree_flatten_with_path(placeholder)[0]]
 
 
 def _arg_name(path: str) -> str:
@@ -243,7 +283,7 @@ def _check_arg(name: str, got: ShapedArray, want: ShapedArray) -> None:
         raise ValueError(f"Dtype mismatch for {name}: expected {want.dtype} and called with "
                          f"{got.dtype}")
     for d, (w, g) in enumerate(zip(want.shape, got.shape)):
-        if w != g:
+        if not is_symbolic(w) and w != g:  # (symbolic sizes are solved by the call)
             raise ValueError(f"Shape mismatch for {name}.shape[{d}] (expected same constant): "
                              f"expected {want.shape} and called with {got.shape}")
 
@@ -350,13 +390,16 @@ def _export_traced(traced: Any, keep_unused: bool, platforms: tuple[str, ...],
                    checks: tuple[DisabledSafetyCheck, ...]) -> Exported:
     closed, kept = lowerable(traced, keep_unused)
     info = traced.debug_info
-    poly = "true" if len(platforms) > 1 else "false"
-    text = lower_closed_jaxpr(physicalize(closed), info.func_name, info.result_paths,
-                              platforms=platforms,
-                              module_attrs=[f"jax.uses_shape_polymorphism = {poly}"]).text
+    symbolic = not all(is_constant_shape(a.shape) for a in traced.in_avals)
+    globals_ = symbolic or len(platforms) > 1
+    names = _arg_names(traced.in_tree)
+    text = lower_closed_jaxpr(
+        physicalize(closed), info.func_name, info.result_paths, platforms=platforms,
+        module_attrs=[f"jax.uses_shape_polymorphism = {str(globals_).lower()}"],
+        arg_names=[n for n, k in zip(names, kept) if k]).text
     module = parse_module(text)
-    names = info.arg_names
-    set_locations(module, [names[i] if i < len(names) else "" for i, k in enumerate(kept) if k])
+    locs = info.arg_names
+    set_locations(module, [locs[i] if i < len(locs) else "" for i, k in enumerate(kept) if k])
     allowed = frozenset(t for c in checks if (t := c.is_custom_call()) is not None)
     check_custom_calls(module, allowed, platforms)
     in_avals = tuple(traced.in_avals)
@@ -369,7 +412,8 @@ def _export_traced(traced: Any, keep_unused: bool, platforms: tuple[str, ...],
         out_tree=traced.out_tree, out_avals=out_avals, platforms=platforms,
         mlir_module_serialized=serialize_module(module),
         module_kept_var_idx=tuple(i for i, k in enumerate(kept) if k),
-        disabled_safety_checks=checks, uses_global_constants=len(platforms) > 1,
+        disabled_safety_checks=checks, uses_global_constants=globals_,
+        calling_convention_version=_config.export_calling_convention_version,
         get_vjp=get_vjp)
 
 
@@ -557,12 +601,14 @@ def _tree_from_record(node: fmt.TreeNode) -> Any:
 
 
 def _aval_from_record(a: fmt.AvalRecord, where: str) -> ShapedArray:
-    try:
-        shape = tuple(int(d) for d in a.shape)
-    except ValueError:
-        raise ValueError(f"{where} has the symbolic shape ({', '.join(a.shape)}): "
-                         "plait cannot call shape-polymorphic exports yet") from None
-    if any(d < 0 for d in shape):
+    if any(len(d) > _MAX_DIM_TEXT for d in a.shape):
+        raise ValueError(f"the serialized exported function is corrupted: {where} has a "
+                         f"dimension longer than {_MAX_DIM_TEXT} characters")
+    shape = tuple(d for text in a.shape for d in parse_dims(text))
+    if len(shape) != len(a.shape):
+        raise ValueError(f"the serialized exported function is corrupted: {where} has the "
+                         f"dimensions {a.shape}")
+    if any(type(d) is int and d < 0 for d in shape):
         raise ValueError(f"the serialized exported function is corrupted: {where} has the "
                          f"shape {shape}")
     name = a.dtype

@@ -15,6 +15,7 @@ from plait.frontend.core.tree_util import KeyPath, PyTreeDef, keystr, tree_flatt
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
+from plait.ir.dims import dimension_value, is_symbolic
 from plait.ir.errors import ArgumentError, StaticArgumentError
 
 __all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "debug_info_for", "result_paths",
@@ -22,7 +23,8 @@ __all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "debug_info_for", "
 
 
 def _to_shape(shape: Any) -> tuple[int, ...]:
-    return tuple(int(d) for d in shape)
+    # (Symbolic dimensions stay symbolic: shape-polymorphic export.)
+    return tuple(d if is_symbolic(d) else int(d) for d in shape)
 
 
 def _to_dtype(dtype: DTypeLike) -> np.dtype[Any]:
@@ -173,6 +175,8 @@ def flatten_outputs(out: Any, what: str) -> tuple[list[Any], PyTreeDef, tuple[st
     pairs, tree = tree_flatten_with_path(out)
     leaves = []
     for path, leaf in pairs:
+        if is_symbolic(leaf):  # a symbolic size returned: its value
+            leaf = dimension_value(leaf)
         if not (hasattr(leaf, "aval") or isinstance(leaf, bool | int | float | complex | np.ndarray
                                                    | np.generic)):
             raise ArgumentError(f"{what}: expected the function to return arrays, but got "

@@ -26,11 +26,13 @@ from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.traceback_util import is_plait_code
 from plait.ir import config
 from plait.ir import dtypes as dt
+from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.builder import Builder
 from plait.ir.caches import BoundedDict
 from plait.ir.debug_info import DebugInfo, SourceInfo
+from plait.ir.dims import DimExpr, set_value_hook
 from plait.ir.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -105,6 +107,8 @@ class Trace:
             return x
         if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
             return scalar_literal(x)
+        if type(x) is DimExpr:  # a symbolic size used as a number
+            return self.builder.bind(P.dim_as_value_p, (), {"dim": x}, None)[0]
         return self._hoist(x)
 
     def _capture(self, t: Tracer) -> Var:
@@ -212,6 +216,8 @@ def value_aval(x: Any) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
         return aval
+    if type(x) is DimExpr:
+        return shaped(P.dim_as_value_p.abstract_eval([], {"dim": x})[0])
     arr = as_host_array(x)
     return ShapedArray(arr.shape, arr.dtype)
 
@@ -596,3 +602,14 @@ def is_concretizable(x: Any) -> bool:
     """Whether ``x`` has (or may have, on demand) a concrete value: a concrete array or
     scalar, or a tracer of a trace of concrete arguments."""
     return type(x) is not Tracer or x._trace.known is not None
+
+
+def _dimension_value(d: DimExpr) -> Any:
+    """A symbolic dimension as a traced integer scalar (``dim_as_value``)."""
+    if not _state.stack:
+        raise TypeError(f"the symbolic dimension {d} is a number only inside a traced "
+                        "function (export a jitted function with symbolic shapes)")
+    return bind(P.dim_as_value_p, dim=d)
+
+
+set_value_hook(_dimension_value)

@@ -24,6 +24,7 @@ from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.ir.config import values as _config
+from plait.ir.dims import as_dims, broadcast_dims, is_symbolic
 from plait.ir.errors import ArgumentError
 from plait.ir.primitive import Primitive
 from plait.ir.primitives import RoundingMethod
@@ -242,6 +243,8 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
     """
     d = dt.canonicalize(new_dtype)
     weak = bool(weak_type)
+    if is_symbolic(operand):  # a symbolic size: its value, computed when the program runs
+        operand = bind1(P.dim_as_value_p, dim=operand)
     av = _aval(operand)
     if av is not None and type(operand) is not Literal:
         if av.dtype == d and av.weak_type == weak and isinstance(operand, Array):
@@ -327,7 +330,7 @@ def argmin(operand: Any, axis: int, index_dtype: Any) -> Array:
 
 def _shape(shape: Any) -> tuple[int, ...]:
     try:
-        return tuple(int(d) for d in shape)
+        return as_dims(shape)  # type: ignore[return-value]  # (symbolic dims behave as ints)
     except TypeError:
         raise ArgumentError(f"expected a shape (a sequence of ints), but got {shape!r}") from None
 
@@ -346,6 +349,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     Raises:
       ValueError: incompatible shapes.
     """
+    if any(is_symbolic(d) for s in shapes for d in s):
+        return broadcast_dims(*shapes)  # type: ignore[return-value]  # (as above)
     try:
         return tuple(int(d) for d in np.broadcast_shapes(*(tuple(s) for s in shapes)))
     except ValueError:

@@ -3,6 +3,7 @@ trimming zeros."""
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any, cast
@@ -21,6 +22,7 @@ from plait.frontend.numpy._core import (
     shape,
 )
 from plait.ir import dtypes as dt
+from plait.ir.dims import as_dims, is_symbolic
 from plait.ir.errors import IncompatibleShapesError
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
@@ -35,11 +37,13 @@ def _as_array(name: str, a: Any) -> Array:
 
 
 def _index_tuple(x: int | Sequence[int]) -> tuple[int, ...]:
+    if is_symbolic(x):
+        return (x,)  # type: ignore[return-value]  # (a symbolic size stands in for an int)
     try:
         return (operator.index(x),)  # type: ignore[arg-type]  # a sequence raises TypeError: below
     except TypeError:
         # Not an int, so (by the declared type) the sequence.
-        return tuple(operator.index(i) for i in cast(Sequence[int], x))
+        return as_dims(cast(Sequence[int], x))  # type: ignore[return-value]  # (as above)
 
 
 def _sequence(name: str, arrays: Any) -> list[Any]:
@@ -71,16 +75,16 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None) -
     if any(d < -1 for d in dims):
         raise ValueError(f"reshape: negative dimension in new shape {tuple(dims)}")
     if -1 in dims:
-        rest = int(np.prod([d for d in dims if d != -1]))
+        rest = math.prod(d for d in dims if d != -1)
         if rest == 0 or size % rest:
             raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size "
                                           f"{size}) into "
                              f"shape {tuple(dims)}")
         dims[dims.index(-1)] = size // rest
-    if int(np.prod(dims)) != size:
+    if math.prod(dims) != size:
         raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size {size}) "
                                       "into shape "
-                         f"{tuple(dims)} (size {int(np.prod(dims))})")
+                         f"{tuple(dims)} (size {math.prod(dims)})")
     if tuple(dims) == arr.shape:
         return arr
     return lax.reshape(arr, dims)

@@ -38,6 +38,7 @@ from plait.frontend.numpy.ufuncs import (
 )
 from plait.frontend.numpy.ufuncs import where as _where
 from plait.ir import dtypes as dt
+from plait.ir.dims import is_symbolic
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "var", "std", "any", "all",
            "argmax", "argmin", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod",
@@ -306,7 +307,9 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
         result = computation = _user_dtype(dtype, "mean")
     total = sum(a, axis=axes, dtype=computation, keepdims=keepdims, where=mask)
     count = _selected_count(a, axes, keepdims, mask, computation)
-    divisor = _const_like(total, count) if isinstance(count, int) else count
+    divisor = (_const_like(total, count) if isinstance(count, int) else
+               # (a symbolic count: its value, in the result's dtype, as JAX computes it)
+               lax.convert_element_type(count, total.dtype) if is_symbolic(count) else count)
     return _cast(lax.div(total, divisor), result)
 
 

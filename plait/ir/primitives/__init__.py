@@ -159,6 +159,7 @@ from plait.ir.primitives.special import (
 from plait.ir.primitives.structural import (
                                              broadcast_in_dim_p,
                                              concatenate_p,
+                                             dim_as_value_p,
                                              dynamic_slice_p,
                                              dynamic_update_slice_p,
                                              empty_p,
@@ -180,6 +181,7 @@ from plait.ir.primitives.windowed import (
 )
 
 __all__ = [
+    "dim_as_value_p",
     "ExportedModule", "call_exported_p", "call_exported_lin_p",
     "RoundingMethod", "abs_p", "acos_p", "acosh_p", "add_any_p", "add_p", "and_p", "asin_p",
     "asinh_p",

@@ -13,20 +13,21 @@ The module's bytes are not part of the text, so the parser cannot restore them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from plait.ir import dtypes as dt
-from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.avals import AbstractValue, ShapedArray, shaped
+from plait.ir.dims import evaluate, is_constant_shape, solve
 from plait.ir.errors import UnsupportedTransformError
 from plait.ir.params import ParamDef
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
 
 __all__ = ["ExportedModule", "call_exported_p", "call_exported_lin_p", "FixedVjp",
-           "forward_mode_error"]
+           "forward_mode_error", "concrete_avals"]
 
 
 @attrs.frozen(cache_hash=True)
@@ -68,6 +69,8 @@ class ExportedModule:
     """How many devices the module was lowered for."""
     uses_global_constants: bool = False
     """Whether ``@main`` computes global constants (platform index, dimension variables)."""
+    arg_names: tuple[str, ...] = ()
+    """How messages name the flat arguments (``args[0]``, ``kwargs['w']``)."""
     vjp: Callable[[], ExportedModule | None] = attrs.field(default=FixedVjp(None), repr=False)
     """Gives the exported VJP (inputs: the primal arguments then one cotangent per
     result; results: one cotangent per argument), or ``None`` when there is none.
@@ -107,10 +110,44 @@ def _check_operands(avals: tuple[AbstractValue, ...], expected: tuple[ShapedArra
              f"{what}, but got ({', '.join(a.str_short() for a in avals)})")
 
 
+def concrete_avals(exported: ExportedModule, avals: Sequence[AbstractValue]
+                   ) -> tuple[tuple[ShapedArray, ...], tuple[ShapedArray, ...]]:
+    """The argument and result types of a call with operands of types ``avals``: for a
+    shape-polymorphic function, with its dimension variables solved from their shapes.
+
+    Raises:
+      ValueError: the shapes do not fit the function's (JAX's messages).
+    """
+    ins, outs = exported.in_avals, exported.out_avals
+    if all(is_constant_shape(a.shape) for a in ins):
+        return ins, outs
+    shapes = [shaped(a).shape for a in avals]
+    if not all(is_constant_shape(s) for s in shapes):
+        raise NotImplementedError(
+            f"calling the shape-polymorphic exported function '{exported.fun_name}' with "
+            "symbolic shapes is not supported yet")
+    names = exported.arg_names or tuple(f"args[{i}]" for i in range(len(avals)))
+    env = solve([a.shape for a in ins], shapes, names)
+
+    def concrete(a: ShapedArray) -> ShapedArray:
+        return a.update(shape=tuple(evaluate(d, env) for d in a.shape))
+    return tuple(map(concrete, ins)), tuple(map(concrete, outs))
+
+
+def _ranks_match(avals: Sequence[AbstractValue], expected: Sequence[ShapedArray]) -> bool:
+    return len(avals) == len(expected) and all(
+        isinstance(a, ShapedArray) and len(a.shape) == len(e.shape)
+        for a, e in zip(avals, expected))
+
+
 def _call_exported_rule(*avals: AbstractValue, exported: ExportedModule
                         ) -> tuple[AbstractValue, ...]:
-    _check_operands(avals, exported.in_avals, f"the exported function {exported.fun_name!r}")
-    return exported.out_avals
+    what = f"the exported function {exported.fun_name!r}"
+    if not _ranks_match(avals, exported.in_avals):
+        _check_operands(avals, exported.in_avals, what)
+    ins, outs = concrete_avals(exported, avals)
+    _check_operands(avals, ins, what)
+    return outs
 
 
 call_exported_p = Primitive("call_exported", _call_exported_rule, (
@@ -125,10 +162,13 @@ def _inexact(avals: tuple[ShapedArray, ...]) -> tuple[ShapedArray, ...]:
 def _call_exported_lin_rule(*avals: AbstractValue, exported: ExportedModule
                             ) -> tuple[AbstractValue, ...]:
     n = len(exported.in_avals)
-    _check_operands(avals[:n], exported.in_avals, f"the exported function {exported.fun_name!r}")
-    _check_operands(avals[n:], _inexact(exported.in_avals),
-                    f"the tangents of the exported function {exported.fun_name!r}")
-    return _inexact(exported.out_avals)
+    what = f"the exported function {exported.fun_name!r}"
+    if not _ranks_match(avals[:n], exported.in_avals):
+        _check_operands(avals[:n], exported.in_avals, what)
+    ins, outs = concrete_avals(exported, avals[:n])
+    _check_operands(avals[:n], ins, what)
+    _check_operands(avals[n:], _inexact(ins), f"the tangents of {what}")
+    return _inexact(outs)
 
 
 call_exported_lin_p = Primitive("call_exported_lin", _call_exported_lin_rule, (

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from plait.ir import dtypes
 from plait.ir.avals import AbstractValue, ShapedArray, shaped
+from plait.ir.config import values as config_values
+from plait.ir.dims import DimExpr, parse_dims
 from plait.ir.params import (
     Derived,
     ParamDef,
+    decode_dims,
     decode_dtype,
     decode_int,
     decode_ints,
@@ -35,7 +40,8 @@ def _out_shape(_: Sequence[AbstractValue], outs: Sequence[AbstractValue]) -> tup
 
 
 def _check_shape(shape: Any, what: str = "shape") -> None:
-    if not isinstance(shape, tuple) or any(type(d) is not int or d < 0 for d in shape):
+    if not isinstance(shape, tuple) or any(
+            type(d) is not DimExpr and (type(d) is not int or d < 0) for d in shape):
         fail(f"expected a {what} of non-negative ints, but got {shape!r}")
 
 
@@ -57,7 +63,7 @@ def _broadcast_in_dim_rule(x: ShapedArray, *, shape: tuple[int, ...],
 
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim", _broadcast_in_dim_rule, (
-    ParamDef("shape", Derived(_out_shape), show="never", decode=decode_ints),
+    ParamDef("shape", Derived(_out_shape), show="never", decode=decode_dims),
     ParamDef("broadcast_dimensions", (), show="nondefault", decode=decode_ints),
     ParamDef("sharding", None, show="never", decode=decode_none),
 ))
@@ -68,13 +74,13 @@ def _reshape_rule(x: ShapedArray, *, new_sizes: tuple[int, ...],
     _check_shape(new_sizes, "new_sizes")
     if dimensions is not None:
         check_permutation(dimensions, x.ndim, "dimensions permutation")
-    if int(np.prod(new_sizes)) != x.size:
+    if math.prod(new_sizes) != x.size:
         fail(f"expected new_sizes with {x.size} elements for {x.str_short()}, but got {new_sizes}")
     return (ShapedArray(new_sizes, x.dtype, x.weak_type),)
 
 
 reshape_p = Primitive("reshape", _reshape_rule, (
-    ParamDef("new_sizes", decode=decode_ints),
+    ParamDef("new_sizes", decode=decode_dims),
     ParamDef("dimensions", None, decode=decode_optional_ints),
     ParamDef("sharding", None, decode=decode_none),
 ))
@@ -218,7 +224,7 @@ def _iota_rule(*, dtype: np.dtype[Any], shape: tuple[int, ...], dimension: int,
 
 iota_p = Primitive("iota", _iota_rule, (
     ParamDef("dtype", decode=decode_dtype),
-    ParamDef("shape", decode=decode_ints),
+    ParamDef("shape", decode=decode_dims),
     ParamDef("dimension", decode=decode_int),
     ParamDef("sharding", None, decode=decode_none),
 ))
@@ -233,6 +239,29 @@ def _empty_rule(*, dtype: np.dtype[Any], shape: tuple[int, ...],
 empty_p = Primitive("empty", _empty_rule, (
     ParamDef("dtype", decode=decode_dtype),
     ParamDef("out_sharding", None, decode=decode_none),
-    ParamDef("shape", decode=decode_ints),
+    ParamDef("shape", decode=decode_dims),
 ))
 """An array whose contents are unspecified (zeros, as JAX lowers it): a buffer to fill."""
+
+
+def _dim_as_value_rule(*, dim: Any) -> tuple[ShapedArray, ...]:
+    if not isinstance(dim, DimExpr | int) or isinstance(dim, bool):
+        fail(f"expected a dimension, but got {dim!r}")
+    # JAX's dimension values are int64 with 64-bit types enabled, int32 otherwise.
+    return (ShapedArray((), dtypes.int64 if config_values.enable_x64 else dtypes.int32),)
+
+
+def _decode_dim(value: Any) -> Any:
+    if isinstance(value, DimExpr | int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        (d,) = parse_dims(value)
+        return d
+    raise ValueError(f"expected a dimension such as 2*b, but got {value!r}")
+
+
+dim_as_value_p = Primitive("dim_as_value", _dim_as_value_rule, (
+    ParamDef("dim", decode=_decode_dim),
+))
+"""The value of a (symbolic) dimension, computed from the arguments' sizes when the
+program runs: ``x.shape[0]`` used as a number in a shape-polymorphic function."""

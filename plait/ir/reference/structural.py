@@ -198,6 +198,17 @@ def _iota(*, dtype: Any, shape: tuple[int, ...], dimension: int, sharding: None)
 
 
 _def(P.iota_p, _iota)
+
+
+def _dim_as_value(*, dim: Any) -> np.ndarray:
+    # A symbolic dimension's value is known only when a call fixes the shapes.
+    if isinstance(dim, int):
+        return np.asarray(dim, np.int32)
+    raise NotImplementedError(f"the reference interpreter cannot evaluate the symbolic "
+                              f"dimension {dim}: evaluate a jaxpr traced for concrete shapes")
+
+
+_def(P.dim_as_value_p, _dim_as_value)
 _def(P.empty_p, lambda *, dtype, shape, out_sharding: np.zeros(shape, dtype))
 
 

@@ -7,6 +7,7 @@ module's list first (when it serves several), then the kept arguments.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -64,19 +65,45 @@ def _call_exported(ctx: LoweringContext, *args: Value,
         index = ctx.fn.constant(indices[0], ShapedArray((), np.dtype(
             np.int64 if index_type == "tensor<i64>" else np.int32)))
         operands = [index, *operands]
-    if [o.type for o in operands] != foreign.arg_types:
+    out_types = [tensor_type(a) for a in ctx.avals_out]
+    if not _compatible([o.type for o in operands], foreign.arg_types):
         raise ValueError(
             f"the exported function '{exported.fun_name}' takes arguments of types "
             f"({', '.join(foreign.arg_types)}) in its module, but its calling convention "
             f"gives ({', '.join(o.type for o in operands)}): the artifact is inconsistent")
-    if [tensor_type(a) for a in ctx.avals_out] != foreign.result_types:
+    if not _compatible(out_types, foreign.result_types):
         raise ValueError(
             f"the exported function '{exported.fun_name}' returns "
             f"({', '.join(foreign.result_types)}) in its module, but its metadata says "
-            f"({', '.join(tensor_type(a) for a in ctx.avals_out)}): the artifact is "
-            "inconsistent")
-    return ctx.fn.op("func.call", operands, foreign.result_types,
-                     f"callee = {symbol(foreign.main)}")
+            f"({', '.join(out_types)}): the artifact is inconsistent")
+    # A shape-polymorphic module takes and returns dynamic shapes: convert, then
+    # refine the shapes when compiling (see plait.lowering.runtime.compile_text).
+    fn = ctx.fn
+    operands = [o if o.type == t else fn.op1("stablehlo.convert", [o], t)
+                for o, t in zip(operands, foreign.arg_types)]
+    results = fn.op("func.call", operands, foreign.result_types,
+                    f"callee = {symbol(foreign.main)}")
+    return [r if r.type == t else fn.op1("stablehlo.convert", [r], t)
+            for r, t in zip(results, out_types)]
+
+
+_TENSOR = re.compile(r"tensor<((?:[0-9?]+x)*)(.+)>")
+
+
+def _compatible(types: Sequence[str], module_types: Sequence[str]) -> bool:
+    """Whether values of ``types`` fit ``module_types`` (equal, but for dynamic sizes)."""
+    if len(types) != len(module_types):
+        return False
+    for t, m in zip(types, module_types):
+        if t == m:
+            continue
+        a, b = _TENSOR.fullmatch(t), _TENSOR.fullmatch(m)
+        if a is None or b is None or a.group(2) != b.group(2):
+            return False
+        da, db = a.group(1).split("x")[:-1], b.group(1).split("x")[:-1]
+        if len(da) != len(db) or any(x != y and "?" not in (x, y) for x, y in zip(da, db)):
+            return False
+    return True
 
 
 @register(P.call_exported_lin_p)

@@ -230,6 +230,13 @@ def _empty(ctx: LoweringContext, *, dtype: Any, shape: tuple[int, ...],
     return [broadcast_to(ctx.fn, zero, ShapedArray((), dtype), shape)]
 
 
+@register(P.dim_as_value_p)
+def _dim_as_value(ctx: LoweringContext, *, dim: Any) -> Sequence[Value]:
+    v = ctx.fn.dim_value(dim)
+    out = tensor_type(ctx.avals_out[0])
+    return [v if out == v.type else ctx.fn.op1("stablehlo.convert", [v], out)]
+
+
 @register(P.iota_p)
 def _iota(ctx: LoweringContext, *, dtype: Any, shape: tuple[int, ...], dimension: int,
           sharding: None) -> Sequence[Value]:
