@@ -13,8 +13,10 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from plait import (
     config,
+    debug,
     dtypes,
     errors,
+    experimental,
     export,
     ir,
     lax,
@@ -40,6 +42,7 @@ from plait.frontend.api.autodiff import (
     value_and_grad,
     vjp,
 )
+from plait.frontend.api.callbacks import pure_callback
 from plait.frontend.api.checkpoint import checkpoint, checkpoint_policies, remat
 from plait.frontend.api.contexts import (
     debug_infs,
@@ -83,13 +86,15 @@ jacobian = jacrev
 """``jacrev`` (JAX's alias)."""
 
 __all__ = [
-    "config", "dtypes", "errors", "export", "ir", "lax", "nn", "numpy", "random", "scipy",
+    "config", "debug", "dtypes", "errors", "experimental", "export", "ir", "lax", "nn",
+    "numpy", "random", "scipy",
     "test_util", "transforms", "tree", "tree_util", "typing", "block_until_ready",
     "default_backend", "device_count", "device_get", "enable_x64", "local_device_count",
     "print_environment_info",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
     "named_scope", "live_arrays", "default_matmul_precision", "numpy_rank_promotion",
-    "custom_gradient", "closure_convert", "debug_nans", "debug_infs", "log_compiles",
+    "custom_gradient", "closure_convert", "pure_callback", "debug_nans", "debug_infs",
+    "log_compiles",
     "make_jaxpr", "eval_shape", "jit", "device_put", "devices",
     "grad", "hessian", "jacfwd", "jacrev", "jvp", "linear_transpose", "linearize",
     "value_and_grad", "vjp", "vmap", "checkpoint", "checkpoint_policies", "remat", "custom_jvp",

@@ -1871,5 +1871,7 @@ SPECS_BY_NAME.update({s.name: s for s in SPECS})
 
 # Primitives without a spec: an exported call applies a StableHLO module, which no
 # one-equation spec can build (tests/frontend/test_export.py checks them against JAX);
-# dim_as_value needs symbolic shapes (tests/frontend/test_shape_poly.py).
-UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_value_p})
+# dim_as_value needs symbolic shapes (tests/frontend/test_shape_poly.py); host callbacks
+# need Python functions (tests/frontend/test_callbacks.py).
+UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_value_p,
+                         P.pure_callback_p, P.io_callback_p, P.debug_callback_p})

@@ -2,7 +2,9 @@
 
 Pure equations have no effects; the builder may merge duplicates of them and
 DCE may drop them.  An effectful equation is kept and never merged.  Host
-callbacks (a later issue) define the concrete effects.
+callbacks have the concrete effects: :data:`IO` and :data:`ORDERED_IO`
+(``io_callback``), :data:`DEBUG` and :data:`ORDERED_DEBUG` (``debug.callback``,
+``debug.print``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Final
 
 import attrs
 
-__all__ = ["Effect", "NO_EFFECTS"]
+__all__ = ["Effect", "NO_EFFECTS", "IO", "ORDERED_IO", "DEBUG", "ORDERED_DEBUG"]
 
 
 @attrs.frozen
@@ -25,3 +27,12 @@ class Effect:
 
 
 NO_EFFECTS: Final[frozenset[Effect]] = frozenset()
+
+IO: Final = Effect("IO")
+"""An unordered ``io_callback``: it runs, in any order relative to other callbacks."""
+ORDERED_IO: Final = Effect("OrderedIO", ordered=True)
+"""An ordered ``io_callback``: it runs in program order."""
+DEBUG: Final = Effect("Debug")
+"""A ``debug.callback`` or ``debug.print``: never removed, in any order."""
+ORDERED_DEBUG: Final = Effect("OrderedDebug", ordered=True)
+"""A ``debug.callback``/``debug.print`` with ``ordered=True``: in program order."""

@@ -17,6 +17,7 @@ __all__ = [
     "IncompatibleShapesError",
     "TreePrefixError",
     "TransformError",
+    "CallbackError",
     "InconclusiveDimensionOperation",
     "UnsupportedTransformError",
     "MissingTransposeError",
@@ -74,6 +75,12 @@ class RuleNotImplementedError(PlaitError, NotImplementedError):
 class TransformError(PlaitError, ValueError):
     """A transformation cannot be applied to this program (for example, reverse-mode
     differentiation of a loop whose trip count is only known at run time)."""
+
+
+class CallbackError(PlaitError, RuntimeError):
+    """A host callback (``pure_callback``, ``io_callback``, ``debug.callback``) raised
+    while the program ran; the callback's exception is the ``__cause__``.  The runtime
+    stays usable."""
 
 
 class InconclusiveDimensionOperation(PlaitError):

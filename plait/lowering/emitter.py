@@ -22,6 +22,8 @@ from plait.ir.dims import is_constant_shape
 __all__ = ["Value", "FuncEmitter", "tensor_type", "element_type", "dense_attr", "i64_array",
            "Region"]
 
+TOKEN_TYPE: Final = "!stablehlo.token"
+"""The type of the tokens that order effects."""
 _I64: Final = np.dtype(np.int64)
 _I64_T: Final = "tensor<i64>"
 
@@ -191,6 +193,19 @@ class FuncEmitter:
         """A new SSA name of the given type."""
         self._counter[0] += 1
         return Value(f"%v{self._counter[0]}", type_)
+
+    def token(self, effect: Any) -> Value:
+        """The token ordering the operations with ``effect`` in the innermost open region
+        (a new one at the first)."""
+        key = ("token", effect)
+        t = self.memo.get(key)
+        if t is None:
+            t = self.memo[key] = self.op1("stablehlo.after_all", [], TOKEN_TYPE)
+        return t
+
+    def set_token(self, effect: Any, token: Value) -> None:
+        """The token the next operation with ``effect`` must follow."""
+        self.memo[("token", effect)] = token
 
     def region(self, arg_types: Sequence[str]) -> Region:
         """Open a region; ops emitted until :meth:`close` go into it."""

@@ -42,6 +42,8 @@ class ModuleEmitter:
     callees: dict[Any, str] = attrs.field(factory=dict)
     platforms: tuple[str, ...] = ("cpu",)
     """The platforms the module is lowered for (several only when exporting)."""
+    host_callbacks: list[Callable[..., Any]] = attrs.field(factory=list)
+    """The Python functions the module's host-callback custom calls call, by index."""
     scope_prefix: str = ""
     """Put before the name stack of an equation in a ``named_scope`` to name its ops
     (``jit(f)/``, as JAX does)."""
@@ -242,6 +244,8 @@ class ModuleText:
     """Types of ``@main``'s arguments."""
     out_avals: tuple[ShapedArray, ...]
     """Types of ``@main``'s results."""
+    host_callbacks: tuple[Callable[..., Any], ...] = ()
+    """The Python functions its host callbacks call (passed to the compiler by index)."""
 
 
 _NOT_IN_MODULE_NAMES = re.compile(r"[^\w.-]")
@@ -327,4 +331,5 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
                         "mhlo.num_replicas = 1 : i32"])
     text = (f"module {symbol(name)} attributes {{{mattrs}}} {{\n"
             + "\n".join(module.functions) + "\n}\n")
-    return ModuleText(text, name, shaped_avals(jaxpr.in_avals), shaped_avals(jaxpr.out_avals))
+    return ModuleText(text, name, shaped_avals(jaxpr.in_avals), shaped_avals(jaxpr.out_avals),
+                      tuple(module.host_callbacks))

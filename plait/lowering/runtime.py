@@ -7,7 +7,7 @@ beside them and never asks jaxlib for one (that would import ``jax``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -17,6 +17,7 @@ from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.caches import BoundedDict
 from plait.ir.config import values as _config
+from plait.ir.errors import CallbackError
 from plait.lowering.emitter import tensor_type
 
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
@@ -177,11 +178,16 @@ def compile_count() -> int:
 class Executable:
     """A compiled module, loaded on one device."""
 
-    __slots__ = ("loaded", "device", "handlers")
+    __slots__ = ("loaded", "device", "handlers", "callbacks")
 
-    def __init__(self, loaded: Any, device: Any, out_avals: Sequence[ShapedArray]) -> None:
+    def __init__(self, loaded: Any, device: Any, out_avals: Sequence[ShapedArray],
+                 callbacks: _Callbacks | None = None) -> None:
         self.loaded = loaded
         self.device = device
+        self.callbacks = callbacks
+        """The module's host callbacks (``None`` if it has none): such a program runs to
+        completion in :meth:`execute`, so that its effects happen in call order and a
+        callback's exception surfaces there."""
         # Result handlers built from plait's avals: jaxlib then needs no aval of
         # its own, which it would otherwise make by importing ``jax``.  (Public for
         # callers that run ``loaded`` themselves, sparing a call per run.)
@@ -192,6 +198,8 @@ class Executable:
     def execute(self, buffers: list[Any]) -> list[Any]:
         """Run on device buffers; returns the output buffers."""
         # jaxlib has no type stubs: the annotation states what it returns.
+        if self.callbacks is not None:
+            return self.callbacks.run(self.loaded, buffers, self.handlers)
         outs: list[Any] = self.loaded.execute_sharded(buffers).consume_with_handlers(self.handlers)
         return outs
 
@@ -209,12 +217,61 @@ class Executable:
         return "\n\n".join(m.to_string() for m in self.loaded.hlo_modules())
 
 
-def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None) -> Executable:
-    """Compile a StableHLO module given as MLIR text; ``out_avals`` type its results."""
+class _Callbacks:
+    """A module's host callbacks, each recording the exception it raises."""
+
+    __slots__ = ("functions", "error")
+
+    def __init__(self, functions: Sequence[Callable[..., Any]]) -> None:
+        self.error: BaseException | None = None
+        self.functions = [self._recording(f) for f in functions]
+
+    def _recording(self, f: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            try:
+                return f(*args)
+            except BaseException as e:
+                self.error = e
+                raise
+        return call
+
+    def run(self, loaded: Any, buffers: list[Any], handlers: list[Any]) -> list[Any]:
+        """Run ``loaded`` to completion; a callback's exception is raised as
+        :class:`CallbackError`."""
+        self.error = None
+        try:
+            results = loaded.execute_sharded(buffers, with_tokens=True)
+            token = results.consume_token()
+            outs: list[Any] = results.consume_with_handlers(handlers)
+            token.block_until_ready()
+            for o in outs:
+                o.block_until_ready()
+        except Exception:
+            cause, self.error = self.error, None
+            if cause is None:
+                raise
+            raise CallbackError(f"a host callback raised {type(cause).__name__}: {cause}"
+                                ) from cause
+        return outs
+
+
+def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None,
+                 host_callbacks: Sequence[Callable[..., Any]] = ()) -> Executable:
+    """Compile a StableHLO module given as MLIR text; ``out_avals`` type its results;
+    its host-callback custom calls call ``host_callbacks`` by index."""
     dev = device if device is not None else default_device()
     if "?x" in text:  # (a dynamic dimension)
         text = refine_shapes(text)
-    loaded = client().compile_and_load(text, _xc.DeviceList((dev,)), _xc.CompileOptions())
+    devices = _xc.DeviceList((dev,))
+    if host_callbacks:
+        callbacks = _Callbacks(host_callbacks)
+        # (Only the overload taking a parsed module accepts Python callables.)
+        module = parse_module(text) if isinstance(text, str) else parse_module(text.decode())
+        loaded = client().compile_and_load(module, devices, _xc.CompileOptions(),
+                                           host_callbacks=callbacks.functions)
+        _compile_count[0] += 1
+        return Executable(loaded, dev, out_avals, callbacks)
+    loaded = client().compile_and_load(text, devices, _xc.CompileOptions())
     _compile_count[0] += 1
     return Executable(loaded, dev, out_avals)
 

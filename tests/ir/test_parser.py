@@ -469,9 +469,11 @@ JAX_EXAMPLES.update({
 
 
 
-# An exported function's text omits its module's bytes, so it cannot parse back; the
-# refusal is tested in tests/frontend/test_export.py.
-_UNPARSEABLE = {"call_exported", "call_exported_lin"}
+# An exported function's text omits its module's bytes, and a host callback's its Python
+# function, so they cannot parse back; tests/frontend/test_export.py and
+# tests/frontend/test_callbacks.py test the refusals.
+_UNPARSEABLE = {"call_exported", "call_exported_lin", "pure_callback", "io_callback",
+                "debug_callback"}
 
 
 def test_every_primitive_has_a_jax_example() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, ParamSpec, TypeVar, cast
+from typing import Any, Final, Generic, ParamSpec, TypeVar, cast
 
 import attrs
 
@@ -38,9 +38,9 @@ from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.debug_info import DebugInfo
 from plait.ir.errors import ArgumentError
-from plait.ir.jaxpr import ClosedJaxpr, convert_constvars
+from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.ir.lists import fill_in
-from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p
+from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p, io_callback_p, pure_callback_p
 from plait.transforms.dce import dce_jaxpr
 from plait.transforms.jvp import tangent_aval
 
@@ -171,8 +171,28 @@ class _CustomFunction(Generic[P, R]):
                 or not _same_static(static, frame.static)):
             return None
         closed = frame.traced.closed
+        if _opaque(closed.jaxpr):
+            # Its computation cannot be differentiated (a host callback): a custom call
+            # again, so that a derivative of the rule uses the rule (as JAX's lazily
+            # traced rules do), up to MAX_RULE_DEPTH.
+            return None
         outs = apply_jaxpr(closed.jaxpr, closed.consts, leaves, frame.traced.debug_info.func_name)
         return tree_unflatten(frame.traced.out_tree, outs)
+
+
+_OPAQUE: Final = frozenset({pure_callback_p, io_callback_p})
+
+
+def _opaque(jaxpr: Jaxpr) -> bool:
+    """Whether ``jaxpr`` calls a host callback that has no derivative (at any depth)."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in _OPAQUE:
+            return True
+        for v in eqn.params.values():
+            for j in (v if isinstance(v, tuple) else (v,)):
+                if isinstance(j, ClosedJaxpr) and _opaque(j.jaxpr):
+                    return True
+    return False
 
 
 def _same_static(a: Sequence[Any], b: Sequence[Any]) -> bool:

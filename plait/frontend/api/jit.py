@@ -258,7 +258,10 @@ class JitFunction:
             entry.executable, entry.kept, entry.donated = compile_traced(
                 entry.traced, entry.donated, self.keep_unused, stacklevel=3)
             out_avals = shaped_avals(entry.traced.closed.out_avals)
-            if all(a.dtype != dt.float0 for a in out_avals):
+            # (A program with host callbacks runs through Executable.execute, which
+            # waits for it and reports a callback's exception.)
+            if all(a.dtype != dt.float0 for a in out_avals) and \
+                    entry.executable.callbacks is None:
                 entry.fast = dispatch.fast_path(entry.executable, entry.kept,
                                                 entry.traced.out_tree, out_avals)
         return execute(entry.executable, entry.traced, leaves, entry.donated, entry.kept)

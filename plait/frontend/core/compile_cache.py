@@ -52,7 +52,7 @@ def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] =
             exe = _compile_logged(closed, name, result_paths, donated, dev)
         else:
             module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
-            exe = runtime.compile_text(module.text, module.out_avals, dev)
+            exe = runtime.compile_text(module.text, module.out_avals, dev, module.host_callbacks)
         _cache[key] = exe
     return exe
 
@@ -72,7 +72,7 @@ def _compile_logged(closed: ClosedJaxpr, name: str, result_paths: Sequence[str],
     lowered = time.perf_counter()
     compile_logger.warning("Finished jaxpr to MLIR module conversion %s in %.9f sec", what,
                            lowered - start)
-    exe = runtime.compile_text(module.text, module.out_avals, dev)
+    exe = runtime.compile_text(module.text, module.out_avals, dev, module.host_callbacks)
     compile_logger.warning("Finished XLA compilation of %s in %.9f sec", what,
                            time.perf_counter() - lowered)
     return exe

@@ -44,9 +44,29 @@ class _Op:
     __slots__ = ("run", "handlers", "out_avals")
 
     def __init__(self, exe: Executable, out_avals: tuple[ShapedArray, ...]) -> None:
-        self.run = exe.loaded.execute_sharded
+        # (A program with host callbacks runs through Executable.execute, which waits for
+        # it and reports a callback's exception; the others straight through jaxlib.)
+        self.run = exe.loaded.execute_sharded if exe.callbacks is None else _Waiting(exe)
         self.handlers = exe.handlers
         self.out_avals = out_avals
+
+
+class _Waiting:
+    """``execute_sharded`` for a program with host callbacks (see :class:`_Op`)."""
+
+    __slots__ = ("exe", "buffers")
+
+    def __init__(self, exe: Executable) -> None:
+        self.exe = exe
+        self.buffers: list[Any] = []
+
+    def __call__(self, buffers: list[Any]) -> _Waiting:
+        self.buffers = buffers
+        return self
+
+    def consume_with_handlers(self, handlers: Any) -> list[Any]:
+        buffers, self.buffers = self.buffers, []
+        return self.exe.execute(buffers)
 
 
 _ops: BoundedDict[tuple[Any, ...], _Op] = BoundedDict("eager operations")

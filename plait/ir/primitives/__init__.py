@@ -13,6 +13,12 @@ from plait.ir.primitives.bits import (
                                              shift_right_arithmetic_p,
                                              shift_right_logical_p,
 )
+from plait.ir.primitives.callbacks import (
+    HostCallback,
+    debug_callback_p,
+    io_callback_p,
+    pure_callback_p,
+)
 from plait.ir.primitives.calls import jit_p
 from plait.ir.primitives.composite import composite_p
 from plait.ir.primitives.control_flow import cond_p, platform_index_p, scan_p, while_p
@@ -181,6 +187,7 @@ from plait.ir.primitives.windowed import (
 )
 
 __all__ = [
+    "HostCallback", "debug_callback_p", "io_callback_p", "pure_callback_p",
     "dim_as_value_p",
     "ExportedModule", "call_exported_p", "call_exported_lin_p",
     "RoundingMethod", "abs_p", "acos_p", "acosh_p", "add_any_p", "add_p", "and_p", "asin_p",

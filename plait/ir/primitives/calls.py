@@ -13,6 +13,7 @@ from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import Derived, ParamDef, decode_bool, decode_bools, decode_str
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
+from plait.ir.primitives.control_flow import body_effects
 
 
 def _same(a: AbstractValue, b: AbstractValue) -> bool:
@@ -57,4 +58,5 @@ jit_p = Primitive("jit", _jit_rule, (
     ParamDef("donated_invars", Derived(_not_donated), show="nondefault", decode=decode_bools),
     ParamDef("keep_unused", False, show="nondefault", decode=decode_bool),
     ParamDef("inline", False, show="never", decode=decode_bool),
-), multiple_results=True, call_like=True, print_first=("name",))
+), multiple_results=True, call_like=True, print_first=("name",),
+   effects_rule=body_effects)

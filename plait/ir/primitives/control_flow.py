@@ -21,7 +21,7 @@ from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
 
 __all__ = ["cond_p", "while_p", "scan_p", "same_types", "join_weak", "platform_index_p",
-           "Platforms", "platform_branch"]
+           "body_effects", "Platforms", "platform_branch"]
 
 Platforms = tuple[tuple[str, ...] | None, ...]
 """Per branch of a platform-dependent ``cond``, the platforms it serves (``None``: the
@@ -115,7 +115,8 @@ platform_index_p = Primitive("platform_index", _platform_index_rule, (
 for: known at compile time, it selects the branch of a platform-dependent ``cond``."""
 
 
-def _body_effects(params: Params) -> frozenset[Effect]:
+def body_effects(params: Params) -> frozenset[Effect]:
+    """The effects of the jaxprs among ``params`` (a higher-order equation's)."""
     effs: set[Effect] = set()
     for v in params.values():
         if isinstance(v, ClosedJaxpr):
@@ -153,7 +154,7 @@ def _cond_rule(index: ShapedArray, *ops: ShapedArray, branches: tuple[ClosedJaxp
 cond_p = Primitive("cond", _cond_rule, (
     ParamDef("branches", decode=_decode_jaxprs),
     ParamDef("branches_platforms", None, show="nondefault", decode=_decode_platforms),
-), multiple_results=True, effects_rule=_body_effects)
+), multiple_results=True, effects_rule=body_effects)
 """With ``branches_platforms``, the index is a ``platform_index`` and only the branch for
 the lowering platform is compiled."""
 
@@ -190,7 +191,7 @@ while_p = Primitive("while", _while_rule, (
     ParamDef("cond_jaxpr", decode=_decode_jaxpr),
     ParamDef("body_nconsts", decode=decode_int),
     ParamDef("body_jaxpr", decode=_decode_jaxpr),
-), multiple_results=True, effects_rule=_body_effects)
+), multiple_results=True, effects_rule=body_effects)
 
 
 def _decode_unroll(value: Any) -> int | bool:
@@ -231,4 +232,4 @@ scan_p = Primitive("scan", _scan_rule, (
     ParamDef("num_consts", decode=decode_int),
     ParamDef("reverse", False, decode=decode_bool),
     ParamDef("unroll", 1, decode=_decode_unroll),
-), multiple_results=True, effects_rule=_body_effects)
+), multiple_results=True, effects_rule=body_effects)

@@ -22,7 +22,7 @@ from plait.ir.jaxpr import ClosedJaxpr, Eqn
 from plait.ir.params import ParamDef, decode_bool, decode_int, decode_str
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
-from plait.ir.primitives.control_flow import same_types
+from plait.ir.primitives.control_flow import body_effects, same_types
 
 __all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "remat_p", "RematPolicy",
            "POLICIES", "nonlinear_bwd_error"]
@@ -57,7 +57,7 @@ custom_jvp_call_p = Primitive("custom_jvp_call", _call_rule, (
     ParamDef("jvp_jaxpr", decode=_decode_jaxpr),
     ParamDef("num_consts", 0, show="nondefault", decode=decode_int),
     ParamDef("symbolic_zeros", False, decode=decode_bool),
-), multiple_results=True, print_first=("name",))
+), multiple_results=True, effects_rule=body_effects, print_first=("name",))
 """``jvp_jaxpr`` maps (operands, tangents of the inexact operands) to (outputs,
 tangents of the inexact outputs)."""
 
@@ -68,7 +68,7 @@ custom_vjp_call_p = Primitive("custom_vjp_call", _call_rule, (
     ParamDef("bwd_jaxpr", decode=_decode_jaxpr),
     ParamDef("num_consts", 0, show="nondefault", decode=decode_int),
     ParamDef("symbolic_zeros", False, decode=decode_bool),
-), multiple_results=True, print_first=("name",))
+), multiple_results=True, effects_rule=body_effects, print_first=("name",))
 """``fwd_jaxpr`` maps the operands to (outputs, residuals); ``bwd_jaxpr`` maps
 (residuals, cotangents of the inexact outputs) to cotangents of the inexact operands."""
 
@@ -144,4 +144,4 @@ remat_p = Primitive("remat2", _remat_rule, (
     ParamDef("prevent_cse", True, decode=decode_bool),
     ParamDef("differentiated", False, decode=decode_bool),
     ParamDef("policy", None, decode=_decode_policy),
-), multiple_results=True)
+), multiple_results=True, effects_rule=body_effects)

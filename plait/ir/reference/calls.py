@@ -31,3 +31,13 @@ def _exported(*args: np.ndarray, exported: P.ExportedModule) -> list[np.ndarray]
 
 impl_rules[P.call_exported_p] = _exported
 impl_rules[P.call_exported_lin_p] = _exported
+
+
+def _callback(*args: np.ndarray, callback: P.HostCallback, **_: Any) -> list[np.ndarray]:
+    # The host callback is Python: the reference interpreter calls it directly.
+    return [np.asarray(x) for x in callback(*args)]
+
+
+impl_rules[P.pure_callback_p] = _callback
+impl_rules[P.io_callback_p] = _callback
+impl_rules[P.debug_callback_p] = _callback

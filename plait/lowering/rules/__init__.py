@@ -2,6 +2,7 @@
 
 from plait.lowering.rules import (  # noqa: F401
     assembly,
+    callbacks,
     calls,
     composite,
     control_flow,

@@ -15,8 +15,9 @@ from plait.lowering.rules._util import register
 @register(P.jit_p)
 def _jit(ctx: LoweringContext, *args: Value, name: str, jaxpr: ClosedJaxpr,
          **_: Any) -> Sequence[Value]:
-    if ctx.fn.dims is not None:
-        # Shape-polymorphic: the callee is inlined, where the dimension values are known.
+    if ctx.fn.dims is not None or any(e.ordered for e in jaxpr.effects):
+        # Inlined where the dimension values (shape-polymorphic lowering) or the ordered
+        # effects' tokens are at hand.
         return lower_body(ctx.module, ctx.fn, jaxpr.jaxpr, [], list(args))
     callee = lower_sub_jaxpr(ctx.module, name, jaxpr)
     return ctx.fn.op("func.call", list(args), [tensor_type(a) for a in ctx.avals_out],

@@ -11,10 +11,11 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
+from plait.ir.effects import Effect
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitives.control_flow import Platforms, platform_branch
 from plait.ir.primitives.custom import nonlinear_bwd_error
-from plait.lowering.emitter import Value, i64_array, tensor_type
+from plait.lowering.emitter import TOKEN_TYPE, Value, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lower_body
 from plait.lowering.rules._util import compare, register, scalar_type
 
@@ -38,6 +39,11 @@ def _platform_index(ctx: LoweringContext, *, platforms: Platforms) -> Sequence[V
                             ShapedArray((), _I32))]
 
 
+def _ordered(*jaxprs: ClosedJaxpr) -> list[Effect]:
+    """The ordered effects of the jaxprs: their tokens travel through the control flow."""
+    return sorted({e for j in jaxprs for e in j.effects if e.ordered}, key=lambda e: e.name)
+
+
 @register(P.cond_p)
 def _cond(ctx: LoweringContext, index: Value, *ops: Value, branches: tuple[ClosedJaxpr, ...],
           branches_platforms: Platforms | None) -> Sequence[Value]:
@@ -47,34 +53,54 @@ def _cond(ctx: LoweringContext, index: Value, *ops: Value, branches: tuple[Close
         # operations this platform cannot run.
         b = branches[platform_branch(branches_platforms, _one_platform(ctx))]
         return lower_body(ctx.module, fn, b.jaxpr, [], list(ops))
+    # Each branch continues the ordered effects' chains and returns their tokens.
+    effects = _ordered(*branches)
+    tokens = [fn.token(e) for e in effects]
     regions = []
     for b in branches:
         region = fn.region([])
+        for e, t in zip(effects, tokens):
+            fn.set_token(e, t)
         outs = lower_body(ctx.module, fn, b.jaxpr, [], list(ops))
+        ends = [fn.token(e) for e in effects]
         fn.close(region)
-        regions.append(region.text(outs))
-    return fn.op("stablehlo.case", [index], [tensor_type(a) for a in ctx.avals_out],
-                 regions=regions)
+        regions.append(region.text([*outs, *ends]))
+    results = fn.op("stablehlo.case", [index],
+                    [*(tensor_type(a) for a in ctx.avals_out), *[TOKEN_TYPE] * len(effects)],
+                    regions=regions)
+    n = len(ctx.avals_out)
+    for e, t in zip(effects, results[n:]):
+        fn.set_token(e, t)
+    return results[:n]
 
 
 @register(P.while_p)
 def _while(ctx: LoweringContext, *args: Value, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
            cond_nconsts: int, body_nconsts: int) -> Sequence[Value]:
     # Consts travel in the loop state, so the regions need nothing from outside.
+    # The ordered effects' tokens travel in the loop state too (after the values).
     fn = ctx.fn
-    types = [a.type for a in args]
+    effects = _ordered(cond_jaxpr, body_jaxpr)
+    n = len(args)
+    state = [*args, *(fn.token(e) for e in effects)]
+    types = [a.type for a in state]
     nc = cond_nconsts + body_nconsts
     cond_r = fn.region(types)
     s = cond_r.args
-    pred, = lower_body(ctx.module, fn, cond_jaxpr.jaxpr, [], s[:cond_nconsts] + s[nc:])
+    pred, = lower_body(ctx.module, fn, cond_jaxpr.jaxpr, [], s[:cond_nconsts] + s[nc:n])
     fn.close(cond_r)
     body_r = fn.region(types)
     s = body_r.args
-    new = lower_body(ctx.module, fn, body_jaxpr.jaxpr, [], s[cond_nconsts:nc] + s[nc:])
+    for e, t in zip(effects, s[n:]):
+        fn.set_token(e, t)
+    new = lower_body(ctx.module, fn, body_jaxpr.jaxpr, [], s[cond_nconsts:nc] + s[nc:n])
+    ends = [fn.token(e) for e in effects]
     fn.close(body_r)
-    outs = fn.op("stablehlo.while", list(args), types,
-                 regions=[cond_r.text([pred]), body_r.text(s[:nc] + new)])
-    return outs[nc:]
+    outs = fn.op("stablehlo.while", state, types,
+                 regions=[cond_r.text([pred]), body_r.text(s[:nc] + new + ends)])
+    for e, t in zip(effects, outs[n:]):
+        fn.set_token(e, t)
+    return outs[nc:n]
 
 
 def _index(fn: Any, i: Value, length: int, reverse: bool) -> Value:
@@ -97,7 +123,9 @@ def _scan(ctx: LoweringContext, *args: Value, jaxpr: ClosedJaxpr, length: int, r
         z = fn.constant(0 if a.dtype != dt.bool_ else False, ShapedArray((), a.dtype))
         ys_init.append(fn.op1("stablehlo.broadcast_in_dim", [z], tensor_type(a),
                               f"broadcast_dimensions = {i64_array(())}"))
-    state = [zero, *args, *ys_init]
+    effects = _ordered(jaxpr)
+    state = [zero, *args, *ys_init, *(fn.token(e) for e in effects)]
+    n_state = len(state) - len(effects)
     types = [v.type for v in state]
     cond_r = fn.region(types)
     bound = fn.constant(length, ShapedArray((), _I32))
@@ -109,7 +137,9 @@ def _scan(ctx: LoweringContext, *args: Value, jaxpr: ClosedJaxpr, length: int, r
     consts = st[1:1 + num_consts]
     carry = st[1 + num_consts:1 + num_consts + num_carry]
     xs = st[1 + num_consts + num_carry:1 + len(args)]
-    ys = st[1 + len(args):]
+    ys = st[1 + len(args):n_state]
+    for e, t in zip(effects, st[n_state:]):
+        fn.set_token(e, t)
     idx = _index(fn, i, length, reverse)
     zero_i = fn.constant(0, ShapedArray((), _I32))
     x_t = []
@@ -127,10 +157,13 @@ def _scan(ctx: LoweringContext, *args: Value, jaxpr: ClosedJaxpr, length: int, r
                              [acc, y1, idx] + [zero_i] * (a.ndim - 1), tensor_type(a)))
     one = fn.constant(1, ShapedArray((), _I32))
     i1 = fn.op1("stablehlo.add", [i, one], scalar_type(_I32))
+    ends = [fn.token(e) for e in effects]
     fn.close(body_r)
-    body_text = body_r.text([i1, *consts, *outs[:num_carry], *xs, *new_ys])
+    body_text = body_r.text([i1, *consts, *outs[:num_carry], *xs, *new_ys, *ends])
     results = fn.op("stablehlo.while", state, types, regions=[cond_r.text([pred]), body_text])
-    return results[1 + num_consts:1 + num_consts + num_carry] + results[1 + len(args):]
+    for e, t in zip(effects, results[n_state:]):
+        fn.set_token(e, t)
+    return results[1 + num_consts:1 + num_consts + num_carry] + results[1 + len(args):n_state]
 
 
 def _inline(key: str) -> Any:

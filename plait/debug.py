@@ -1,0 +1,7 @@
+"""``plait.debug``: look at values while a program runs, as ``jax.debug``."""
+
+# ``name as name`` marks a re-export for mypy --strict users.
+from plait.frontend.api.callbacks import debug_callback as callback
+from plait.frontend.api.callbacks import debug_print as print  # noqa: A004  (JAX's name)
+
+__all__ = ["callback", "print"]
