@@ -24,7 +24,7 @@ from typing import Any, Final, TypeAlias, Union, cast
 from plait.ir.errors import InconclusiveDimensionOperation
 
 __all__ = ["DimExpr", "Dim", "is_symbolic", "is_constant_shape", "dim_vars", "parse_dims",
-           "evaluate", "dim_str", "as_dims", "broadcast_dims", "plan_solution", "solve",
+           "evaluate", "as_dims", "broadcast_dims", "plan_solution", "solve",
            "SolutionStep", "ShapeCheck", "assertion_messages", "MISMATCH", "set_value_hook",
            "dimension_value"]
 
@@ -457,11 +457,6 @@ def dim_vars(shapes: Iterable[Iterable[Dim]]) -> list[str]:
 def evaluate(d: Dim, env: Mapping[str, int]) -> int:
     """The value of a dimension for the variables' values in ``env``."""
     return d.evaluate(env) if isinstance(d, DimExpr) else d
-
-
-def dim_str(d: Dim) -> str:
-    """A dimension as JAX writes it in shapes and serialized avals."""
-    return str(d)
 
 
 # -- parsing -----------------------------------------------------------------------

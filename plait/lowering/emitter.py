@@ -25,7 +25,8 @@ __all__ = ["Value", "FuncEmitter", "tensor_type", "element_type", "dense_attr", 
 TOKEN_TYPE: Final = "!stablehlo.token"
 """The type of the tokens that order effects."""
 _I64: Final = np.dtype(np.int64)
-_I64_T: Final = "tensor<i64>"
+I64_TYPE: Final = "tensor<i64>"
+"""The type of dimension values in shape-polymorphic lowering."""
 
 _ELEMENT: Final[dict[np.dtype[Any], str]] = {
     dt.bool_: "i1", dt.int8: "i8", dt.int16: "i16", dt.int32: "i32", dt.int64: "i64",
@@ -284,9 +285,9 @@ class FuncEmitter:
                 f = self._factor_value(factor)
                 for _ in range(power):
                     value = f if value is None else self.op1("stablehlo.multiply", [value, f],
-                                                             _I64_T)
+                                                             I64_TYPE)
             assert value is not None
-            total = value if total is None else self.op1("stablehlo.add", [total, value], _I64_T)
+            total = value if total is None else self.op1("stablehlo.add", [total, value], I64_TYPE)
         assert total is not None
         memo[key] = total
         return total
@@ -302,11 +303,11 @@ class FuncEmitter:
         kv = self.constant(k, ShapedArray((), _I64))
         # Dimensions are non-negative: truncating division is floor division.
         return self.op1("stablehlo.divide" if op == "floordiv" else "stablehlo.remainder",
-                        [inner, kv], _I64_T)
+                        [inner, kv], I64_TYPE)
 
     def shape_value(self, shape: Sequence[Any]) -> Value:
         """A ``tensor<Nxi64>`` holding the sizes of ``shape``."""
-        one = f"tensor<1x{_I64_T[7:]}"
+        one = f"tensor<1x{I64_TYPE[7:]}"
         parts = [self.op1("stablehlo.reshape", [self.dim_value(d)], one) for d in shape]
         if len(parts) == 1:
             return parts[0]

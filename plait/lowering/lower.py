@@ -125,6 +125,11 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
     return [literal(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 
+def _return(outs: Sequence[Value]) -> str:
+    return (f'"func.return"({", ".join(o.name for o in outs)}) : '
+            f"({', '.join(o.type for o in outs)}) -> ()")
+
+
 def _signature(args: Sequence[Value], result_types: Sequence[str],
                result_attrs: Sequence[str] | None, arg_attrs: Sequence[str] = ()) -> str:
     attrs_ = list(arg_attrs) or [""] * len(args)
@@ -154,8 +159,7 @@ def _emit_function(module: ModuleEmitter, name: str, visibility: str, jaxpr: Jax
         fn.dims = dict(zip(dim_names, extra[len(extra) - len(dim_names):]))
     consts = [fn.constant(c, shaped(v.aval)) for v, c in zip(jaxpr.constvars, const_values)]
     outs = lower_body(module, fn, jaxpr, consts, args)
-    ret = (f'"func.return"({", ".join(o.name for o in outs)}) : '
-           f"({', '.join(o.type for o in outs)}) -> ()")
+    ret = _return(outs)
     if leading:
         arg_attrs = [a for _, a in leading] + (list(arg_attrs) or [""] * len(args))
         args = extra + args
@@ -187,8 +191,7 @@ def _emit_polymorphic_main(module: ModuleEmitter, jaxpr: Jaxpr, const_values: Se
     out_types = [tensor_type(a.aval) for a in jaxpr.outvars]
     outs = fn.op("func.call", [*extra, *(dims[v] for v in dim_names), *args], out_types,
                  f"callee = {symbol(inner)}")
-    ret = (f'"func.return"({", ".join(o.name for o in outs)}) : '
-           f"({', '.join(o.type for o in outs)}) -> ()")
+    ret = _return(outs)
     sig = _signature([*extra, *args], out_types, result_attrs,
                      [a for _, a in leading] + (list(arg_attrs) or [""] * len(args)))
     body = "\n".join(fn.lines + [ret])
@@ -209,8 +212,7 @@ def private_function(module: ModuleEmitter, name: str, key: Any, avals_in: Seque
     fn = FuncEmitter(module.counter)
     args = [fn.fresh(tensor_type(a)) for a in avals_in]
     outs = body(fn, args)
-    ret = (f'"func.return"({", ".join(o.name for o in outs)}) : '
-           f"({', '.join(o.type for o in outs)}) -> ()")
+    ret = _return(outs)
     sig = _signature(args, [tensor_type(a) for a in avals_out], None)
     body_text = "\n".join(fn.lines + [ret])
     module.functions[slot] = f"func.func private {symbol(fname)}{sig} {{\n{body_text}\n}}"

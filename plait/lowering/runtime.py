@@ -260,23 +260,23 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
     """Compile a StableHLO module given as MLIR text; ``out_avals`` type its results;
     its host-callback custom calls call ``host_callbacks`` by index."""
     dev = device if device is not None else default_device()
-    if "?x" in text:  # (a dynamic dimension)
-        text = refine_shapes(text)
+    # (A dynamic dimension: refined into bytecode, which compile_and_load takes too.)
+    module_code: str | bytes = refine_shapes(text) if "?x" in text else text
     devices = _xc.DeviceList((dev,))
     if host_callbacks:
         callbacks = _Callbacks(host_callbacks)
         # (Only the overload taking a parsed module accepts Python callables.)
-        module = parse_module(text) if isinstance(text, str) else parse_module(text.decode())
+        module = parse_module(module_code)
         loaded = client().compile_and_load(module, devices, _xc.CompileOptions(),
                                            host_callbacks=callbacks.functions)
         _compile_count[0] += 1
         return Executable(loaded, dev, out_avals, callbacks)
-    loaded = client().compile_and_load(text, devices, _xc.CompileOptions())
+    loaded = client().compile_and_load(module_code, devices, _xc.CompileOptions())
     _compile_count[0] += 1
     return Executable(loaded, dev, out_avals)
 
 
-def refine_shapes(text: str) -> Any:
+def refine_shapes(text: str) -> bytes:
     """The module with its dynamic shapes made static (they follow from ``@main``'s static
     argument types, as in a module calling a shape-polymorphic exported function); its
     shape assertions are checked on the way.
@@ -286,8 +286,9 @@ def refine_shapes(text: str) -> Any:
     """
     from jaxlib import _jax
     try:
-        return _jax.mlir.refine_polymorphic_shapes(text.encode(), enable_shape_assertions=True,
-                                                   validate_static_shapes=True)
+        refined: bytes = _jax.mlir.refine_polymorphic_shapes(
+            text.encode(), enable_shape_assertions=True, validate_static_shapes=True)
+        return refined
     except Exception as exc:  # (jaxlib raises its own error type)
         raise ValueError(str(exc)) from None
 
@@ -295,8 +296,9 @@ def refine_shapes(text: str) -> Any:
 _context: Any = None
 
 
-def parse_module(text: str) -> Any:
-    """Parse MLIR text into a ``jaxlib.mlir.ir.Module`` (for printing and verification)."""
+def parse_module(text: str | bytes) -> Any:
+    """Parse MLIR text (or bytecode) into a ``jaxlib.mlir.ir.Module`` (for printing and
+    verification)."""
     global _context
     from jaxlib.mlir import ir
     if _context is None:

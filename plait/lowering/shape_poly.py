@@ -18,12 +18,12 @@ import numpy as np
 
 from plait.ir.avals import ShapedArray
 from plait.ir.dims import MISMATCH, assertion_messages
+from plait.lowering.emitter import I64_TYPE as _I64_T
 from plait.lowering.emitter import FuncEmitter, Value
 
 __all__ = ["bind_dim_vars"]
 
 _I64: Final = ShapedArray((), np.dtype(np.int64))
-_I64_T: Final = "tensor<i64>"
 _BOOL_T: Final = "tensor<i1>"
 
 

@@ -6,6 +6,7 @@ A test writes its function once against a namespace ``L`` (:data:`PLAIT` or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -43,6 +44,15 @@ PLAIT = Lib(pjnp, plax, plait.jit, plait.grad, plait.vmap, plait.jvp, plait.vjp,
             plait.checkpoint, plait.checkpoint_policies)
 
 tree_map = jax.tree_util.tree_map  # over NumPy inputs and results only
+
+
+def raised(fn: Callable[[], Any]) -> BaseException:
+    """The exception ``fn()`` raises (failing the test if it raises none)."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001  (the caller compares whatever was raised)
+        return e
+    raise AssertionError("no error was raised")
 
 
 def f32(*values: float) -> np.ndarray:

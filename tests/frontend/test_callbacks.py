@@ -20,19 +20,12 @@ from plait import export as pexport
 from plait.errors import CallbackError, JaxprParseError
 from plait.experimental import io_callback
 from plait.ir import parse_jaxpr
+from tests.frontend.jax_oracle import raised
 
 jax.config.update("jax_platforms", "cpu")
 
 F32 = np.float32
 X = np.arange(5.0, dtype=F32)
-
-
-def _error(fn: Callable[[], Any]) -> BaseException:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001  (the test compares whatever was raised)
-        return e
-    raise AssertionError("no error was raised")
 
 
 def _jax_lines(capsys: pytest.CaptureFixture[str], fn: Callable[[], Any]) -> list[str]:
@@ -93,10 +86,10 @@ def test_pure_callback_vmap_methods_match_jax(method: str) -> None:
 
 
 def test_pure_callback_refusals_as_jax() -> None:
-    err = _error(lambda: plait.grad(lambda x: _pure(plait)(x).sum())(X))
-    jerr = _error(lambda: jax.grad(lambda x: _pure(jax)(x).sum())(X))
+    err = raised(lambda: plait.grad(lambda x: _pure(plait)(x).sum())(X))
+    jerr = raised(lambda: jax.grad(lambda x: _pure(jax)(x).sum())(X))
     assert isinstance(err, ValueError) and str(err) == str(jerr)
-    err = _error(lambda: plait.vmap(_pure(plait))(X))
+    err = raised(lambda: plait.vmap(_pure(plait))(X))
     assert isinstance(err, NotImplementedError)
     assert str(err).startswith("vmap is only supported for the pure_callback primitive when "
                                "vmap_method is one of 'sequential', 'sequential_unrolled', "
@@ -133,7 +126,7 @@ def test_result_checks(capsys: pytest.CaptureFixture[str]) -> None:
                    (bad_dtype, "Incorrect output dtype for return value #0: Expected: float32, "
                                "Actual: int32")):
         for g in (f, plait.jit(f)):
-            err = _error(lambda: g(np.ones(3, F32)))  # noqa: B023  (called at once)
+            err = raised(lambda: g(np.ones(3, F32)))  # noqa: B023  (called at once)
             assert isinstance(err, CallbackError) and isinstance(err.__cause__, RuntimeError)
             assert str(err.__cause__) == msg
 
@@ -146,7 +139,7 @@ def test_raising_callback_leaves_the_runtime_usable() -> None:
 
     f = plait.jit(lambda x: plait.pure_callback(host, plait.ShapeDtypeStruct((3,), F32), x))
     np.testing.assert_array_equal(np.asarray(f(np.ones(3, F32))), np.full(3, 2.0, F32))
-    err = _error(lambda: f(np.full(3, 20.0, F32)))
+    err = raised(lambda: f(np.full(3, 20.0, F32)))
     assert isinstance(err, CallbackError) and isinstance(err.__cause__, KeyError)
     assert "KeyError" in str(err) and "too big" in str(err)
     np.testing.assert_array_equal(np.asarray(f(np.ones(3, F32))), np.full(3, 2.0, F32))
@@ -177,15 +170,15 @@ def test_io_callback_seed_example_as_jax() -> None:
     assert our_log == their_log == ["generating float32[5]"] + ["generating float32[]"] * 5
     ours, our_log = _random_like(plait, io_callback, True)
     theirs, their_log = _random_like(jax, jax_io_callback, True)
-    err, jerr = _error(lambda: plait.vmap(ours)(x)), _error(lambda: jax.vmap(theirs)(x))
+    err, jerr = raised(lambda: plait.vmap(ours)(x)), raised(lambda: jax.vmap(theirs)(x))
     assert isinstance(err, ValueError) and str(err) == str(jerr)
     # scan runs ordered and unordered io callbacks alike.
     a = plait.lax.scan(lambda c, v: (c, ours(v)), None, X)[1]
     b = jax.lax.scan(lambda c, v: (c, theirs(v)), None, X)[1]
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert our_log == their_log
-    err = _error(lambda: plait.grad(lambda v: ours(v).sum())(x))
-    jerr = _error(lambda: jax.grad(lambda v: theirs(v).sum())(x))
+    err = raised(lambda: plait.grad(lambda v: ours(v).sum())(x))
+    jerr = raised(lambda: jax.grad(lambda v: theirs(v).sum())(x))
     assert isinstance(err, ValueError) and str(err) == str(jerr)
 
 
@@ -356,3 +349,11 @@ def test_ordered_callbacks_keep_program_order_across_control_flow() -> None:
     # The tokens chain the callbacks in the compiled program.
     text = f.lower(0).as_text()
     assert text.count("!stablehlo.token") >= 6 and "stablehlo.after_all" in text
+
+
+def test_callback_beside_a_shape_polymorphic_exported_call() -> None:
+    # The module needs shape refinement (into bytecode) and host callbacks both.
+    exp = pexport.export(plait.jit(lambda v: v * 2))(
+        plait.ShapeDtypeStruct(pexport.symbolic_shape("b"), F32))
+    f = plait.jit(lambda v: _pure(plait)(exp.call(v)))
+    np.testing.assert_allclose(np.asarray(f(X)), np.sin(X * 2), rtol=1e-6)

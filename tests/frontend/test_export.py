@@ -24,6 +24,7 @@ from plait import export as pexport
 from plait import lax as plax
 from plait.errors import JaxprParseError, UnsupportedTransformError
 from plait.ir import parse_jaxpr
+from tests.frontend.jax_oracle import raised
 
 jax.config.update("jax_platforms", "cpu")
 
@@ -39,14 +40,6 @@ def _same(ours: Any, theirs: Any, rtol: float = 1e-6) -> None:
         assert np.asarray(a).dtype == np.asarray(b).dtype
         assert np.shape(a) == np.shape(b)
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=1e-6)
-
-
-def _error(fn: Callable[[], Any]) -> BaseException:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001  (the test compares whatever was raised)
-        return e
-    raise AssertionError("no error was raised")
 
 
 # -- the seed's examples (seed 003, "Exporting and serializing staged-out computations") --
@@ -85,15 +78,15 @@ def test_seed_vjp_order_3() -> None:
         ours, theirs = plait.grad(ours), jax.grad(theirs)
         _same(ours(0.1), theirs(0.1))
         np.testing.assert_allclose(float(ours(0.1)), expected, rtol=1e-6)
-    err = _error(lambda: plait.grad(ours)(0.1))
+    err = raised(lambda: plait.grad(ours)(0.1))
     assert isinstance(err, ValueError) and str(err) == "No VJP is available"
-    assert str(_error(lambda: jax.grad(theirs)(0.1))) == str(err)
+    assert str(raised(lambda: jax.grad(theirs)(0.1))) == str(err)
 
 
 def test_seed_platforms() -> None:
     exp = pexport.export(plait.jit(plax.cos), platforms=["tpu"])(1.0)
     jexp = jexport.export(jax.jit(jlax.cos), platforms=["tpu"])(1.0)
-    err, jerr = _error(lambda: exp.call(1.0)), _error(lambda: jexp.call(1.0))
+    err, jerr = raised(lambda: exp.call(1.0)), raised(lambda: jexp.call(1.0))
     assert isinstance(err, ValueError) and str(err) == str(jerr)
     assert str(err) == "Function 'cos' was exported for platforms '('tpu',)' but it is used " \
                        "on '('cpu',)'."
@@ -219,7 +212,7 @@ def _check_grad(grad: Any, call: Callable[..., Any], reference: Callable[..., An
 def test_namedtuple_trees_need_registration() -> None:
     f = plait.jit(lambda p: Point(p.y, p.x * 2))
     exp = pexport.export(f)(Point(X3, X3))
-    err = _error(exp.serialize)
+    err = raised(exp.serialize)
     assert isinstance(err, ValueError) and "unregistered type" in str(err)
     pexport.register_namedtuple_serialization(Point, serialized_name="test_export.Point")
     jexport.register_namedtuple_serialization(Point, serialized_name="test_export.Point")
@@ -279,11 +272,11 @@ def test_argument_errors_as_jax() -> None:
     theirs = jexport.export(jax.jit(f))(*args)
     for bad in [(np.ones(4, np.int32), 2), (np.ones(3, F32), 2), (np.ones((3, 1), np.int32), 2),
                 (np.ones(3, np.int32),), (np.ones(3, np.int32), 2, 3)]:
-        err, jerr = _error(functools.partial(ours.call, *bad)), \
-            _error(functools.partial(theirs.call, *bad))
+        err, jerr = raised(functools.partial(ours.call, *bad)), \
+            raised(functools.partial(theirs.call, *bad))
         assert isinstance(err, ValueError) and str(err) == str(jerr)
-    err = _error(lambda: pexport.export(f))
-    jerr = _error(lambda: jexport.export(f))  # type: ignore[arg-type]  # not jitted, on purpose
+    err = raised(lambda: pexport.export(f))
+    jerr = raised(lambda: jexport.export(f))  # type: ignore[arg-type]  # not jitted, on purpose
     assert isinstance(err, ValueError)
     assert str(err).split(" but is:")[0] == str(jerr).split(" but is:")[0]
 

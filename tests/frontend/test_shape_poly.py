@@ -21,18 +21,11 @@ import plait.numpy as pnp
 from plait import export as pexport
 from plait.errors import InconclusiveDimensionOperation
 from plait.ir.dims import parse_dims
+from tests.frontend.jax_oracle import raised
 
 jax.config.update("jax_platforms", "cpu")
 
 F32 = np.float32
-
-
-def _error(fn: Callable[[], Any]) -> BaseException:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001  (the test compares whatever was raised)
-        return e
-    raise AssertionError("no error was raised")
 
 
 # -- dimension expressions -----------------------------------------------------------
@@ -113,9 +106,9 @@ def test_inconclusive_comparison_while_tracing() -> None:
         return x[:2] if x.shape[0] >= 5 else x
 
     b = pexport.symbolic_shape("b")[0]
-    err = _error(lambda: pexport.export(plait.jit(f))(plait.ShapeDtypeStruct((b,), F32)))
+    err = raised(lambda: pexport.export(plait.jit(f))(plait.ShapeDtypeStruct((b,), F32)))
     jb = jexport.symbolic_shape("b")[0]
-    jerr = _error(lambda: jexport.export(jax.jit(f))(jax.ShapeDtypeStruct((jb,), F32)))
+    jerr = raised(lambda: jexport.export(jax.jit(f))(jax.ShapeDtypeStruct((jb,), F32)))
     assert isinstance(err, InconclusiveDimensionOperation)
     assert str(err).split("\n(plait")[0] == str(jerr)
 
@@ -185,11 +178,11 @@ def test_constraint_violations_raise_jax_errors(spec: str, bad_shapes: list[tupl
     loaded = jexport.deserialize(exp.serialize())
     for shape in bad_shapes:
         x = np.ones(shape, F32)
-        err = _error(lambda: exp.call(params, x))  # noqa: B023  (called at once)
-        jerr = _error(lambda: theirs.call(params, x))  # noqa: B023
+        err = raised(lambda: exp.call(params, x))  # noqa: B023  (called at once)
+        jerr = raised(lambda: theirs.call(params, x))  # noqa: B023
         assert isinstance(err, ValueError) and str(err) == str(jerr)
         # JAX calling plait's artifact checks the same constraints.
-        assert str(_error(lambda: loaded.call(params, x))) == str(jerr)  # noqa: B023
+        assert str(raised(lambda: loaded.call(params, x))) == str(jerr)  # noqa: B023
 
 
 def test_inconsistent_sizes() -> None:
@@ -201,8 +194,8 @@ def test_inconsistent_sizes() -> None:
     jspec = jexport.symbolic_shape("b")
     theirs = jexport.export(jax.jit(f))(jax.ShapeDtypeStruct(jspec, F32),
                                         jax.ShapeDtypeStruct(jspec, F32))
-    err = _error(lambda: exp.call(np.ones(3, F32), np.ones(4, F32)))
-    assert str(err) == str(_error(lambda: theirs.call(np.ones(3, F32), np.ones(4, F32))))
+    err = raised(lambda: exp.call(np.ones(3, F32), np.ones(4, F32)))
+    assert str(err) == str(raised(lambda: theirs.call(np.ones(3, F32), np.ones(4, F32))))
     out = exp.call(np.ones(5, F32), np.ones(5, F32) * 2)
     np.testing.assert_array_equal(np.asarray(out), np.full(5, 3.0, F32))
 

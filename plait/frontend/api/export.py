@@ -135,10 +135,6 @@ def default_export_platform() -> str:
     return "cpu"
 
 
-def _str_shape(a: ShapedArray) -> str:
-    return str(a.shape)
-
-
 @attrs.frozen(eq=False, slots=False)
 class Exported:
     """A function lowered for export, and what calling it needs.
