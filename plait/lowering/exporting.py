@@ -138,8 +138,8 @@ def _target_version() -> str:
         stablehlo.StablehloCompatibilityRequirement.WEEK_4))
 
 
-_trusted: set[bytes] = set()
-"""Digests of the artifacts known to parse safely: those this process wrote or checked."""
+_trusted: BoundedDict[bytes, bool] = BoundedDict("artifacts known to parse safely", 4096)
+"""Digests of the artifacts this process wrote or checked (a forgotten one is checked again)."""
 
 
 def _digest(data: bytes) -> bytes:
@@ -151,7 +151,7 @@ def serialize_module(module: Any) -> bytes:
     from jaxlib.mlir.dialects import stablehlo
     with mlir_context():
         data: bytes = stablehlo.serialize_portable_artifact(module, _target_version(), True)
-    _trusted.add(_digest(data))
+    _trusted[_digest(data)] = True
     return data
 
 
@@ -192,7 +192,7 @@ def _check_in_child(data: bytes) -> None:
                if done.returncode < 0 else lines[-1] if lines else "unknown error")
         raise ValueError(f"the exported module is not a readable StableHLO portable "
                          f"artifact: {why}")
-    _trusted.add(digest)
+    _trusted[digest] = True
 
 
 _lock = threading.Lock()
