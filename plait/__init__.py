@@ -14,6 +14,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 from plait import (
     config,
     debug,
+    distributed,
     dtypes,
     errors,
     experimental,
@@ -24,6 +25,7 @@ from plait import (
     numpy,
     random,
     scipy,
+    sharding,
     test_util,
     transforms,
     tree,
@@ -58,6 +60,15 @@ from plait.frontend.api.contexts import (
 from plait.frontend.api.custom_derivatives import custom_jvp, custom_vjp
 from plait.frontend.api.custom_gradient import closure_convert, custom_gradient
 from plait.frontend.api.device_put import device_put
+from plait.frontend.api.devices import (
+    local_devices,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    make_mesh,
+    process_count,
+    process_index,
+)
 from plait.frontend.api.environment import (
     block_until_ready,
     default_backend,
@@ -71,6 +82,8 @@ from plait.frontend.api.environment import (
 )
 from plait.frontend.api.jit import jit
 from plait.frontend.api.make_jaxpr import eval_shape, make_jaxpr
+from plait.frontend.api.pmap import pmap
+from plait.frontend.api.shard_map import shard_map
 from plait.frontend.api.stages import Compiled, Lowered, Traced
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core import eager as _eager  # noqa: F401  (installs eager execution)
@@ -102,5 +115,8 @@ __all__ = [
     "Traced", "Lowered", "Compiled", "ShapeDtypeStruct", "Array", "numpy_dtype_promotion",
     "clear_caches", "cache_info", "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "Primitive",
     "ShapedArray", "Var",
+    "distributed", "sharding", "pmap", "shard_map", "make_mesh", "local_devices",
+    "process_index", "process_count", "make_array_from_callback",
+    "make_array_from_single_device_arrays", "make_array_from_process_local_data",
 ]
 __version__ = "0.1.0"

@@ -8,10 +8,16 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterator
 
-import hypothesis
-import pytest
+# Eight CPU devices for the multi-device tests (set before any runtime starts, plait's
+# or JAX's); every other test runs on the first.
+_DEVICES = "--xla_force_host_platform_device_count=8"
+if _DEVICES not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_DEVICES}".strip()
 
-import plait
+import hypothesis  # noqa: E402
+import pytest  # noqa: E402
+
+import plait  # noqa: E402
 
 plait.config.update("check_jaxprs", True)
 

@@ -1874,4 +1874,10 @@ SPECS_BY_NAME.update({s.name: s for s in SPECS})
 # dim_as_value needs symbolic shapes (tests/frontend/test_shape_poly.py); host callbacks
 # need Python functions (tests/frontend/test_callbacks.py).
 UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_value_p,
-                         P.pure_callback_p, P.io_callback_p, P.debug_callback_p})
+                         P.pure_callback_p, P.io_callback_p, P.debug_callback_p,
+                         # They need a mesh (or named axes) around them, which a spec table
+                         # cannot give: tests/frontend/test_multi_device.py compares them
+                         # with JAX, the reference interpreter and finite differences.
+                         P.psum_p, P.pmax_p, P.pmin_p, P.all_gather_p, P.reduce_scatter_p,
+                         P.ppermute_p, P.axis_index_p, P.all_to_all_p, P.pbroadcast_p,
+                         P.shard_map_p, P.sharding_constraint_p})

@@ -8,6 +8,7 @@ that print the offending equation, named as in ``print(jaxpr)``.
 
 from __future__ import annotations
 
+from plait.ir import axis_env
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.errors import JaxprTypeError, UnboundVariableError
@@ -87,11 +88,13 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
             _fail(jaxpr, eqn, f"{prim.name}: expected effects {set(prim.effects(eqn.params))}, "
                               f"but got {set(eqn.effects)}")
         effects.update(eqn.effects)
-        for sub in subjaxprs(eqn.params):
-            try:
-                check_jaxpr(sub)
-            except JaxprTypeError as e:
-                _fail(jaxpr, eqn, f"{prim.name}: in a nested jaxpr: {e}")
+        axes = axis_env.body_axes.get(prim)
+        with axis_env.frame(axes(eqn.params) if axes is not None else {}):
+            for sub in subjaxprs(eqn.params):
+                try:
+                    check_jaxpr(sub)
+                except JaxprTypeError as e:
+                    _fail(jaxpr, eqn, f"{prim.name}: in a nested jaxpr: {e}")
         for v in eqn.outvars:
             bind(v, eqn)
     for i, a in enumerate(jaxpr.outvars):

@@ -23,8 +23,10 @@ from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
+from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
 from plait.lowering.emitter import FuncEmitter, Value, tensor_type
 from plait.lowering.shape_poly import bind_dim_vars
+from plait.lowering.shardy import sharding_attr
 
 __all__ = ["LoweringContext", "LoweringRule", "lowering_rules", "lower_closed_jaxpr",
            "ModuleText", "lower_sub_jaxpr", "module_name", "symbol", "private_function",
@@ -44,6 +46,10 @@ class ModuleEmitter:
     """The platforms the module is lowered for (several only when exporting)."""
     host_callbacks: list[Callable[..., Any]] = attrs.field(factory=list)
     """The Python functions the module's host-callback custom calls call, by index."""
+    mesh: Mesh | None = None
+    """The devices of an SPMD program (``None``: one device)."""
+    manual: frozenset[str] = frozenset()
+    """The mesh axes of the ``shard_map`` body being lowered (empty outside one)."""
     scope_prefix: str = ""
     """Put before the name stack of an equation in a ``named_scope`` to name its ops
     (``jit(f)/``, as JAX does)."""
@@ -294,6 +300,21 @@ def usable_donations(in_avals: Sequence[Any], out_avals: Sequence[Any],
     return tuple(bool(a) for a in _donation_attrs(in_avals, out_avals, donated))
 
 
+def _with_shardings(attrs_: Sequence[str], atoms: Sequence[Atom],
+                    shardings: Sequence[NamedSharding | None], replicate: bool) -> list[str]:
+    """``attrs_`` with Shardy's ``sdy.sharding`` of each value added (replicated where
+    ``shardings`` has ``None``, if ``replicate``)."""
+    out = []
+    for i, (a, atom) in enumerate(zip(attrs_, atoms)):
+        s = shardings[i] if i < len(shardings) else None
+        spec = s.spec if s is not None else (PartitionSpec() if replicate else None)
+        if spec is not None:
+            attr = f"sdy.sharding = #sdy.sharding{sharding_attr(spec, shaped(atom.aval).ndim)}"
+            a = f"{a}, {attr}" if a else attr
+        out.append(a)
+    return out
+
+
 PLATFORM_INDEX_ARG: Final = ("tensor<i32>", 'jax.global_constant = "_platform_index"')
 """The leading argument of a module exported for several platforms: the index of the
 platform it is compiled for (JAX's calling convention)."""
@@ -301,8 +322,10 @@ platform it is compiled for (JAX's calling convention)."""
 
 def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequence[str] = (),
                        donated: Sequence[bool] = (), *, platforms: Sequence[str] = ("cpu",),
-                       module_attrs: Sequence[str] = (), arg_names: Sequence[str] = ()
-                       ) -> ModuleText:
+                       module_attrs: Sequence[str] = (), arg_names: Sequence[str] = (),
+                       mesh: Mesh | None = None,
+                       in_shardings: Sequence[NamedSharding | None] = (),
+                       out_shardings: Sequence[NamedSharding | None] = ()) -> ModuleText:
     """Lower ``closed`` to a module whose ``@main`` takes the jaxpr's invars.
 
     Consts are embedded as ``stablehlo.constant``\\ s.  Arguments flagged in
@@ -310,17 +333,25 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     as in JAX (:func:`_donation_attrs`).  Lowered for several ``platforms`` (when
     exporting), ``@main`` takes :data:`PLATFORM_INDEX_ARG` first; ``module_attrs`` are
     added to the module's.  Arguments of symbolic shapes make ``@main`` compute the
-    dimension variables and assert the shapes (messages naming ``arg_names``).
+    dimension variables and assert the shapes (messages naming ``arg_names``).  With a
+    ``mesh``, the module is an SPMD program over its devices (Shardy's ``sdy.mesh``),
+    its arguments and results laid out by ``in_shardings``/``out_shardings`` (``None``:
+    replicated arguments, results as the partitioner chooses).
 
     Raises:
       RuleNotImplementedError: a primitive has no lowering rule.
     """
-    module = ModuleEmitter(platforms=tuple(platforms), scope_prefix=f"jit({_escape(fun_name)})/")
+    module = ModuleEmitter(platforms=tuple(platforms), scope_prefix=f"jit({_escape(fun_name)})/",
+                           mesh=mesh)
     jaxpr = closed.jaxpr
     paths = list(result_paths) or [""] * len(jaxpr.outvars)
     attrs_ = [f'jax.result_info = "{_escape(p)}"' if p else "" for p in paths]
     arg_attrs = _donation_attrs([v.aval for v in jaxpr.invars], [a.aval for a in jaxpr.outvars],
                                 donated) if any(donated) else []
+    if mesh is not None:
+        arg_attrs = _with_shardings(arg_attrs or [""] * len(jaxpr.invars), jaxpr.invars,
+                                    in_shardings, replicate=True)
+        attrs_ = _with_shardings(attrs_, jaxpr.outvars, out_shardings, replicate=False)
     leading = [PLATFORM_INDEX_ARG] if len(platforms) > 1 else []
     if all(is_constant_shape(a.shape) for a in shaped_avals(jaxpr.in_avals)):
         _emit_function(module, "main", "public", jaxpr, closed.consts, attrs_, arg_attrs,
@@ -329,9 +360,15 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
         _emit_polymorphic_main(module, jaxpr, closed.consts, attrs_, arg_attrs, leading,
                                arg_names)
     name = module_name(fun_name)
-    mattrs = ", ".join([*module_attrs, "mhlo.num_partitions = 1 : i32",
+    mattrs = ", ".join([*module_attrs,
+                        f"mhlo.num_partitions = {mesh.size if mesh else 1} : i32",
                         "mhlo.num_replicas = 1 : i32"])
+    functions = module.functions
+    if mesh is not None:
+        axes = ", ".join(f'"{n}"={s}' for n, s in zip(mesh.axis_names, mesh.axis_sizes))
+        functions = [f'"sdy.mesh"() <{{mesh = #sdy.mesh<[{axes}]>, sym_name = "mesh"}}> '
+                     ": () -> ()", *functions]
     text = (f"module {symbol(name)} attributes {{{mattrs}}} {{\n"
-            + "\n".join(module.functions) + "\n}\n")
+            + "\n".join(functions) + "\n}\n")
     return ModuleText(text, name, shaped_avals(jaxpr.in_avals), shaped_avals(jaxpr.out_avals),
                       tuple(module.host_callbacks))

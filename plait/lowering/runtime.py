@@ -10,19 +10,23 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+import attrs
 import numpy as np
 from jaxlib import xla_client as _xc
 
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
-from plait.ir.caches import BoundedDict
+from plait.ir.caches import BoundedDict, clear_caches
 from plait.ir.config import values as _config
 from plait.ir.errors import CallbackError
+from plait.ir.sharding import Mesh, NamedSharding, set_device_resolver
+from plait.lowering import multi_device
 from plait.lowering.emitter import tensor_type
 
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
            "compile_count", "Sharding", "to_numpy", "parse_module", "mlir_context",
-           "refine_shapes"]
+           "refine_shapes", "SpmdLayout", "device_by_id", "local_devices", "started",
+           "start_distributed", "release_client"]
 
 _lock = threading.Lock()
 _client: Any = None
@@ -39,14 +43,59 @@ def client() -> Any:
     return _client
 
 
+def started() -> bool:
+    """Whether the client exists (computations have run)."""
+    return _client is not None
+
+
+def start_distributed(distributed_client: Any, process_id: int, num_processes: int,
+                      collectives: Any, num_devices: int | None) -> None:
+    """Create the client as one process of a distributed run (``plait.distributed``)."""
+    global _client
+    with _lock:
+        if _client is not None:
+            raise RuntimeError("the runtime has started already")
+        _client = _xc.make_cpu_client(distributed_client=distributed_client, node_id=process_id,
+                                      num_nodes=num_processes, collectives=collectives,
+                                      num_devices=num_devices)
+
+
+def release_client() -> None:
+    """Drop the client and what holds on to it (before a distributed shutdown)."""
+    global _client
+    clear_caches()
+    _shardings.clear()
+    _client = None
+
+
+def device_by_id(i: int) -> Any:
+    """The device with id ``i``.
+
+    Raises:
+      ValueError: no device has that id.
+    """
+    for d in client().devices():
+        if d.id == i:
+            return d
+    raise ValueError(f"expected the id of one of the devices {client().devices()}, but got {i}")
+
+
+set_device_resolver(device_by_id)
+
+
 def devices() -> list[Any]:
     """The devices plait runs on (CPU devices)."""
     return list(client().devices())
 
 
+def local_devices() -> list[Any]:
+    """The devices this process drives."""
+    return list(client().local_devices())
+
+
 def default_device() -> Any:
-    """The device used when none is given."""
-    return client().devices()[0]
+    """The device used when none is given (this process's first)."""
+    return client().local_devices()[0]
 
 
 class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no stubs for it
@@ -137,6 +186,16 @@ def to_numpy(buffer: Any, aval: ShapedArray) -> np.ndarray:
     unsigned integer of their width: their bits are widened on the device to ``uint8``
     (the layout ml_dtypes stores them in: the value's bits low, zeros above).
     """
+    s = buffer._sharding
+    if type(s) is not Sharding:
+        if type(s) is multi_device.MeshSharding:
+            return multi_device.gather(buffer, aval, _host_value)
+        with multi_device.no_jax(s._device):  # (a piece of a multi-device buffer)
+            return _host_value(buffer, aval)
+    return _host_value(buffer, aval)
+
+
+def _host_value(buffer: Any, aval: ShapedArray) -> np.ndarray:
     if aval.dtype.kind != "V" and aval.dtype not in _VIEWED:
         return np.asarray(buffer)
     if aval.dtype == dt.float0:
@@ -176,32 +235,56 @@ def compile_count() -> int:
 
 
 class Executable:
-    """A compiled module, loaded on one device."""
+    """A compiled module, loaded on one device or (an SPMD program) on a mesh's devices."""
 
-    __slots__ = ("loaded", "device", "handlers", "callbacks")
+    __slots__ = ("loaded", "device", "handlers", "callbacks", "in_shardings", "out_shardings",
+                 "in_avals")
 
     def __init__(self, loaded: Any, device: Any, out_avals: Sequence[ShapedArray],
-                 callbacks: _Callbacks | None = None) -> None:
+                 callbacks: _Callbacks | None = None,
+                 in_shardings: Sequence[Any] | None = None,
+                 out_shardings: Sequence[Any] | None = None,
+                 in_avals: Sequence[ShapedArray] = ()) -> None:
         self.loaded = loaded
         self.device = device
+        """The device (the mesh's first device for an SPMD program)."""
         self.callbacks = callbacks
         """The module's host callbacks (``None`` if it has none): such a program runs to
         completion in :meth:`execute`, so that its effects happen in call order and a
         callback's exception surfaces there."""
+        sharding = sharding_for(device)
+        self.in_shardings: list[Any] | None = None if in_shardings is None else \
+            list(in_shardings)
+        """Per argument, the layout an SPMD program takes it in (``None``: one device)."""
+        self.out_shardings: list[Any] = list(out_shardings) if out_shardings is not None \
+            else [sharding] * len(out_avals)
+        """Per result, its layout."""
+        self.in_avals = tuple(in_avals)
         # Result handlers built from plait's avals: jaxlib then needs no aval of
         # its own, which it would otherwise make by importing ``jax``.  (Public for
         # callers that run ``loaded`` themselves, sparing a call per run.)
-        sharding = sharding_for(device)
-        self.handlers = [_xc.array_result_handler(_as_stored(a), sharding, True,
-                                                   _skip_checks=True) for a in out_avals]
+        self.handlers = [_xc.array_result_handler(_as_stored(a), s, True, _skip_checks=True)
+                         for a, s in zip(out_avals, self.out_shardings)]
 
     def execute(self, buffers: list[Any]) -> list[Any]:
-        """Run on device buffers; returns the output buffers."""
+        """Run on device buffers; returns the output buffers.  An SPMD program's
+        arguments are first laid out as it takes them."""
+        if self.in_shardings is not None:
+            buffers = self._placed(buffers)
         # jaxlib has no type stubs: the annotation states what it returns.
         if self.callbacks is not None:
             return self.callbacks.run(self.loaded, buffers, self.handlers)
         outs: list[Any] = self.loaded.execute_sharded(buffers).consume_with_handlers(self.handlers)
         return outs
+
+    def _placed(self, buffers: list[Any]) -> list[Any]:
+        assert self.in_shardings is not None
+        out = []
+        for b, s, a in zip(buffers, self.in_shardings, self.in_avals):
+            if b._sharding != s:
+                b = multi_device.reshard(b, _as_stored(a), s, to_numpy)
+            out.append(b)
+        return out
 
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost estimates (``flops``, ``bytes accessed``, ...)."""
@@ -256,9 +339,13 @@ class _Callbacks:
 
 
 def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None,
-                 host_callbacks: Sequence[Callable[..., Any]] = ()) -> Executable:
+                 host_callbacks: Sequence[Callable[..., Any]] = (), *,
+                 spmd: SpmdLayout | None = None) -> Executable:
     """Compile a StableHLO module given as MLIR text; ``out_avals`` type its results;
-    its host-callback custom calls call ``host_callbacks`` by index."""
+    its host-callback custom calls call ``host_callbacks`` by index.  With ``spmd``, the
+    module is an SPMD program over a mesh."""
+    if spmd is not None:
+        return _compile_spmd(text, out_avals, spmd)
     dev = device if device is not None else default_device()
     # (A dynamic dimension: refined into bytecode, which compile_and_load takes too.)
     module_code: str | bytes = refine_shapes(text) if "?x" in text else text
@@ -274,6 +361,47 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
     loaded = client().compile_and_load(module_code, devices, _xc.CompileOptions())
     _compile_count[0] += 1
     return Executable(loaded, dev, out_avals)
+
+
+@attrs.frozen
+class SpmdLayout:
+    """Where an SPMD program's arguments and results live."""
+
+    mesh: Mesh
+    """The devices (one partition each)."""
+    in_avals: tuple[ShapedArray, ...]
+    """The arguments' types."""
+    in_shardings: tuple[NamedSharding, ...]
+    """The arguments' layouts."""
+    out_shardings: tuple[NamedSharding | None, ...]
+    """The results' layouts (``None``: the partitioner's choice)."""
+
+
+def _compile_spmd(text: str, out_avals: Sequence[ShapedArray], spmd: SpmdLayout) -> Executable:
+    mesh = spmd.mesh
+    loaded = client().compile_and_load(text, multi_device.device_list(mesh),
+                                       multi_device.compile_options(mesh))
+    _compile_count[0] += 1
+    chosen = loaded.get_output_shardings()
+    outs = []
+    for i, (a, named) in enumerate(zip(out_avals, spmd.out_shardings)):
+        stored = _as_stored(a)
+        if named is None:
+            # (XLA reports no layouts for a program of one partition.)
+            hlo = _xc.HloSharding.from_proto(chosen[i]) if chosen else \
+                _xc.HloSharding.replicate()
+            named = multi_device.named_from_hlo(mesh, hlo, stored.ndim)
+            if named is None:
+                s = multi_device.MeshSharding(multi_device.device_list(mesh), hlo)
+                s.named, s.mesh = None, mesh
+                outs.append(s)
+                continue
+        outs.append(multi_device.mesh_sharding(named, stored.ndim))
+    ins = [multi_device.mesh_sharding(s, _as_stored(a).ndim)
+           for s, a in zip(spmd.in_shardings, spmd.in_avals)]
+    first = mesh.devices.flat[0]
+    return Executable(loaded, first, out_avals, in_shardings=ins, out_shardings=outs,
+                      in_avals=spmd.in_avals)
 
 
 def refine_shapes(text: str) -> bytes:

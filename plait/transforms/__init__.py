@@ -23,6 +23,7 @@ from plait.transforms import linalg_eig_rules as _linalg_eig_rules  # noqa: F401
 from plait.transforms import linalg_factorization_rules as _linalg_factorization_rules  # noqa: F401,E501
 from plait.transforms import linalg_rules as _linalg_rules  # noqa: F401
 from plait.transforms import linalg_schur_rules as _linalg_schur_rules  # noqa: F401
+from plait.transforms import parallel_rules as _parallel_rules  # noqa: F401
 from plait.transforms import random_rules as _random_rules  # noqa: F401
 from plait.transforms import solve_rules as _solve_rules  # noqa: F401
 from plait.transforms import transpose_rules as _transpose_rules  # noqa: F401

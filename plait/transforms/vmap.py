@@ -8,7 +8,9 @@ and their batch dimensions and returns results and theirs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from plait.ir.atoms import Atom, Literal, Var
@@ -23,13 +25,18 @@ from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter
 
 __all__ = ["vmap_jaxpr", "batching_rules", "BatchRule", "Dim", "move_axis", "bdim_to_front",
-           "batched_aval", "vmap_eqns"]
+           "batched_aval", "vmap_eqns", "vmapping", "vmapped_axis",
+           "collective_axes"]
 
 Dim = int | None
 BatchRule = Callable[..., tuple[Sequence[Atom], Sequence[Dim]]]
 """``rule(e, axis_size, operands, dims, **params) -> (results, result dims)``."""
 
 batching_rules: dict[Primitive, BatchRule] = {}
+collective_axes: dict[Primitive, Callable[[Any], tuple[str, ...]]] = {}
+"""Per collective, the axis names an equation's params name: when they include the
+vmapped axis, the rule runs even if no operand is batched (``axis_index``, a ``psum``
+of a value the same for every element)."""
 _cache: LRUCache[tuple[Any, ...], Jaxpr] = LRUCache("vmap")
 
 
@@ -61,6 +68,14 @@ def bdim_to_front(e: Emitter, x: Atom, dim: Dim, size: int) -> Atom:
     return move_axis(e, x, dim, 0)
 
 
+def _names_vmapped_axis(eqn: Any) -> bool:
+    axes = collective_axes.get(eqn.primitive)
+    if axes is None:
+        return False
+    name = vmapped_axis()
+    return name is not None and name in axes(eqn.params)
+
+
 def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
               args: Sequence[Atom], dims: Sequence[Dim]) -> tuple[list[Atom], list[Dim]]:
     """Emit the batched equations of ``jaxpr`` applied to ``args`` mapped along ``dims``."""
@@ -82,7 +97,7 @@ def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
     outer_source = b.source_info
     for eqn in jaxpr.eqns:
         vals, ds = zip(*[read(a) for a in eqn.invars]) if eqn.invars else ((), ())
-        if all(d is None for d in ds):
+        if all(d is None for d in ds) and not _names_vmapped_axis(eqn):
             outs: Sequence[Atom] = b.bind(eqn.primitive, tuple(vals), eqn.params, eqn.source_info)
             out_dims: Sequence[Dim] = [None] * len(outs)
         else:
@@ -104,8 +119,32 @@ def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
     return [r[0] for r in res], [r[1] for r in res]
 
 
+class _Vmapped(threading.local):
+    def __init__(self) -> None:
+        self.names: list[str | None] = []
+
+
+_vmapped = _Vmapped()
+
+
+@contextlib.contextmanager
+def vmapping(name: str | None) -> Iterator[None]:
+    """Inside the block, batching rules see ``name`` as the vmapped axis."""
+    _vmapped.names.append(name)
+    try:
+        yield
+    finally:
+        _vmapped.names.pop()
+
+
+def vmapped_axis() -> str | None:
+    """The axis name of the innermost ``vmap`` being applied (``None``: unnamed); the
+    rules of collectives over it turn them into array code."""
+    return _vmapped.names[-1] if _vmapped.names else None
+
+
 def vmap_jaxpr(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim],
-               out_dims: Sequence[Dim]) -> Jaxpr:
+               out_dims: Sequence[Dim], axis_name: str | None = None) -> Jaxpr:
     """The batched version of ``jaxpr``.
 
     Args:
@@ -114,15 +153,24 @@ def vmap_jaxpr(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim],
       in_dims: per invar, the mapped dimension of the argument (``None``: not mapped).
       out_dims: per output, where the mapped dimension goes (``None``: the
         output must not depend on mapped values).
+      axis_name: the name collectives use for the mapped axis (by default the one of
+        the enclosing rewrite, for the jaxprs a rule batches).
 
     Raises:
       ValueError: an output with ``out_dims`` ``None`` depends on mapped values.
       RuleNotImplementedError: a primitive on a mapped path has no rule.
     """
-    key = (jaxpr.typed_key(), axis_size, tuple(in_dims), tuple(out_dims))
+    name = axis_name if axis_name is not None else vmapped_axis()
+    key = (jaxpr.typed_key(), axis_size, tuple(in_dims), tuple(out_dims), name)
     hit = _cache.get(key)
     if hit is not None:
         return hit
+    with vmapping(name):
+        return _vmap(jaxpr, axis_size, in_dims, out_dims, key)
+
+
+def _vmap(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim], out_dims: Sequence[Dim],
+          key: tuple[Any, ...]) -> Jaxpr:
     e = Emitter()
     consts = [Var(v.aval) for v in jaxpr.constvars]
     args = [Var(batched_aval(v.aval, d, axis_size)) for v, d in zip(jaxpr.invars, in_dims)]

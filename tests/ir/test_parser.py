@@ -199,6 +199,10 @@ def _scatter_example(fn: Any) -> list[Example]:
 
 
 JAX_EXAMPLES: dict[str, list[Example]] = {
+    # (vmap with an axis name leaves the reductions naming array dimensions.)
+    "psum": [(jax.vmap(lambda x: lax.psum(x, "i"), axis_name="i"), (_f32(2, 3),))],
+    "pmax": [(jax.vmap(lambda x: lax.pmax(x, "i"), axis_name="i"), (_f32(2, 3),))],
+    "pmin": [(jax.vmap(lambda x: lax.pmin(x, "i"), axis_name="i"), (_i32(2, 3),))],
     "abs": _un(lax.abs) + _un(lax.abs, _c64(2)), "acos": _un(lax.acos), "acosh": _un(lax.acosh),
     "add": _bin(lax.add), "add_any": [(lambda x: add_jaxvals_p.bind(x, x), (_f32(2, 3),))],
     "and": _bin(lax.bitwise_and, _i32(3)) + _bin(lax.bitwise_and, _bool(3)),
@@ -473,7 +477,12 @@ JAX_EXAMPLES.update({
 # function, so they cannot parse back; tests/frontend/test_export.py and
 # tests/frontend/test_callbacks.py test the refusals.
 _UNPARSEABLE = {"call_exported", "call_exported_lin", "pure_callback", "io_callback",
-                "debug_callback"}
+                "debug_callback",
+                # A mesh's devices are not in the text; the collectives JAX prints only
+                # inside shard_map (tests/frontend/test_multi_device.py parses plait's
+                # printed shard_map bodies back).
+                "shard_map", "sharding_constraint", "all_gather", "reduce_scatter",
+                "ppermute", "axis_index", "all_to_all", "pbroadcast"}
 
 
 def test_every_primitive_has_a_jax_example() -> None:

@@ -10,12 +10,16 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, prune_unused
 from plait.frontend.core.tree_util import tree_unflatten
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.sharding import NamedSharding
+from plait.lowering import multi_device
 from plait.lowering.lower import usable_donations
 from plait.lowering.runtime import Executable
 
@@ -30,13 +34,18 @@ def lowerable(traced: TracedFunction, keep_unused: bool) -> tuple[ClosedJaxpr, t
 
 
 def compile_traced(traced: TracedFunction, donated: tuple[bool, ...], keep_unused: bool,
-                   stacklevel: int) -> tuple[Executable, tuple[bool, ...], tuple[bool, ...]]:
+                   stacklevel: int, in_shardings: Sequence[NamedSharding | None] = (),
+                   out_shardings: Sequence[NamedSharding | None] = ()
+                   ) -> tuple[Executable, tuple[bool, ...], tuple[bool, ...]]:
     """Compile ``traced`` as jit does: the executable, which flat arguments it takes, and
-    which of them it really reuses of ``donated``."""
+    which of them it really reuses of ``donated``.  ``in_shardings`` (per flat argument)
+    and ``out_shardings`` (per result) lay them out over a mesh."""
     closed, kept = lowerable(traced, keep_unused)
     info = traced.debug_info
     kept_donated = tuple(d for d, k in zip(donated, kept) if k)
-    exe = executable_for(closed, info.func_name, info.result_paths, kept_donated)
+    kept_in = tuple(s for s, k in zip(in_shardings, kept) if k) if in_shardings else ()
+    exe = executable_for(closed, info.func_name, info.result_paths, kept_donated,
+                         in_shardings=kept_in, out_shardings=out_shardings)
     if any(kept_donated):
         usable = iter(effective_donations(shaped_avals(closed.in_avals), closed.out_avals,
                                           kept_donated, stacklevel + 1))
@@ -67,12 +76,27 @@ def _delete_donated(leaves: Sequence[Any], donated: Sequence[bool]) -> None:
             x.delete()
 
 
+def _spmd_buffers(exe: Executable, args: Sequence[tuple[Any, ShapedArray]]) -> list[Any]:
+    assert exe.in_shardings is not None
+    out = []
+    for (x, a), s in zip(args, exe.in_shardings):
+        if type(x) is ArrayImpl or s.named is None:
+            out.append(device_buffer(x, a))
+        else:
+            out.append(multi_device.put_sharded(np.asarray(x, a.dtype), a, s.named))
+    return out
+
+
 def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
             donated: Sequence[bool], kept: Sequence[bool]) -> Any:
     """Run a compiled traced function on flat argument leaves (passing the ``kept``
     ones); returns the result tree."""
-    bufs = [device_buffer(x, a, not d)
-            for x, a, d, k in zip(leaves, traced.in_avals, donated, kept) if k]
+    if exe.in_shardings is not None:  # an SPMD program: host data goes to its layout
+        bufs = _spmd_buffers(exe, [(x, a) for x, a, k in zip(leaves, traced.in_avals, kept)
+                                   if k])
+    else:
+        bufs = [device_buffer(x, a, not d)
+                for x, a, d, k in zip(leaves, traced.in_avals, donated, kept) if k]
     outs = exe.execute(bufs)
     _delete_donated(leaves, donated)
     out_avals = shaped_avals(traced.closed.out_avals)

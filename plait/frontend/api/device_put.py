@@ -1,4 +1,4 @@
-"""``device_put``: place the array leaves of a pytree on a device."""
+"""``device_put``: place the array leaves of a pytree on a device, or over a mesh."""
 
 from __future__ import annotations
 
@@ -8,32 +8,52 @@ import numpy as np
 
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.tracing import Tracer, as_host_array, scalar_literal
-from plait.frontend.core.tree_util import tree_map
+from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from plait.frontend.lax.parallel import with_sharding_constraint
+from plait.ir.sharding import NamedSharding
+from plait.lowering import runtime
 
 __all__ = ["device_put"]
 
 
+def _is_placement(x: Any) -> bool:
+    return x is None or isinstance(x, NamedSharding | runtime.Sharding) or hasattr(x, "id")
+
+
 def device_put(x: Any, device: Any = None) -> Any:
-    """Put every array leaf of pytree ``x`` on ``device`` (the default device if ``None``).
+    """Put every array leaf of pytree ``x`` on ``device``: a device (the default device if
+    ``None``), a ``SingleDeviceSharding``, a :class:`~plait.sharding.NamedSharding` (each
+    of the mesh's devices gets its part), or a pytree prefix of ``x`` of them.
 
     Python scalars become weakly typed arrays, as in JAX; traced values are
-    returned as they are (inside a trace there is nothing to move).
+    returned as they are, or constrained to a ``NamedSharding``.
 
     Raises:
       TypeError: a leaf that is not array data (a string, an arbitrary object).
       OverflowError: a Python int that does not fit the default integer dtype.
+      ValueError: an array's dimensions do not divide over the mesh.
     """
-    def put(leaf: Any) -> Any:
-        if type(leaf) is Tracer:
-            return leaf
-        if type(leaf) is ArrayImpl:
-            if device is None or leaf.device == device:
-                return leaf
-            return ArrayImpl.from_numpy(np.asarray(leaf), leaf.weak_type, device)
-        if isinstance(leaf, bool | int | float | complex) and not isinstance(leaf, np.generic):
-            lit = scalar_literal(leaf)
-            return ArrayImpl.from_numpy(np.asarray(lit.val, lit.aval.dtype),
-                                        lit.aval.weak_type, device)
-        return ArrayImpl.from_numpy(as_host_array(leaf), False, device)
+    leaves, tree = tree_flatten(x)
+    if _is_placement(device):
+        places = [device] * len(leaves)
+    else:
+        places = broadcast_prefix(device, x, "device_put device", _is_placement)
+    return tree_unflatten(tree, [_put(leaf, p) for leaf, p in zip(leaves, places)])
 
-    return tree_map(put, x)
+
+def _put(leaf: Any, place: Any) -> Any:
+    if isinstance(place, runtime.Sharding):
+        place = place._device
+    if type(leaf) is Tracer:
+        return with_sharding_constraint(leaf, place) if isinstance(place, NamedSharding) \
+            else leaf
+    if type(leaf) is ArrayImpl:
+        if place is None or leaf.sharding == place or \
+                (not isinstance(place, NamedSharding) and leaf.devices() == {place}):
+            return leaf
+        return ArrayImpl.from_numpy(np.asarray(leaf), leaf.weak_type, place)
+    if isinstance(leaf, bool | int | float | complex) and not isinstance(leaf, np.generic):
+        lit = scalar_literal(leaf)
+        return ArrayImpl.from_numpy(np.asarray(lit.val, lit.aval.dtype), lit.aval.weak_type,
+                                    place)
+    return ArrayImpl.from_numpy(as_host_array(leaf), False, place)

@@ -29,14 +29,15 @@ def _check_backend(backend: Any) -> None:
 
 
 def device_count(backend: str | None = None) -> int:
-    """The number of devices (all are local: plait runs in one process)."""
+    """The number of devices (of every process, in a distributed run)."""
     _check_backend(backend)
     return len(runtime.devices())
 
 
 def local_device_count(backend: str | None = None) -> int:
     """The number of devices this process drives."""
-    return device_count(backend)
+    _check_backend(backend)
+    return len(runtime.local_devices())
 
 
 def default_backend() -> str:

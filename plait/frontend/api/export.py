@@ -26,6 +26,7 @@ from plait.frontend.api.compile import lowerable
 from plait.frontend.api.jit import JitFunction, jit
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify
+from plait.frontend.core.spmd import jaxpr_meshes
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import bind
 from plait.frontend.core.tree_util import (
@@ -385,6 +386,9 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
 def _export_traced(traced: Any, keep_unused: bool, platforms: tuple[str, ...],
                    checks: tuple[DisabledSafetyCheck, ...]) -> Exported:
     closed, kept = lowerable(traced, keep_unused)
+    if jaxpr_meshes(closed.jaxpr):
+        raise NotImplementedError("plait.export: a program over several devices (shard_map, "
+                                  "pmap, sharding constraints) cannot be exported yet")
     info = traced.debug_info
     symbolic = not all(is_constant_shape(a.shape) for a in traced.in_avals)
     globals_ = symbolic or len(platforms) > 1

@@ -34,6 +34,7 @@ from plait.frontend.core.arguments import (
 )
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.compile_cache import compile_logger
+from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.trace_to_jaxpr import (
     FlatCall,
     TracedFunction,
@@ -42,8 +43,9 @@ from plait.frontend.core.trace_to_jaxpr import (
 )
 from plait.frontend.core.traceback_util import hide_plait_frames
 from plait.frontend.core.tracing import Tracer, _state, bind
-from plait.frontend.core.tree_util import tree_flatten, tree_unflatten
+from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plait.frontend.core.value_checks import check_jit_result
+from plait.frontend.lax.parallel import with_sharding_constraint
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.caches import BoundedDict
@@ -51,6 +53,7 @@ from plait.ir.config import values as _config
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
+from plait.ir.sharding import NamedSharding
 from plait.lowering.runtime import Executable
 
 __all__ = ["jit", "Jitted", "JitFunction"]
@@ -69,6 +72,8 @@ class _Entry:
     executable: Executable | None = None
     kept: tuple[bool, ...] = ()
     """Which flat arguments the executable takes (the others are unused)."""
+    layouts: tuple[NamedSharding | None, ...] = ()
+    """Per flat argument, its layout over a mesh (given, or the argument's own)."""
     fast: FastPath | None = None
     """What the C++ dispatcher needs to run the executable itself (``None`` when it
     cannot: a float0 result is NumPy zeros, not a device buffer)."""
@@ -118,8 +123,11 @@ class JitFunction:
 
     def __init__(self, fun: Callable[..., Any], static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...],
-                 keep_unused: bool = False) -> None:
+                 keep_unused: bool = False, in_shardings: Any = None,
+                 out_shardings: Any = None) -> None:
         self.fun = fun
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
         self.static_argnums = static_argnums
         self.static_argnames = static_argnames
         self.donate_argnums = donate_argnums
@@ -135,7 +143,7 @@ class JitFunction:
         fun = self.fun
         nums = [i for i in self.static_argnums if i >= 0]
         key = ("plait.jit", self.static_argnums, self.static_argnames, self.donate_argnums,
-               self.keep_unused)
+               self.keep_unused, _hashable(self.in_shardings), _hashable(self.out_shardings))
         f = dispatch.make_dispatcher(fun_name(fun), fun, self.cache_miss, nums,
                                      self.static_argnames, key)
         functools.update_wrapper(f, fun)
@@ -162,19 +170,67 @@ class JitFunction:
     def _entry(self, call: FlatCall) -> _Entry:
         names = call.debug_info.arg_names
         avals = _arg_avals(call.leaves, names)
-        key = (call.in_tree, avals, call.static_key, _config.trace_context)
+        layouts = self._layouts(call.leaves, call)
+        key = (call.in_tree, avals, call.static_key, _config.trace_context, layouts)
         entry = self._cache.get(key)
         if entry is None:
             self._explain_miss(key, names)
             start = time.perf_counter()
-            traced = trace_function(self.fun, call, "jit")
+            traced = trace_function(self._constrained(call), call, "jit")
             if _config.log_compiles:
                 compile_logger.warning("Finished tracing %s for jit in %.9f sec",
                                        fun_name(self.fun), time.perf_counter() - start)
-            entry = _Entry(traced, self._donated(call))
+            entry = _Entry(traced, self._donated(call), layouts=layouts)
             if not _has_tracers(traced.closed.consts):
                 self._cache[key] = entry
         return entry
+
+    def _explicit_in(self, call: FlatCall) -> list[NamedSharding | None]:
+        """Per flat argument, the ``in_shardings`` given for it (``None`` if none)."""
+        if self.in_shardings is None:
+            return [None] * len(call.leaves)
+        args, kwargs = tree_unflatten(call.in_tree, call.leaves)
+        given = self.in_shardings
+        if isinstance(given, NamedSharding) or given is None:
+            prefix: Any = (given,) * len(args)
+        else:
+            prefix = tuple(given)
+        per_arg = broadcast_prefix(prefix, tuple(args), "jit in_shardings", _is_sharding)
+        _check_shardings(per_arg, "in_shardings")
+        return per_arg + [None] * (len(call.leaves) - len(per_arg))
+
+    def _layouts(self, leaves: Sequence[Any], call: FlatCall | None
+                 ) -> tuple[NamedSharding | None, ...]:
+        """Per flat argument, where the program takes it: the ``in_shardings`` given, else
+        the layout of an argument already over a mesh."""
+        own = tuple(arg_sharding(x) if type(x) is ArrayImpl else None for x in leaves)
+        if self.in_shardings is None or call is None:
+            return own
+        return tuple(e if e is not None else o for e, o in zip(self._explicit_in(call), own))
+
+    def _constrained(self, call: FlatCall) -> Callable[..., Any]:
+        """The function, its arguments and results constrained to the given shardings
+        (so that a staged call keeps them)."""
+        if self.in_shardings is None and self.out_shardings is None:
+            return self.fun
+        fun, out_shardings = self.fun, self.out_shardings
+        explicit = self._explicit_in(call)
+
+        def constrained(*args: Any, **kwargs: Any) -> Any:
+            dyn, kw_tree = tree_flatten((args, kwargs))
+            placed = [x if s is None or not isinstance(x, Tracer)
+                      else with_sharding_constraint(x, s) for x, s in
+                      zip(dyn, explicit + [None] * (len(dyn) - len(explicit)))]
+            a, k = tree_unflatten(kw_tree, placed)
+            out = fun(*a, **k)
+            if out_shardings is None:
+                return out
+            leaves, tree = tree_flatten(out)
+            per = broadcast_prefix(out_shardings, out, "jit out_shardings", _is_sharding)
+            _check_shardings(per, "out_shardings")
+            return tree_unflatten(tree, [x if s is None else with_sharding_constraint(x, s)
+                                         for x, s in zip(leaves, per)])
+        return constrained
 
     def _explain_miss(self, key: tuple[Any, ...], names: Sequence[str]) -> None:
         if not cache_log.enabled():
@@ -233,7 +289,10 @@ class JitFunction:
             avals = _arg_avals(leaves, ())
         except ArgumentError:
             return None  # the named path raises it again, naming the argument
-        entry = self._cache.get((tree, avals, static_key, _config.trace_context))
+        if self.in_shardings is not None:
+            return None  # (the named path resolves them against the arguments)
+        entry = self._cache.get((tree, avals, static_key, _config.trace_context,
+                                 self._layouts(leaves, None)))
         if entry is None or entry.executable is None:
             return None
         return entry, leaves
@@ -256,22 +315,33 @@ class JitFunction:
             # Frames up to the user's call: compile_traced, _run, cache_miss (the
             # dispatcher's frame is not a Python one).
             entry.executable, entry.kept, entry.donated = compile_traced(
-                entry.traced, entry.donated, self.keep_unused, stacklevel=3)
+                entry.traced, entry.donated, self.keep_unused, stacklevel=3,
+                in_shardings=entry.layouts, out_shardings=self._out_layouts(entry))
             out_avals = shaped_avals(entry.traced.closed.out_avals)
             # (A program with host callbacks runs through Executable.execute, which
             # waits for it and reports a callback's exception.)
             if all(a.dtype != dt.float0 for a in out_avals) and \
-                    entry.executable.callbacks is None:
+                    entry.executable.callbacks is None and \
+                    entry.executable.in_shardings is None:
                 entry.fast = dispatch.fast_path(entry.executable, entry.kept,
                                                 entry.traced.out_tree, out_avals)
         return execute(entry.executable, entry.traced, leaves, entry.donated, entry.kept)
+
+    def _out_layouts(self, entry: _Entry) -> tuple[NamedSharding | None, ...]:
+        n = len(entry.traced.closed.out_avals)
+        if self.out_shardings is None:
+            return (None,) * n
+        placeholder = tree_unflatten(entry.traced.out_tree, [0] * n)
+        return tuple(broadcast_prefix(self.out_shardings, placeholder, "jit out_shardings",
+                                      _is_sharding))
 
     # -- ahead of time ---------------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """Stage out the function for these arguments (``ShapeDtypeStruct``\\ s allowed)."""
         call = self._flat(args, kwargs)
         entry = self._entry(call)
-        return Traced(entry.traced, entry.donated, self.keep_unused)
+        return Traced(entry.traced, entry.donated, self.keep_unused, entry.layouts,
+                      self._out_layouts(entry))
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace and lower to StableHLO for these arguments."""
@@ -282,22 +352,41 @@ class JitFunction:
         return self.trace(*args, **kwargs).out_info
 
 
+def _is_sharding(x: Any) -> bool:
+    return isinstance(x, NamedSharding)
+
+
+def _check_shardings(shardings: Sequence[Any], what: str) -> None:
+    for i, s in enumerate(shardings):
+        if s is not None and not isinstance(s, NamedSharding):
+            raise ArgumentError(f"jit {what}: expected a NamedSharding (or None) for leaf {i}, "
+                                f"but got {type(s).__name__}: {s!r}")
+
+
+def _hashable(shardings: Any) -> Any:
+    leaves, tree = tree_flatten(shardings, is_leaf=_is_sharding)
+    return (tree, tuple(leaves))
+
+
 @overload
 def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False) -> Jitted[P, R]: ...
+        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False,
+        in_shardings: Any = None, out_shardings: Any = None) -> Jitted[P, R]: ...
 
 
 @overload
 def jit(fun: None = None, *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False
+        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False,
+        in_shardings: Any = None, out_shardings: Any = None
         ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
 
 def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False
+        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False,
+        in_shardings: Any = None, out_shardings: Any = None
         ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """Compile ``fun`` with XLA: traced on the first call per input signature.
 
@@ -305,13 +394,18 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
     (hashable; part of the cache key, folded into the program).
     ``donate_argnums`` name arguments whose buffers the call may reuse; donated
     Arrays are deleted by the call.  Arguments the function does not use are
-    left out of the compiled program unless ``keep_unused`` is true.  Without
-    ``fun``, returns a decorator taking it (``@jit(static_argnums=0)``).
+    left out of the compiled program unless ``keep_unused`` is true.
+    ``in_shardings``/``out_shardings`` (a :class:`~plait.sharding.NamedSharding`, or a
+    prefix of the positional arguments / of the result of them, ``None`` where left
+    open) lay arguments and results out over a mesh: the program is compiled for the
+    mesh's devices and partitioned by XLA.  Without ``fun``, returns a decorator taking
+    it (``@jit(static_argnums=0)``).
     """
     if fun is None:
         def decorate(f: Callable[P, R]) -> Jitted[P, R]:
             return jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                       donate_argnums=donate_argnums, keep_unused=keep_unused)
+                       donate_argnums=donate_argnums, keep_unused=keep_unused,
+                       in_shardings=in_shardings, out_shardings=out_shardings)
         return decorate
     if not callable(fun):
         raise ArgumentError(f"jit: expected a callable, but got {type(fun).__name__}")
@@ -322,5 +416,6 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
     if set(donate) & set(nums):
         raise ArgumentError(f"jit: arguments {sorted(set(donate) & set(nums))} cannot be both "
                             "static and donated")
-    jitted: Jitted[P, R] = JitFunction(fun, nums, names, donate, keep_unused).dispatcher()
+    jitted: Jitted[P, R] = JitFunction(fun, nums, names, donate, keep_unused, in_shardings,
+                                       out_shardings).dispatcher()
     return jitted

@@ -9,6 +9,7 @@ from typing import Any
 
 from plait.frontend.api.compile import compile_traced, execute, lowerable
 from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
+from plait.frontend.core.spmd import spmd_layout
 from plait.frontend.core.trace_to_jaxpr import TracedFunction
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import Tracer
@@ -16,6 +17,7 @@ from plait.frontend.core.tree_util import tree_flatten
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.sharding import NamedSharding
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.lower import ModuleText
 from plait.lowering.runtime import Executable
@@ -28,12 +30,15 @@ class Traced:
     """A function staged out for one signature: its jaxpr and pytree structure."""
 
     def __init__(self, traced: TracedFunction, donated: tuple[bool, ...],
-                 keep_unused: bool = False) -> None:
+                 keep_unused: bool = False,
+                 in_shardings: tuple[NamedSharding | None, ...] = (),
+                 out_shardings: tuple[NamedSharding | None, ...] = ()) -> None:
         if any(type(c) is Tracer for c in traced.closed.consts):
             raise ArgumentError("cannot lower a function that closes over traced values")
         self.traced = traced
         self._donated = donated
         self._keep_unused = keep_unused
+        self._shardings = (in_shardings, out_shardings)
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
@@ -57,18 +62,26 @@ class Traced:
         info = self.traced.debug_info
         closed, kept = lowerable(self.traced, self._keep_unused)
         donated = tuple(d for d, k in zip(self._donated, kept) if k)
-        module = lower_closed_jaxpr(physicalize(closed), info.func_name, info.result_paths,
-                                    donated)
-        return Lowered(self.traced, module, self._donated, self._keep_unused)
+        ins, outs = self._shardings
+        kept_in = tuple(s for s, k in zip(ins, kept) if k) if ins else (None,) * sum(kept)
+        spmd = spmd_layout(closed.jaxpr, shaped_avals(closed.in_avals), kept_in,
+                           outs or (None,) * len(closed.jaxpr.outvars))
+        module = lower_closed_jaxpr(
+            physicalize(closed), info.func_name, info.result_paths, donated,
+            mesh=spmd.mesh if spmd else None, in_shardings=spmd.in_shardings if spmd else (),
+            out_shardings=spmd.out_shardings if spmd else ())
+        return Lowered(self.traced, module, self._donated, self._keep_unused, self._shardings)
 
 
 class Lowered:
     """A StableHLO module for one signature, ready to compile."""
 
     def __init__(self, traced: TracedFunction, module: ModuleText,
-                 donated: tuple[bool, ...], keep_unused: bool = False) -> None:
+                 donated: tuple[bool, ...], keep_unused: bool = False,
+                 shardings: tuple[Any, Any] = ((), ())) -> None:
         self.traced = traced
         self.module = module
+        self._shardings = shardings
         self._donated = donated
         self._keep_unused = keep_unused
 
@@ -86,8 +99,9 @@ class Lowered:
     def compile(self) -> Compiled:
         """Compile for the default device."""
         # Frames up to the user's call: compile_traced, compile.
+        ins, outs = self._shardings
         exe, kept, donated = compile_traced(self.traced, self._donated, self._keep_unused,
-                                            stacklevel=2)
+                                            stacklevel=2, in_shardings=ins, out_shardings=outs)
         return Compiled(self.traced, exe, donated, kept)
 
 

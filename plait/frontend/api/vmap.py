@@ -19,6 +19,7 @@ from plait.frontend.core.tree_util import (
     tree_structure,
     tree_unflatten,
 )
+from plait.ir import axis_env
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import consts_as_invars
 from plait.transforms.vmap import vmap_jaxpr
@@ -69,10 +70,12 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
     argument, each a pytree prefix) gives the mapped axis of each argument
     (``None``: not mapped); keyword arguments are mapped over axis 0.
     ``out_axes`` places the mapped axis in the outputs.  ``axis_size`` is
-    needed only when no argument is mapped.
+    needed only when no argument is mapped.  With ``axis_name``, collectives
+    (``lax.psum(x, axis_name)``, ``lax.axis_index`` ...) in ``fun`` act across the
+    mapped elements.
     """
-    if axis_name is not None:
-        raise NotImplementedError("vmap axis_name (collectives) is not supported yet")
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise TypeError(f"vmap axis_name: expected a string, but got {axis_name!r}")
     if isinstance(in_axes, list):
         # Lists and tuples are interchangeable here, as in JAX (a list can never be a
         # tree prefix of the positional arguments' tuple).
@@ -140,7 +143,8 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
                                     attrs.evolve(call.debug_info,
                                                  arg_names=tuple(names[i] for i in mapped)),
                                     [call.paths[i] for i in mapped])
-        traced = trace_function(mapped_fun, inner_call, "vmap")
+        with axis_env.frame({axis_name: size} if axis_name is not None else {}):
+            traced = trace_function(mapped_fun, inner_call, "vmap")
         closed, consts = consts_as_invars(traced.closed)
         out_example = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
         out_dims = broadcast_prefix(out_axes, out_example, "vmap out_axes",
@@ -156,7 +160,7 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
                                  f"rank {nd} (output {traced.debug_info.result_paths[i]})")
             out_norm.append(d % nd)
         batched = vmap_jaxpr(closed.jaxpr, size, [None] * len(consts) + [norm[i] for i in mapped],
-                             out_norm)
+                             out_norm, axis_name)
         outs = apply_jaxpr(batched, (), [*consts, *[call.leaves[i] for i in mapped]],
                            f"vmap_{traced.debug_info.func_name}")
         return tree_unflatten(traced.out_tree, outs)

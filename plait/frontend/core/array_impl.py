@@ -17,9 +17,29 @@ from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.ir.caches import BoundedDict
-from plait.lowering import runtime
+from plait.ir.sharding import NamedSharding
+from plait.lowering import multi_device, runtime
 
-__all__ = ["ArrayImpl", "device_buffer", "scalar_buffer", "wrap_output", "cached_scalar_buffers"]
+__all__ = ["ArrayImpl", "Shard", "device_buffer", "scalar_buffer", "wrap_output",
+           "cached_scalar_buffers"]
+
+
+class Shard:
+    """One device's part of an array: the device, the index of the part in the whole
+    array, which replica of that part it is, and the data (an Array on the device)."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device: Any, index: tuple[slice, ...], replica_id: int,
+                 data: ArrayImpl) -> None:
+        self.device = device
+        self.index = index
+        self.replica_id = replica_id
+        self.data = data
+
+    def __repr__(self) -> str:
+        return (f"Shard(device={self.device!r}, index={self.index}, "
+                f"replica_id={self.replica_id}, data={self.data!r})")
 
 
 class ArrayImpl(Array):
@@ -39,9 +59,12 @@ class ArrayImpl(Array):
     @classmethod
     def from_numpy(cls, value: np.ndarray, weak_type: bool = False,
                    device: Any = None) -> ArrayImpl:
-        """Copy a NumPy array (of a canonical dtype) to the device."""
+        """Copy a NumPy array (of a canonical dtype) to the device, or (``device`` a
+        :class:`NamedSharding`) to a mesh's devices, each getting its part."""
         value = np.asarray(value)
         aval = ShapedArray(value.shape, value.dtype, weak_type)
+        if isinstance(device, NamedSharding):
+            return cls(aval, multi_device.put_sharded(value, aval, device))
         return cls(aval, runtime.device_put(value, aval, device))
 
     @property
@@ -93,16 +116,64 @@ class ArrayImpl(Array):
         return int(self.buffer().unsafe_buffer_pointer())
 
     def addressable_data(self, index: int) -> ArrayImpl:
-        """The data on the ``index``-th addressable device: the Array itself (plait's
-        arrays live on one device).
+        """The data on the ``index``-th addressable device (an array on one device).
 
         Raises:
-          IndexError: ``index`` is not 0.
+          IndexError: no such shard.
         """
-        if index != 0:
-            raise IndexError(f"expected shard index 0 (the array has one shard), but got "
-                             f"{index}")
-        return self
+        shards = self.addressable_shards
+        if not -len(shards) <= index < len(shards):
+            raise IndexError(f"expected a shard index in [0, {len(shards)}), but got {index}")
+        return shards[index].data
+
+    @property
+    def sharding(self) -> Any:
+        """Where the array lives: a ``SingleDeviceSharding``, or a
+        :class:`~plait.sharding.NamedSharding` over a mesh."""
+        s = self._buf._sharding
+        if type(s) is multi_device.MeshSharding:
+            return s.named if s.named is not None else s
+        return s
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
+        return bool(self._buf._sharding.is_fully_replicated)
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether this process holds every part of the array."""
+        return bool(self._buf._sharding.is_fully_addressable)
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """The parts of the array held by this process's devices, with their indices."""
+        buf = self.buffer()
+        s = buf._sharding
+        if type(s) is not multi_device.MeshSharding:
+            full = tuple(slice(None) for _ in self.shape)
+            return [Shard(self.device, full, 0, self)]
+        pieces = multi_device.pieces(buf)
+        positions = multi_device.shard_positions(buf)
+        if s.named is None:
+            raise NotImplementedError(f"addressable_shards of an array laid out as {s}")
+        indices = s.named.position_indices(self.shape)
+        shape = s.named.shard_shape(self.shape)
+        aval = self._aval.update(shape=shape)
+        seen: dict[Any, int] = {}
+        out = []
+        for piece, p in zip(pieces, positions):
+            idx = indices[p]
+            key = tuple((i.start, i.stop) for i in idx)
+            replica = seen[key] = seen.get(key, -1) + 1
+            out.append(Shard(piece._sharding._device, idx, replica, ArrayImpl(aval, piece)))
+        return out
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        """Every part of the array (here: the addressable ones; all of them in one
+        process)."""
+        return self.addressable_shards
 
     def is_deleted(self) -> bool:
         """Whether the buffer was deleted (donated to a jitted call, or by :meth:`delete`)."""
@@ -115,12 +186,24 @@ class ArrayImpl(Array):
 
     @property
     def device(self) -> Any:
-        """The device holding the buffer (a property, as in JAX)."""
-        return self._buf._sharding._device
+        """The device holding the buffer (a property, as in JAX).
+
+        Raises:
+          ValueError: the array spans several devices.
+        """
+        s = self._buf._sharding
+        if type(s) is multi_device.MeshSharding:
+            if len(s._devices) != 1:
+                raise ValueError("Length of devices is greater than 1. Please use `.devices()`.")
+            return s._devices[0]
+        return s._device
 
     def devices(self) -> set[Any]:
-        """The set of devices holding the array (one)."""
-        return {self.device}
+        """The set of devices holding the array."""
+        s = self._buf._sharding
+        if type(s) is multi_device.MeshSharding:
+            return set(s._devices)
+        return {s._device}
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         v = self._value

@@ -44,9 +44,10 @@ def _aval_change(path: str, old: ShapedArray, new: ShapedArray) -> list[str]:
 
 def describe_signature_change(names: Sequence[str], old: tuple[Any, ...],
                               new: tuple[Any, ...]) -> list[str]:
-    """Differences between two trace-cache keys ``(treedef, avals, static key, config)``."""
-    old_tree, old_avals, old_static, old_config = old
-    new_tree, new_avals, new_static, new_config = new
+    """Differences between two trace-cache keys ``(treedef, avals, static key, config,
+    layouts)``."""
+    old_tree, old_avals, old_static, old_config = old[:4]
+    new_tree, new_avals, new_static, new_config = new[:4]
     reasons = []
     if old_tree != new_tree:
         reasons.append(f"pytree structure changed from {old_tree} to {new_tree}")
@@ -60,6 +61,10 @@ def describe_signature_change(names: Sequence[str], old: tuple[Any, ...],
     for name, a, b in zip(("enable_x64", "numpy_dtype_promotion"), old_config, new_config):
         if a != b:
             reasons.append(f"config option {name} changed from {a!r} to {b!r}")
+    for i, (a, b) in enumerate(zip(old[4:5] and old[4], new[4:5] and new[4])):
+        if a != b:
+            path = names[i] if i < len(names) and names[i] else f"flat argument {i}"
+            reasons.append(f"the layout of {path} changed from {a} to {b}")
     return reasons
 
 

@@ -15,11 +15,14 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core import cache_log
+from plait.frontend.core.spmd import spmd_layout
+from plait.ir.avals import shaped_avals
 from plait.ir.caches import LRUCache
 from plait.ir.config import values as _values
 from plait.ir.jaxpr import ClosedJaxpr
+from plait.ir.sharding import NamedSharding
 from plait.lowering import lower_closed_jaxpr, runtime
-from plait.lowering.runtime import Executable
+from plait.lowering.runtime import Executable, SpmdLayout
 from plait.transforms.physicalize import physicalize
 
 __all__ = ["executable_for", "const_key"]
@@ -38,10 +41,22 @@ def const_key(consts: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] = (),
-                   donated: Sequence[bool] = (), device: Any = None) -> Executable:
-    """The compiled executable of ``closed`` (compiled on the first request only)."""
+                   donated: Sequence[bool] = (), device: Any = None,
+                   in_shardings: Sequence[NamedSharding | None] = (),
+                   out_shardings: Sequence[NamedSharding | None] = ()) -> Executable:
+    """The compiled executable of ``closed`` (compiled on the first request only).
+
+    ``in_shardings``/``out_shardings`` (per argument and result, ``None`` where
+    unspecified) lay the values out over a mesh; a program with a mesh (in them or in
+    its equations) is compiled for the mesh's devices, ``device`` ignored.
+    """
     dev = device if device is not None else runtime.default_device()
     donated = tuple(donated) if any(donated) else ()
+    ins = tuple(in_shardings) or (None,) * len(closed.jaxpr.invars)
+    outs = tuple(out_shardings) or (None,) * len(closed.jaxpr.outvars)
+    spmd = spmd_layout(closed.jaxpr, shaped_avals(closed.in_avals), ins, outs)
+    if spmd is not None:
+        return _spmd_executable(closed, name, result_paths, donated, spmd)
     key = (closed.jaxpr, const_key(closed.consts), donated, dev)
     exe = _cache.get(key)
     if exe is None:
@@ -54,6 +69,20 @@ def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] =
             module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
             exe = runtime.compile_text(module.text, module.out_avals, dev, module.host_callbacks)
         _cache[key] = exe
+    return exe
+
+
+def _spmd_executable(closed: ClosedJaxpr, name: str, result_paths: Sequence[str],
+                     donated: tuple[bool, ...], spmd: SpmdLayout) -> Executable:
+    key = (closed.jaxpr, const_key(closed.consts), donated, spmd)
+    exe = _cache.get(key)
+    if exe is None:
+        cache_log.explain(f"executable cache miss: compiling {name} "
+                          f"({len(closed.jaxpr.eqns)} equations) over {spmd.mesh}")
+        module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated,
+                                    mesh=spmd.mesh, in_shardings=spmd.in_shardings,
+                                    out_shardings=spmd.out_shardings)
+        exe = _cache[key] = runtime.compile_text(module.text, module.out_avals, spmd=spmd)
     return exe
 
 

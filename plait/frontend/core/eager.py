@@ -16,6 +16,7 @@ import numpy as np
 from plait.frontend.core import cache_log
 from plait.frontend.core.array_impl import ArrayImpl, scalar_buffer
 from plait.frontend.core.compile_cache import executable_for
+from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.tracing import (
     Tracer,
     _leak_message,
@@ -25,7 +26,7 @@ from plait.frontend.core.tracing import (
 )
 from plait.frontend.core.value_checks import check_result
 from plait.ir.atoms import Literal, Var
-from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.avals import ShapedArray, shaped, shaped_avals
 from plait.ir.builder import Builder
 from plait.ir.caches import BoundedDict
 from plait.ir.config import values as _values
@@ -33,6 +34,7 @@ from plait.ir.errors import UnexpectedTracerError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import Params
 from plait.ir.primitive import Primitive
+from plait.ir.sharding import NamedSharding
 from plait.lowering import runtime
 from plait.lowering.runtime import Executable
 
@@ -99,6 +101,16 @@ def _compile(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...]) ->
     return _Op(executable_for(closed, prim.name), shaped_avals([v.aval for v in outs]))
 
 
+def _run_spmd(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...],
+              bufs: list[Any], layouts: list[NamedSharding | None]) -> Any:
+    b = Builder()
+    invars = [Var(a) for a in avals]
+    outs = b.bind(prim, tuple(invars), params)
+    exe = executable_for(ClosedJaxpr(b.build(invars, outs)), prim.name, in_shardings=layouts)
+    results = [ArrayImpl(shaped(v.aval), buf) for v, buf in zip(outs, exe.execute(bufs))]
+    return results if prim.multiple_results else results[0]
+
+
 def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
     """Run ``prim`` on concrete operands; the results are device-backed Arrays."""
     full = prim.complete_params(params)
@@ -119,6 +131,9 @@ def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     try:
         outs = op.run(bufs).consume_with_handlers(op.handlers)
     except Exception:
+        layouts = [arg_sharding(a) for a in args]
+        if any(s is not None for s in layouts):  # operands over a mesh: an SPMD program
+            return _run_spmd(prim, full, op_key[2:], bufs, layouts)
         for a in args:
             if type(a) is ArrayImpl:
                 a.buffer()  # raises the clearer error for a deleted (donated) Array

@@ -14,10 +14,10 @@ from plait.ir.primitives.bits import (
                                              shift_right_logical_p,
 )
 from plait.ir.primitives.callbacks import (
-    HostCallback,
-    debug_callback_p,
-    io_callback_p,
-    pure_callback_p,
+                                             HostCallback,
+                                             debug_callback_p,
+                                             io_callback_p,
+                                             pure_callback_p,
 )
 from plait.ir.primitives.calls import jit_p
 from plait.ir.primitives.composite import composite_p
@@ -115,6 +115,19 @@ from plait.ir.primitives.linalg_decompositions import cholesky_p, triangular_sol
 from plait.ir.primitives.linalg_eig import *  # noqa: F403
 from plait.ir.primitives.linalg_factorizations import *  # noqa: F403
 from plait.ir.primitives.linalg_schur import *  # noqa: F403
+from plait.ir.primitives.parallel import (
+                                             all_gather_p,
+                                             all_to_all_p,
+                                             axis_index_p,
+                                             pbroadcast_p,
+                                             pmax_p,
+                                             pmin_p,
+                                             ppermute_p,
+                                             psum_p,
+                                             reduce_scatter_p,
+                                             shard_map_p,
+                                             sharding_constraint_p,
+)
 from plait.ir.primitives.random import (
                                              KEY_FRY,
                                              PRNGImpl,
@@ -225,4 +238,6 @@ __all__ = [
     "LinearSolveTuple", "custom_linear_solve_p", "empty_p",
     "platform_index_p", "FftType", "fft_p",
     "DotAlgorithm", "DotAlgorithmPreset", "composite_p",
+    "all_gather_p", "all_to_all_p", "axis_index_p", "pbroadcast_p", "pmax_p", "pmin_p",
+    "ppermute_p", "psum_p", "reduce_scatter_p", "shard_map_p", "sharding_constraint_p",
 ]

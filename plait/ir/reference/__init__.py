@@ -15,6 +15,7 @@ from plait.ir.reference import (  # noqa: F401
     linalg_eig,
     linalg_factorizations,
     linalg_schur,
+    parallel,
     random,
     rng,
     special,

@@ -17,6 +17,7 @@ from plait.lowering.rules import (  # noqa: F401
     linalg_eig,
     linalg_factorizations,
     linalg_schur,
+    parallel,
     special,
     structural,
     windowed,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,6 +10,7 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
+from plait.ir.primitive import Primitive
 from plait.ir.primitives.linalg import CPU_ALGORITHMS, algorithm_compute_types
 from plait.lowering.emitter import FuncEmitter, Value, element_type, i64_array, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
@@ -31,7 +32,7 @@ def _all_ones(dtype: np.dtype[Any]) -> Any:
     return True if dtype == dt.bool_ else (-1 if dt.is_signed(dtype) else dt.int_range(dtype)[1])
 
 
-_MONOIDS = {
+MONOIDS: dict[Primitive, tuple[str, Callable[[np.dtype[Any]], Any]]] = {
     P.reduce_sum_p: ("stablehlo.add", lambda d: 0),
     P.reduce_prod_p: ("stablehlo.multiply", lambda d: 1),
     P.reduce_max_p: ("stablehlo.maximum", lowest),
@@ -53,7 +54,7 @@ def _reducer(op: str, init: Any) -> Any:
     return rule
 
 
-for _prim, (_op, _init) in _MONOIDS.items():
+for _prim, (_op, _init) in MONOIDS.items():
     lowering_rules[_prim] = _reducer(_op, _init)
 
 

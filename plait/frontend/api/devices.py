@@ -1,0 +1,241 @@
+"""Devices, meshes and global arrays: ``make_mesh``, ``local_devices``,
+``process_index``, ``make_array_from_callback``, ``make_array_from_single_device_arrays``,
+``make_array_from_process_local_data``, and ``distributed.initialize`` (several
+processes, each with its devices, forming one set of devices for SPMD programs).
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import socket
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import _jax
+from jaxlib import xla_client as _xc
+
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.tracing import as_host_array
+from plait.ir import dtypes as dt
+from plait.ir.avals import ShapedArray
+from plait.ir.config import values as config
+from plait.ir.sharding import AxisType, Mesh, NamedSharding
+from plait.lowering import multi_device, runtime
+
+__all__ = ["make_mesh", "local_devices", "process_index", "process_count",
+           "make_array_from_callback", "make_array_from_single_device_arrays",
+           "make_array_from_process_local_data", "initialize", "shutdown", "is_initialized"]
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
+    """The devices of this process (or of process ``process_index``)."""
+    if backend not in (None, "cpu"):
+        raise RuntimeError(f"Unknown backend {backend!r}: plait runs on 'cpu' only")
+    if process_index is None:
+        return runtime.local_devices()
+    return [d for d in runtime.devices() if d.process_index == process_index]
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index among the processes of a distributed run (0 alone)."""
+    return int(runtime.client().process_index())
+
+
+def process_count(backend: str | None = None) -> int:
+    """The number of processes of a distributed run (1 alone)."""
+    return len({d.process_index for d in runtime.devices()})
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], *,
+              axis_types: AxisType | Sequence[AxisType] | None = None,
+              devices: Sequence[Any] | None = None) -> Mesh:
+    """A mesh of ``axis_shapes`` over the first ``prod(axis_shapes)`` devices (or over
+    ``devices``), in device order.
+
+    Unlike JAX 0.10.2, whose default axis type is ``Explicit`` (shardings in types,
+    which plait does not support), the axes are ``Auto`` unless given.
+
+    Raises:
+      ValueError: the shape does not match the number of devices.
+    """
+    shape = tuple(int(s) for s in axis_shapes)
+    names = tuple(axis_names)
+    if len(shape) != len(names):
+        raise ValueError(f"make_mesh: expected one axis name per axis size, but got shape "
+                         f"{shape} and names {names}")
+    pool = list(devices) if devices is not None else runtime.devices()
+    n = math.prod(shape)
+    if devices is not None and n != len(pool):
+        raise ValueError(f"make_mesh: expected {n} devices for a mesh of shape {shape}, but "
+                         f"got {len(pool)}")
+    if n > len(pool):
+        raise ValueError(f"Number of devices {len(pool)} must be >= the product of mesh_shape "
+                         f"{shape}")
+    arr = np.empty(n, dtype=object)
+    arr[:] = pool[:n]
+    types = AxisType.Auto if axis_types is None else axis_types
+    if types is AxisType.Explicit or (not isinstance(types, AxisType)
+                                      and AxisType.Explicit in tuple(types)):
+        raise NotImplementedError("Explicit mesh axes (shardings in types) are not supported "
+                                  "by plait; use axis_types=AxisType.Auto")
+    return Mesh(arr.reshape(shape), names, axis_types=types)
+
+
+def _check(sharding: Any, what: str) -> NamedSharding:
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"{what}: expected a NamedSharding, but got {type(sharding).__name__}")
+    return sharding
+
+
+def make_array_from_callback(shape: Sequence[int], sharding: NamedSharding,
+                             data_callback: Callable[[tuple[slice, ...]], Any],
+                             dtype: Any = None) -> ArrayImpl:
+    """A global array of ``shape`` laid out by ``sharding``, each of this process's
+    devices getting ``data_callback(index)`` (``index`` a tuple of slices into the
+    global array)."""
+    named = _check(sharding, "make_array_from_callback")
+    shape = tuple(int(s) for s in shape)
+    indices = named.position_indices(shape)
+    devices = list(named.mesh.devices.flat)
+    local = [p for p, d in enumerate(devices) if _is_local(d)]
+    pieces = [as_host_array(data_callback(indices[p])) for p in local]
+    return _assemble(shape, named, local, pieces, dtype)
+
+
+def _is_local(d: Any) -> bool:
+    return bool(d.process_index == runtime.client().process_index())
+
+
+def _assemble(shape: tuple[int, ...], named: NamedSharding, local: list[int],
+              pieces: list[np.ndarray], dtype: Any) -> ArrayImpl:
+    want = dt.canonicalize(dtype if dtype is not None else pieces[0].dtype)
+    block = named.shard_shape(shape)
+    for p, piece in zip(local, pieces):
+        if piece.shape != block:
+            raise ValueError(f"expected the data of device position {p} to have the shard "
+                             f"shape {block} (of {shape} laid out by {named}), but got "
+                             f"{piece.shape}")
+    aval = ShapedArray(shape, want)
+    devices = list(named.mesh.devices.flat)
+    buf = _xc.batched_device_put(aval, multi_device.mesh_sharding(named, len(shape)),
+                                 [np.ascontiguousarray(x, want) for x in pieces],
+                                 [devices[p] for p in local], True,
+                                 enable_x64=config.enable_x64)
+    return ArrayImpl(aval, buf)
+
+
+def make_array_from_single_device_arrays(shape: Sequence[int], sharding: NamedSharding,
+                                         arrays: Sequence[Any]) -> ArrayImpl:
+    """A global array of ``shape`` laid out by ``sharding`` from this process's parts,
+    one single-device Array per local device of the mesh (in mesh order)."""
+    named = _check(sharding, "make_array_from_single_device_arrays")
+    shape = tuple(int(s) for s in shape)
+    devices = list(named.mesh.devices.flat)
+    local = [p for p, d in enumerate(devices) if _is_local(d)]
+    if len(arrays) != len(local):
+        raise ValueError(f"make_array_from_single_device_arrays: expected {len(local)} arrays "
+                         f"(one per local device of {named.mesh}), but got {len(arrays)}")
+    return _assemble(shape, named, local, [np.asarray(a) for a in arrays], None)
+
+
+def make_array_from_process_local_data(sharding: NamedSharding, local_data: Any,
+                                       global_shape: Sequence[int] | None = None) -> ArrayImpl:
+    """A global array laid out by ``sharding`` from the data this process holds: the
+    processes' data, concatenated along the dimensions the mesh splits across processes,
+    make the global array (``global_shape``; by default that of a mesh whose processes
+    each hold an equal part along dimension 0)."""
+    named = _check(sharding, "make_array_from_process_local_data")
+    data = as_host_array(local_data)
+    nproc = process_count()
+    if global_shape is None:
+        global_shape = (data.shape[0] * nproc,) + data.shape[1:] if named.spec.axis_names() \
+            and data.ndim else data.shape
+    shape = tuple(int(s) for s in global_shape)
+    indices = named.position_indices(shape)
+    devices = list(named.mesh.devices.flat)
+    local = [p for p, d in enumerate(devices) if _is_local(d)]
+    # This process's data covers the union of its devices' indices.
+    starts = [min((indices[p][d].start or 0) for p in local) for d in range(len(shape))]
+    pieces = []
+    for p in local:
+        idx = tuple(slice((s.start or 0) - st, (s.stop if s.stop is not None else n) - st)
+                    for s, st, n in zip(indices[p], starts, shape))
+        pieces.append(data[idx])
+    return _assemble(shape, named, local, pieces, None)
+
+
+# -- several processes ----------------------------------------------------------------
+
+_dist: dict[str, Any] = {}
+
+
+def is_initialized() -> bool:
+    """Whether :func:`initialize` has run in this process."""
+    return "client" in _dist
+
+
+def _wait_for(address: str, timeout: float) -> None:
+    host, port = address.rsplit(":", 1)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=1.0):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                return  # (connect() then reports the failure)
+            time.sleep(0.02)
+
+
+def initialize(coordinator_address: str, num_processes: int, process_id: int, *,
+               local_device_count: int | None = None, initialization_timeout: int = 300,
+               heartbeat_timeout_seconds: int = 100) -> None:
+    """Join a run of ``num_processes`` processes coordinated at ``coordinator_address``
+    (``host:port``; process 0 serves it): afterwards ``devices()`` lists every process's
+    devices, and SPMD programs over meshes spanning them run on all processes at once
+    (each process calls them with its part of the data).  Call it before any other plait
+    computation.  ``local_device_count`` sets this process's number of CPU devices.
+
+    Raises:
+      RuntimeError: called twice, or after the runtime started.
+    """
+    if is_initialized():
+        raise RuntimeError("distributed.initialize should only be called once.")
+    if runtime.started():
+        raise RuntimeError("distributed.initialize must be called before any plait "
+                           "computation (the runtime has started)")
+    if not 0 <= process_id < num_processes:
+        raise ValueError(f"expected process_id in [0, {num_processes}), but got {process_id}")
+    if process_id == 0:
+        _dist["service"] = _jax.get_distributed_runtime_service(
+            coordinator_address, num_processes, heartbeat_timeout=heartbeat_timeout_seconds,
+            shutdown_timeout=60)
+    else:
+        _wait_for(coordinator_address, initialization_timeout)
+    client = _jax.get_distributed_runtime_client(
+        coordinator_address, process_id, init_timeout=initialization_timeout,
+        use_compression=True, heartbeat_timeout=heartbeat_timeout_seconds)
+    client.connect()
+    _dist["client"] = client
+    host = coordinator_address.rsplit(":", 1)[0]
+    collectives = _jax.make_gloo_tcp_collectives(
+        distributed_client=client, hostname="127.0.0.1" if host in ("localhost", "127.0.0.1")
+        else None)
+    runtime.start_distributed(client, process_id, num_processes, collectives,
+                              local_device_count)
+    atexit.register(shutdown)
+
+
+def shutdown() -> None:
+    """Leave the distributed run (every process must call it; at exit it is called)."""
+    client = _dist.pop("client", None)
+    if client is None:
+        return
+    runtime.release_client()
+    client.shutdown()
+    service = _dist.pop("service", None)
+    if service is not None:
+        service.shutdown()

@@ -1,0 +1,167 @@
+"""``shard_map``: run a function on each device of a mesh, on its block of the arguments.
+
+``shard_map(f, mesh=mesh, in_specs=P('x'), out_specs=P('x'))`` cuts each argument into
+blocks by its spec (the dimensions a spec names are split over those mesh axes; the
+others are whole on every device), calls ``f`` once per device on its blocks inside
+which collectives over the mesh axes communicate, and assembles the results by
+``out_specs`` (a result whose spec leaves out an axis is taken to be the same on every
+device along it).  Staged as one ``shard_map`` equation; compiled as an SPMD program
+that XLA runs on all of the mesh's devices at once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from plait.frontend.api.jit import jit
+from plait.frontend.core.arguments import abstractify, arg_path, fun_name
+from plait.frontend.core.trace_to_jaxpr import trace_to_jaxpr
+from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tracing import _state, bind
+from plait.frontend.core.tree_util import (
+    broadcast_prefix,
+    keystr,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
+from plait.ir import axis_env
+from plait.ir.debug_info import DebugInfo
+from plait.ir.errors import ArgumentError, JaxprTypeError
+from plait.ir.jaxpr import ClosedJaxpr, convert_constvars
+from plait.ir.primitives import shard_map_p
+from plait.ir.primitives.parallel import block_aval
+from plait.ir.sharding import AxisType, Mesh, PartitionSpec
+
+__all__ = ["shard_map", "shard_map_call"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _is_spec(x: Any) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _spec_error(spec: Any, what: str) -> None:
+    if spec is not None and not isinstance(spec, PartitionSpec):
+        raise TypeError(f"shard_map {what}: expected PartitionSpecs (a pytree prefix of the "
+                        f"{'arguments' if what == 'in_specs' else 'results'}), but got "
+                        f"{type(spec).__name__}: {spec!r}")
+
+
+def _as_spec(s: Any) -> PartitionSpec:
+    return PartitionSpec() if s is None else s
+
+
+def _manual(mesh: Mesh, axis_names: Any) -> frozenset[str]:
+    if not axis_names:
+        return frozenset(mesh.axis_names)
+    names = frozenset(axis_names)
+    if names != frozenset(mesh.axis_names):
+        raise NotImplementedError(
+            f"shard_map over some of the mesh axes (axis_names={sorted(names)} of "
+            f"{mesh.axis_names}): plait's shard_map makes every mesh axis manual")
+    return names
+
+
+def shard_map_call(f: Callable[..., Any], args: Sequence[Any], mesh: Mesh, in_specs: Any,
+                   out_specs: Any, check_vma: bool, manual: frozenset[str],
+                   name: str | None = None) -> Any:
+    """Stage ``f`` applied per device to ``args`` as one ``shard_map`` equation (inside a
+    trace); returns the assembled results."""
+    pairs, in_tree = tree_flatten_with_path(tuple(args))
+    leaves = [x for _, x in pairs]
+    names = tuple(f"args{keystr(p)}" for p, _ in pairs)
+    specs = broadcast_prefix(tuple(in_specs) if isinstance(in_specs, list) else in_specs,
+                             tuple(args), "shard_map in_specs", _is_spec) \
+        if not isinstance(in_specs, PartitionSpec) else [in_specs] * len(leaves)
+    for s in specs:
+        _spec_error(s, "in_specs")
+    in_avals = [abstractify(x, arg_path(names, i), "shard_map") for i, x in enumerate(leaves)]
+    specs = [_as_spec(s) for s in specs]
+    blocks = []
+    for i, (a, s) in enumerate(zip(in_avals, specs)):
+        try:
+            blocks.append(block_aval(mesh, s, a, manual))
+        except JaxprTypeError as e:
+            raise ValueError(
+                f"shard_map applied to the function {name or fun_name(f)!r} was given an "
+                f"argument {names[i]} of type {a.str_short()} that does not divide by its "
+                f"in_specs entry {s!r} over {mesh}: {e}") from None
+    sizes = {n: s for n, s in zip(mesh.axis_names, mesh.axis_sizes) if n in manual}
+    debug = DebugInfo(name or fun_name(f), names, ())
+    with axis_env.frame(sizes):
+        traced = trace_to_jaxpr(f, in_tree, blocks, "shard_map", debug)
+    jaxpr = convert_constvars(traced.closed.jaxpr).replace(debug_info=None)
+    consts = traced.closed.consts
+    out_avals = traced.out_avals
+    outs_example = tree_unflatten(traced.out_tree, [0] * len(out_avals))
+    if isinstance(out_specs, PartitionSpec):
+        out_per = [out_specs] * len(out_avals)
+    elif callable(out_specs):  # (pmap's: resolved by its body as it was traced)
+        out_per = list(out_specs())
+    else:
+        out_per = broadcast_prefix(tuple(out_specs) if isinstance(out_specs, list)
+                                   else out_specs, outs_example, "shard_map out_specs",
+                                   _is_spec)
+    for s in out_per:
+        _spec_error(s, "out_specs")
+    out_specs_t = tuple(_as_spec(s) for s in out_per)
+    for i, (a, s) in enumerate(zip(out_avals, out_specs_t)):
+        if len(s) > a.ndim:
+            raise ValueError(f"shard_map out_specs: expected at most {a.ndim} entries for "
+                             f"result {traced.debug_info.result_paths[i]} of type "
+                             f"{a.str_short()}, but got {s!r}")
+    outs = bind(shard_map_p, *consts, *leaves, jaxpr=ClosedJaxpr(jaxpr), mesh=mesh,
+                in_specs=(PartitionSpec(),) * len(consts) + tuple(specs),
+                out_specs=out_specs_t, check_vma=check_vma, newly_manual_axes=manual)
+    return tree_unflatten(traced.out_tree, outs)
+
+
+def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
+              mesh: Mesh, axis_names: Any = frozenset(), check_vma: bool = True) -> Any:
+    """Map ``f`` over the devices of ``mesh``: each device calls ``f`` on its blocks of the
+    arguments (cut by ``in_specs``, a pytree prefix of the positional arguments of
+    :class:`~plait.sharding.PartitionSpec`\\ s), and the per-device results form the global
+    results by ``out_specs``.  Inside ``f``, collectives (``lax.psum(x, 'x')`` ...) act
+    over the mesh axes.
+
+    Differences from JAX 0.10.2: ``check_vma=True`` (the default) is accepted but plait
+    does not track which axes a value varies over (it behaves as ``check_vma=False``:
+    a result whose spec omits an axis must really be equal along it); every mesh axis
+    is manual; ``in_specs`` must be given.
+    """
+    if f is None:
+        return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                 axis_names=axis_names, check_vma=check_vma)
+    if not callable(f):
+        raise TypeError(f"shard_map requires a callable for its first argument, but got {f!r}")
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"shard_map requires a plait.sharding.Mesh for mesh=, but got "
+                        f"{type(mesh).__name__}")
+    if any(t is AxisType.Explicit for t in mesh.axis_types):
+        raise NotImplementedError("meshes with Explicit axes (sharding in types) are not "
+                                  "supported by plait; make the mesh with "
+                                  "axis_types=AxisType.Auto")
+    if in_specs is None:
+        raise ArgumentError("shard_map: expected in_specs (plait does not infer them from "
+                            "the arguments' shardings)")
+    manual = _manual(mesh, axis_names)
+
+    def staged(*args: Any) -> Any:
+        return shard_map_call(f, args, mesh, in_specs, out_specs, bool(check_vma), manual)
+    staged.__name__ = fun_name(f)
+    compiled = jit(staged)
+
+    @functools.wraps(f)
+    @api_boundary
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            raise TypeError("shard_map'd functions take positional arguments only (in_specs "
+                            f"is a prefix of them), but got keywords {sorted(kwargs)}")
+        if _state.stack:
+            return staged(*args)
+        return compiled(*args)  # (outside a trace: compiled once per signature)
+    return wrapper
+

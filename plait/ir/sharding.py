@@ -1,0 +1,354 @@
+"""Meshes, partition specs and named shardings: where the parts of an array live.
+
+A :class:`Mesh` names the axes of a grid of devices (``Mesh('x': 4, 'y': 2)``);
+a :class:`PartitionSpec` says, per array dimension, which mesh axes split it
+(``P('x', None)``: rows split over ``x``, columns whole); a
+:class:`NamedSharding` pairs the two.  They are plain immutable values, so
+they can be params of equations (``shard_map``, ``sharding_constraint``) and
+keys of caches.  A mesh holds device *ids*: the runtime turns them into
+devices (:attr:`Mesh.devices` asks the resolver the runtime installs).
+
+They print as JAX 0.10.2 prints its own: ``Mesh('x': 4, 'y': 2,
+axis_types=(Auto, Auto))``, ``P('x', None)``, ``NamedSharding(mesh=...,
+spec=P('x',), memory_kind=device)``.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final
+
+import attrs
+import numpy as np
+
+__all__ = ["AxisType", "Mesh", "PartitionSpec", "NamedSharding", "set_device_resolver",
+           "UNCONSTRAINED"]
+
+
+class AxisType(enum.Enum):
+    """How a mesh axis is used: ``Auto`` (the compiler's sharding propagation decides),
+    ``Explicit`` (shardings in types; not supported by plait) or ``Manual`` (inside
+    ``shard_map``)."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return f"AxisType.{self.name}"
+
+
+_resolver: list[Callable[[int], Any]] = []
+
+
+def set_device_resolver(resolve: Callable[[int], Any]) -> None:
+    """Install the function mapping a device id to its device (the runtime does)."""
+    _resolver[:] = [resolve]
+
+
+@attrs.frozen(repr=False, init=False)
+class Mesh:
+    """A grid of devices with named axes: ``Mesh(devices, axis_names)``, ``devices`` an
+    array (of devices, or of device ids) with one dimension per name.
+
+    Equal meshes (same names, sizes, types and devices) compare and hash alike.
+    """
+
+    axis_names: tuple[str, ...]
+    """The axis names, outermost first."""
+    axis_sizes: tuple[int, ...]
+    """The number of devices along each axis."""
+    device_ids: tuple[int, ...]
+    """The devices' ids in row-major order over the axes."""
+    axis_types: tuple[AxisType, ...]
+    """Each axis's type."""
+
+    def __init__(self, devices: Any, axis_names: str | Sequence[str], *,
+                 axis_types: AxisType | Sequence[AxisType] | None = None) -> None:
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        arr = np.asarray(devices, dtype=object)
+        if arr.ndim != len(names):
+            raise ValueError(f"expected a devices array with one dimension per axis name "
+                             f"{names}, but got an array of shape {arr.shape}")
+        ids = tuple(d if isinstance(d, int | np.integer) else d.id for d in arr.flat)
+        if axis_types is None:
+            types: tuple[AxisType, ...] = (AxisType.Auto,) * len(names)
+        elif isinstance(axis_types, AxisType):
+            types = (axis_types,) * len(names)
+        else:
+            types = tuple(axis_types)
+        for name, v in (("axis_names", names), ("axis_sizes", tuple(arr.shape)),
+                        ("device_ids", tuple(int(i) for i in ids)), ("axis_types", types)):
+            object.__setattr__(self, name, v)
+        self.__attrs_post_init__()
+
+    def __attrs_post_init__(self) -> None:
+        n = len(self.axis_names)
+        if len(set(self.axis_names)) != n:
+            raise ValueError(f"expected distinct mesh axis names, but got {self.axis_names}")
+        if len(self.axis_sizes) != n or len(self.axis_types) != n:
+            raise ValueError(f"expected one size and one type per axis of {self.axis_names}, "
+                             f"but got sizes {self.axis_sizes} and types {self.axis_types}")
+        if math.prod(self.axis_sizes) != len(self.device_ids):
+            raise ValueError(f"expected {math.prod(self.axis_sizes)} devices for a mesh of "
+                             f"shape {self.axis_sizes}, but got {len(self.device_ids)}")
+        if not all(isinstance(n, str) for n in self.axis_names):
+            raise TypeError(f"expected string axis names, but got {self.axis_names}")
+        if not all(isinstance(t, AxisType) for t in self.axis_types):
+            raise TypeError(f"expected AxisType axis types, but got {self.axis_types}")
+        if len(set(self.device_ids)) != len(self.device_ids):
+            raise ValueError(f"expected distinct devices in a mesh, but got ids "
+                             f"{self.device_ids}")
+
+    @property
+    def shape(self) -> dict[str, int]:
+        """The size of each axis, by name (in axis order)."""
+        return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def axis_sizes_by_name(self) -> dict[str, int]:
+        """Same as :attr:`shape`."""
+        return self.shape
+
+    @property
+    def size(self) -> int:
+        """The number of devices."""
+        return len(self.device_ids)
+
+    @property
+    def devices(self) -> np.ndarray:
+        """The devices, as an array of the mesh's shape."""
+        if not _resolver:
+            raise RuntimeError("no runtime is loaded to resolve device ids: import plait")
+        resolve = _resolver[0]
+        flat = np.empty(len(self.device_ids), dtype=object)
+        flat[:] = [resolve(i) for i in self.device_ids]
+        return flat.reshape(self.axis_sizes)
+
+    def axis_size(self, names: str | Sequence[str]) -> int:
+        """The number of devices along ``names`` (one axis or several).
+
+        Raises:
+          NameError: a name is not an axis of the mesh.
+        """
+        names = (names,) if isinstance(names, str) else tuple(names)
+        shape = self.shape
+        for n in names:
+            if n not in shape:
+                raise NameError(f"unbound axis name: {n}; expected one of the mesh's axes "
+                                f"{self.axis_names}")
+        return math.prod(shape[n] for n in names)
+
+    def positions(self) -> np.ndarray:
+        """Each device's position in the flat device order, in the mesh's shape."""
+        return np.arange(self.size).reshape(self.axis_sizes)
+
+    def __str__(self) -> str:
+        axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+        sep = ", " if axes else ""
+        return f"Mesh({axes}{sep}axis_types={_types(self.axis_types)})"
+
+    def __repr__(self) -> str:
+        return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+                f"axis_types={_types(self.axis_types)})")
+
+    # (Usable as a context manager, like JAX's; plait keeps no ambient mesh.)
+    def __enter__(self) -> Mesh:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _types(types: tuple[AxisType, ...]) -> str:
+    return "(" + ", ".join(t.name for t in types) + ("," if len(types) == 1 else "") + ")"
+
+
+class _Unconstrained:
+    def __repr__(self) -> str:
+        return "UNCONSTRAINED"
+
+
+UNCONSTRAINED: Final = _Unconstrained()
+"""A spec entry leaving the dimension's sharding to the compiler (``P.UNCONSTRAINED``)."""
+
+SpecEntry = str | tuple[str, ...] | None
+
+
+def _entry(e: Any) -> SpecEntry | _Unconstrained:
+    if e is None or isinstance(e, str) or e is UNCONSTRAINED:
+        return e
+    if isinstance(e, tuple | list) and all(isinstance(n, str) for n in e):
+        t = tuple(e)
+        return None if not t else (t[0] if len(t) == 1 else t)
+    raise TypeError(f"expected a mesh axis name, a tuple of them or None in a PartitionSpec, "
+                    f"but got {e!r}")
+
+
+class PartitionSpec:
+    """Per array dimension, the mesh axes splitting it: a name, a tuple of names (split
+    over their product, first axis outermost), or ``None`` (not split).  Missing
+    trailing entries are ``None``."""
+
+    __slots__ = ("_parts",)
+    UNCONSTRAINED: Final = UNCONSTRAINED
+
+    def __init__(self, *parts: Any) -> None:
+        self._parts: tuple[Any, ...] = tuple(_entry(p) for p in parts)
+        names = [n for p in self._parts for n in _names(p)]
+        if len(set(names)) != len(names):
+            raise ValueError(f"expected each mesh axis at most once in a PartitionSpec, but "
+                             f"got {self!r}")
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._parts)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._parts[i]
+
+    def __eq__(self, other: object) -> bool:
+        # (As in JAX 0.10.2: P('x') != P('x', None).)
+        if isinstance(other, PartitionSpec):
+            return self._parts == other._parts
+        if isinstance(other, tuple):
+            return self._parts == tuple(_entry(p) for p in other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(("P", self._parts))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(repr(p) for p in self._parts)
+        return f"P({inner}{',' if len(self._parts) == 1 else ''})"
+
+    __str__ = __repr__
+
+    def padded(self, ndim: int) -> tuple[Any, ...]:
+        """The entries for an array of ``ndim`` dimensions (``None``-padded).
+
+        Raises:
+          ValueError: the spec has more entries than the array has dimensions.
+        """
+        if len(self._parts) > ndim:
+            raise ValueError(f"expected a PartitionSpec of at most {ndim} entries for an "
+                             f"array of rank {ndim}, but got {self!r}")
+        return self._parts + (None,) * (ndim - len(self._parts))
+
+    def axis_names(self) -> tuple[str, ...]:
+        """Every mesh axis the spec uses, in order."""
+        return tuple(n for p in self._parts for n in _names(p))
+
+
+def _names(entry: Any) -> tuple[str, ...]:
+    if entry is None or entry is UNCONSTRAINED:
+        return ()
+    return (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+@attrs.frozen(repr=False)
+class NamedSharding:
+    """An array's layout over a mesh: ``spec`` says which mesh axes split each
+    dimension; the array is replicated over the axes the spec does not use."""
+
+    mesh: Mesh
+    """The devices."""
+    spec: PartitionSpec = attrs.field(factory=PartitionSpec)
+    """How each dimension is split."""
+    memory_kind: str | None = attrs.field(default=None, eq=False)
+    """Where on the device (only the default memory is supported)."""
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.mesh, Mesh):
+            raise TypeError(f"expected a plait.sharding.Mesh, but got "
+                            f"{type(self.mesh).__name__}")
+        if not isinstance(self.spec, PartitionSpec):
+            raise TypeError(f"expected a PartitionSpec, but got {self.spec!r}")
+        for n in self.spec.axis_names():
+            if n not in self.mesh.axis_names:
+                raise ValueError(f"expected PartitionSpec axes among the mesh's axes "
+                                 f"{self.mesh.axis_names}, but got {n!r} in {self.spec!r}")
+        if self.memory_kind not in (None, "device"):
+            raise ValueError(f"expected memory_kind None or 'device', but got "
+                             f"{self.memory_kind!r}")
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
+
+    __str__ = __repr__
+
+    @property
+    def num_devices(self) -> int:
+        """The number of devices of the mesh."""
+        return self.mesh.size
+
+    @property
+    def device_set(self) -> set[Any]:
+        """The mesh's devices."""
+        return set(self.mesh.devices.flat)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
+        return all(self.mesh.shape[n] == 1 for n in self.spec.axis_names())
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether this process holds every device of the mesh."""
+        return all(d.process_index == d.client.process_index() for d in self.mesh.devices.flat)
+
+    def tiles(self, ndim: int) -> tuple[int, ...]:
+        """How many parts each of ``ndim`` dimensions is split into."""
+        return tuple(self.mesh.axis_size(_names(p)) for p in self.spec.padded(ndim))
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        """The shape of each device's part of an array of ``global_shape``.
+
+        Raises:
+          ValueError: a dimension does not divide evenly.
+        """
+        tiles = self.tiles(len(global_shape))
+        for d, (s, t) in enumerate(zip(global_shape, tiles)):
+            if s % t:
+                raise ValueError(
+                    f"expected dimension {d} of shape {tuple(global_shape)} to be divisible "
+                    f"by {t} (the devices along {self.spec.padded(len(global_shape))[d]!r} "
+                    f"of {self.mesh!r}), but it is not")
+        return tuple(s // t for s, t in zip(global_shape, tiles))
+
+    def tile_assignment(self, ndim: int) -> tuple[np.ndarray, int]:
+        """The device positions (into the mesh's flat device order) as an array of shape
+        ``tiles + (replicas,)``, and the number of replicas of each tile."""
+        parts = self.spec.padded(ndim)
+        used = [self.mesh.axis_names.index(n) for p in parts for n in _names(p)]
+        rest = [i for i in range(len(self.mesh.axis_names)) if i not in used]
+        pos = self.mesh.positions().transpose(used + rest)
+        tiles = self.tiles(ndim)
+        replicas = self.mesh.size // math.prod(tiles)
+        return pos.reshape(tiles + (replicas,)), replicas
+
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple[slice, ...]]:
+        """Each device's index into an array of ``global_shape``."""
+        devices = list(self.mesh.devices.flat)
+        return {devices[p]: idx for p, idx in self.position_indices(global_shape).items()}
+
+    def position_indices(self, global_shape: Sequence[int]) -> dict[int, tuple[slice, ...]]:
+        """Each device position's index into an array of ``global_shape``."""
+        shard = self.shard_shape(global_shape)
+        assignment, _ = self.tile_assignment(len(global_shape))
+        out: dict[int, tuple[slice, ...]] = {}
+        for tile in itertools.product(*(range(t) for t in assignment.shape[:-1])):
+            idx = tuple(slice(i * s, (i + 1) * s) if t > 1 else slice(None)
+                        for i, s, t in zip(tile, shard, assignment.shape))
+            for p in assignment[tile].flat:
+                out[int(p)] = idx
+        return out
+

@@ -1,0 +1,11 @@
+"""``plait.sharding``: meshes of devices and the layouts of arrays over them, as
+``jax.sharding``."""
+
+# ``name as name`` marks a re-export for mypy --strict users.
+from plait.ir.sharding import AxisType as AxisType
+from plait.ir.sharding import Mesh as Mesh
+from plait.ir.sharding import NamedSharding as NamedSharding
+from plait.ir.sharding import PartitionSpec as PartitionSpec
+from plait.lowering.runtime import Sharding as SingleDeviceSharding
+
+__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "SingleDeviceSharding"]
