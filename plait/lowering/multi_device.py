@@ -25,7 +25,7 @@ from plait.ir.caches import BoundedDict
 from plait.ir.config import values as _config
 from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["no_jax", "pieces", "MeshSharding", "mesh_sharding",
+__all__ = ["no_jax", "pieces", "piece_device", "MeshSharding", "mesh_sharding",
            "put_sharded", "gather", "compile_options", "named_from_hlo", "device_list",
            "reshard"]
 
@@ -194,7 +194,13 @@ def shard_positions(buf: Any) -> list[int]:
     """For each piece of a multi-device buffer, its device's position in the mesh."""
     s: MeshSharding = buf._sharding
     where = {d: i for i, d in enumerate(s.mesh.device_ids)}
-    return [where[a._sharding._device.id] for a in pieces(buf)]
+    return [where[piece_device(a).id] for a in pieces(buf)]
+
+
+def piece_device(piece: Any) -> Any:
+    """The device of a single-device piece of a multi-device buffer."""
+    s = piece._sharding
+    return s._devices[0] if type(s) is MeshSharding else s._device
 
 
 def gather(buf: Any, aval: ShapedArray, to_numpy: Any) -> np.ndarray:

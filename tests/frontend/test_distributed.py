@@ -38,6 +38,10 @@ assert float(np.asarray(mean.addressable_shards[0].data)) == 9.0
 # pmap over the local devices only.
 local = plait.pmap(lambda v: plait.lax.psum(v, "j"), axis_name="j")(np.ones((4, 2)))
 assert np.asarray(local).tolist() == [[4.0, 4.0]] * 4
+from plait.experimental import multihost_utils
+gathered = multihost_utils.process_allgather({"pid": np.array([pid, 10 + pid], np.int32)})
+assert gathered["pid"].tolist() == [[0, 10], [1, 11]]
+multihost_utils.sync_global_devices("end of test")
 plait.distributed.shutdown()
 assert "jax" not in sys.modules
 print("ok", pid)

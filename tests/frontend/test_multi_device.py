@@ -3,6 +3,7 @@ sharded arrays and sharded jit, against JAX 0.10.2 on the same devices."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -365,6 +366,14 @@ def test_shard_map_errors() -> None:
     e = raised(lambda: plait.shard_map(lambda v: v, mesh=mesh, in_specs=(P("x"), P("x")),
                                        out_specs=P())(np.ones(8)))
     assert isinstance(e, ValueError) and "in_specs" in str(e)
+    ours_e = raised(lambda: plait.shard_map(lambda v: v, mesh=mesh, out_specs=P())(np.ones(8)))
+    _, theirs_mesh = _meshes((4, 2), ("x", "y"))
+    theirs_e = raised(lambda: jax.shard_map(lambda v: v, mesh=theirs_mesh,
+                                            out_specs=JP())(np.ones(8)))
+    assert type(ours_e) is type(theirs_e) is TypeError
+    def normal(e: BaseException) -> str:  # (a frozenset prints in hash order)
+        return re.sub(r"frozenset\(\{[^}]*\}\)", "S", str(e)).replace("jax.", "plait.")
+    assert normal(ours_e) == normal(theirs_e)
     explicit = plait.make_mesh((8,), ("i",), axis_types=AxisType.Auto)
     assert explicit.axis_types == (AxisType.Auto,)
     e = raised(lambda: plait.make_mesh((8,), ("i",), axis_types=AxisType.Explicit))
@@ -475,6 +484,33 @@ def test_make_array_helpers_match_jax() -> None:
     assert_close(d, x)
     assert plait.process_index() == 0 and plait.process_count() == 1
     assert len(plait.local_devices()) == plait.device_count() == N
+
+
+def test_repeated_sharded_calls_take_the_fast_path_with_any_arguments() -> None:
+    mesh, _ = _meshes((4, 2), ("x", "y"))
+    rows = NamedSharding(mesh, P("x"))
+    f = plait.jit(lambda u, v: u * 2 + v)
+    x = _x(8, 4)
+    a = plait.device_put(x, rows)
+    for _ in range(3):  # (the second call onwards is served by jaxlib's dispatcher)
+        r = f(a, 1.0)
+        assert repr(r.sharding) == repr(NamedSharding(mesh, P("x")))
+        np.testing.assert_allclose(np.asarray(r), x * 2 + 1)
+    other = plait.device_put(x, NamedSharding(mesh, P(None, "y")))
+    for arg in (other, x, plait.device_put(x)):  # other layouts, host data, one device
+        np.testing.assert_allclose(np.asarray(f(a, arg)), x * 3)
+        np.testing.assert_allclose(np.asarray(f(a, arg)), x * 3)
+
+
+def test_one_device_export_runs_on_sharded_arguments() -> None:
+    # As the seed's device-polymorphic export: an artifact exported for one device and
+    # without sharding annotations is partitioned over the arguments' mesh.
+    exp = plait.export.export(plait.jit(pjnp.cos))(np.arange(4.0, dtype=np.float32))
+    mesh = Mesh(plait.devices()[:4], ("x",))
+    arg = plait.device_put(np.arange(4.0, dtype=np.float32), NamedSharding(mesh, P("x")))
+    r = exp.call(arg)
+    np.testing.assert_allclose(np.asarray(r), np.cos(np.arange(4.0)), rtol=1e-6)
+    assert repr(r.sharding) == repr(NamedSharding(mesh, P("x")))
 
 
 def test_export_refuses_programs_over_several_devices() -> None:

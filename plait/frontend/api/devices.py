@@ -7,6 +7,7 @@ processes, each with its devices, forming one set of devices for SPMD programs).
 from __future__ import annotations
 
 import atexit
+import hashlib
 import math
 import socket
 import time
@@ -17,17 +18,20 @@ import numpy as np
 from jaxlib import _jax
 from jaxlib import xla_client as _xc
 
+from plait.frontend.api.jit import jit
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.tracing import as_host_array
+from plait.frontend.core.tree_util import tree_map
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.config import values as config
-from plait.ir.sharding import AxisType, Mesh, NamedSharding
+from plait.ir.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from plait.lowering import multi_device, runtime
 
 __all__ = ["make_mesh", "local_devices", "process_index", "process_count",
            "make_array_from_callback", "make_array_from_single_device_arrays",
-           "make_array_from_process_local_data", "initialize", "shutdown", "is_initialized"]
+           "make_array_from_process_local_data", "initialize", "shutdown", "is_initialized",
+           "process_allgather", "sync_global_devices"]
 
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
@@ -165,6 +169,44 @@ def make_array_from_process_local_data(sharding: NamedSharding, local_data: Any,
                     for s, st, n in zip(indices[p], starts, shape))
         pieces.append(data[idx])
     return _assemble(shape, named, local, pieces, None)
+
+
+def process_allgather(x: Any, tiled: bool = False) -> Any:
+    """Every process's value of the pytree ``x`` (the same structure and shapes in each),
+    as NumPy arrays: stacked along a new leading axis in process order, or concatenated
+    along the first axis when ``tiled``."""
+    n = process_count()
+    by_process: dict[int, list[Any]] = {}
+    for d in runtime.devices():
+        by_process.setdefault(d.process_index, []).append(d)
+    per = min(len(v) for v in by_process.values())
+    grid = np.empty((n, per), dtype=object)
+    for p in range(n):
+        grid[p, :] = by_process[p][:per]
+    mesh = Mesh(grid, ("processes", "local"))
+    stacked = NamedSharding(mesh, PartitionSpec("processes"))
+    replicated = NamedSharding(mesh, PartitionSpec())
+
+    def gather(leaf: Any) -> np.ndarray:
+        value = np.asarray(as_host_array(leaf))
+        # (Each device of this process holds this process's row.)
+        arr = make_array_from_callback((n, *value.shape), stacked, lambda idx: value[None])
+        whole = jit(lambda a: a, out_shardings=replicated)(arr)
+        out = np.asarray(whole.addressable_shards[0].data)
+        return out.reshape((-1, *value.shape[1:])) if tiled and value.ndim else out
+    return tree_map(gather, x)
+
+
+def sync_global_devices(name: str) -> None:
+    """Wait until every process reaches this call with the same ``name``.
+
+    Raises:
+      AssertionError: the processes called it with different names.
+    """
+    digest = np.frombuffer(hashlib.blake2b(name.encode(), digest_size=8).digest(), np.uint32)
+    seen = process_allgather(digest)
+    if not (seen == seen[0]).all():
+        raise AssertionError(f"sync_global_devices name mismatch ('{name}')")
 
 
 # -- several processes ----------------------------------------------------------------

@@ -33,7 +33,7 @@ from plait.ir.avals import ShapedArray
 from plait.ir.caches import register_cache
 from plait.ir.config import on_update
 from plait.ir.config import values as _config
-from plait.lowering import runtime
+from plait.lowering import multi_device, runtime
 from plait.lowering.runtime import Executable
 
 __all__ = ["FastPath", "make_dispatcher", "fast_path", "plain_args_ok"]
@@ -116,9 +116,15 @@ _dispatch_cache = _DispatchCache()
 register_cache(_dispatch_cache)
 
 
-def _shard_arg(x: Any, sharding: runtime.Sharding, layout: Any) -> Any:
-    # jaxlib calls this for an argument it cannot place itself (not on a single-device
-    # program's path, but its contract requires one).
+def _shard_arg(x: Any, sharding: Any, layout: Any) -> Any:
+    # jaxlib calls this for an argument it cannot place itself: a NumPy value or Python
+    # scalar for an SPMD program, or an array laid out otherwise than the program takes it.
+    if type(sharding) is multi_device.MeshSharding and sharding.named is not None:
+        aval = getattr(x, "aval", None)
+        if isinstance(aval, ShapedArray):  # a device buffer: its value, through the host
+            return multi_device.reshard(x, aval, sharding, runtime.to_numpy)
+        arr = np.asarray(x)
+        return multi_device.put_sharded(arr, ShapedArray(arr.shape, arr.dtype), sharding.named)
     arr = np.asarray(x)
     return runtime.device_put(arr, ShapedArray(arr.shape, arr.dtype), sharding._device)
 
@@ -155,9 +161,10 @@ def fast_path(exe: Executable, kept: Sequence[bool], out_tree: PyTreeDef,
     """The fast path of ``exe``, which takes the ``kept`` flat arguments and returns
     results of types ``out_avals`` in the structure ``out_tree``."""
     tree = dispatch_registry.flatten(out_tree.unflatten(map(_Result, out_avals)), None)[1]
-    sharding = runtime.sharding_for(exe.device)
     n_in, n_out = sum(kept), len(out_avals)
-    return FastPath(exe.loaded, tree, [sharding] * n_in, [sharding] * n_out, list(out_avals),
+    sharding = runtime.sharding_for(exe.device)
+    ins = exe.in_shardings if exe.in_shardings is not None else [sharding] * n_in
+    return FastPath(exe.loaded, tree, list(ins), list(exe.out_shardings), list(out_avals),
                     [True] * n_out, list(kept), [None] * n_in, [])
 
 

@@ -321,8 +321,7 @@ class JitFunction:
             # (A program with host callbacks runs through Executable.execute, which
             # waits for it and reports a callback's exception.)
             if all(a.dtype != dt.float0 for a in out_avals) and \
-                    entry.executable.callbacks is None and \
-                    entry.executable.in_shardings is None:
+                    entry.executable.callbacks is None:
                 entry.fast = dispatch.fast_path(entry.executable, entry.kept,
                                                 entry.traced.out_tree, out_avals)
         return execute(entry.executable, entry.traced, leaves, entry.donated, entry.kept)

@@ -28,10 +28,10 @@ from plait.frontend.core.tree_util import (
 )
 from plait.ir import axis_env
 from plait.ir.debug_info import DebugInfo
-from plait.ir.errors import ArgumentError, JaxprTypeError
+from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, convert_constvars
 from plait.ir.primitives import shard_map_p
-from plait.ir.primitives.parallel import block_aval
+from plait.ir.primitives.parallel import block_aval, frozenset_str
 from plait.ir.sharding import AxisType, Mesh, PartitionSpec
 
 __all__ = ["shard_map", "shard_map_call"]
@@ -130,7 +130,7 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
     Differences from JAX 0.10.2: ``check_vma=True`` (the default) is accepted but plait
     does not track which axes a value varies over (it behaves as ``check_vma=False``:
     a result whose spec omits an axis must really be equal along it); every mesh axis
-    is manual; ``in_specs`` must be given.
+    is manual.
     """
     if f is None:
         return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
@@ -144,10 +144,13 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
         raise NotImplementedError("meshes with Explicit axes (sharding in types) are not "
                                   "supported by plait; make the mesh with "
                                   "axis_types=AxisType.Auto")
-    if in_specs is None:
-        raise ArgumentError("shard_map: expected in_specs (plait does not infer them from "
-                            "the arguments' shardings)")
     manual = _manual(mesh, axis_names)
+    if in_specs is None:  # (JAX infers them only over Explicit axes, which plait lacks)
+        raise TypeError("shard_map in_specs argument must be a pytree of "
+                        "`plait.sharding.PartitionSpec` instances, but it was `None` when "
+                        f"axis_names={frozenset_str(manual)} are of type "
+                        + ", ".join(str(t) for n, t in zip(mesh.axis_names, mesh.axis_types)
+                                    if n in manual))
 
     def staged(*args: Any) -> Any:
         return shard_map_call(f, args, mesh, in_specs, out_specs, bool(check_vma), manual)

@@ -70,8 +70,28 @@ class Array:
         raise self._needs_concrete("unsafe_buffer_pointer()")
 
     def addressable_data(self, index: int) -> Array:
-        """The data on the ``index``-th addressable device (plait's arrays have one)."""
+        """The data on the ``index``-th addressable device."""
         raise self._needs_concrete("addressable_data()")
+
+    @property
+    def sharding(self) -> Any:
+        """Where the array lives: a ``SingleDeviceSharding`` or a ``NamedSharding``."""
+        raise self._needs_concrete("sharding")
+
+    @property
+    def addressable_shards(self) -> list[Any]:
+        """The parts of the array this process's devices hold (``Shard`` objects)."""
+        raise self._needs_concrete("addressable_shards")
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
+        raise self._needs_concrete("is_fully_replicated")
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether this process holds every part of the array."""
+        raise self._needs_concrete("is_fully_addressable")
 
     def item(self) -> Any:
         """The value of a one-element array as a Python scalar."""

@@ -166,7 +166,8 @@ class ArrayImpl(Array):
             idx = indices[p]
             key = tuple((i.start, i.stop) for i in idx)
             replica = seen[key] = seen.get(key, -1) + 1
-            out.append(Shard(piece._sharding._device, idx, replica, ArrayImpl(aval, piece)))
+            out.append(Shard(multi_device.piece_device(piece), idx, replica,
+                             ArrayImpl(aval, piece)))
         return out
 
     @property

@@ -26,7 +26,8 @@ from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "axis_index_p", "all_to_all_p", "pbroadcast_p", "shard_map_p",
-           "sharding_constraint_p", "AxisName", "named_axes", "block_aval", "global_aval"]
+           "sharding_constraint_p", "AxisName", "named_axes", "block_aval", "global_aval",
+           "frozenset_str"]
 
 AxisName = str | tuple[str, ...]
 
@@ -308,7 +309,8 @@ def manual_axes_sizes(params: Mapping[str, Any]) -> dict[str, int]:
             if n in params["newly_manual_axes"]}
 
 
-def _frozenset_str(value: frozenset[str]) -> str:
+def frozenset_str(value: frozenset[str]) -> str:
+    """A set of axis names as JAX prints it: ``frozenset({'x', 'y'})``."""
     return "frozenset({" + ", ".join(repr(n) for n in sorted(value)) + "})"
 
 
@@ -321,7 +323,7 @@ shard_map_p = Primitive("shard_map", _shard_map_rule, (
     ParamDef("in_specs", decode=_decode_unparsed("PartitionSpec"), encode=_specs_str),
     ParamDef("jaxpr", decode=_decode_unparsed("jaxpr")),
     ParamDef("mesh", decode=_decode_unparsed("Mesh")),
-    ParamDef("newly_manual_axes", decode=_decode_unparsed("frozenset"), encode=_frozenset_str),
+    ParamDef("newly_manual_axes", decode=_decode_unparsed("frozenset"), encode=frozenset_str),
     ParamDef("out_specs", decode=_decode_unparsed("PartitionSpec"), encode=_specs_str),
 ), multiple_results=True, effects_rule=body_effects)
 """Apply ``jaxpr`` on each device of ``mesh`` to its block of the arguments (cut by
