@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import itertools
 import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -25,7 +26,7 @@ import attrs
 import numpy as np
 
 __all__ = ["AxisType", "Mesh", "PartitionSpec", "NamedSharding", "set_device_resolver",
-           "UNCONSTRAINED"]
+           "UNCONSTRAINED", "current_mesh", "set_mesh", "resolve"]
 
 
 class AxisType(enum.Enum):
@@ -158,12 +159,61 @@ class Mesh:
         return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
                 f"axis_types={_types(self.axis_types)})")
 
-    # (Usable as a context manager, like JAX's; plait keeps no ambient mesh.)
     def __enter__(self) -> Mesh:
+        """``with mesh:`` makes it the current mesh (see :func:`current_mesh`)."""
+        _ambient.stack.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        _ambient.stack.pop()
+
+
+class _Ambient(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Mesh | None] = []
+
+
+_ambient = _Ambient()
+
+
+def current_mesh() -> Mesh | None:
+    """The mesh set by ``with mesh:`` or ``plait.set_mesh`` (``None`` if none is)."""
+    return _ambient.stack[-1] if _ambient.stack else None
+
+
+class set_mesh:  # noqa: N801  (a function to its callers, as JAX's)
+    """Make ``mesh`` the current mesh: a bare ``PartitionSpec`` then lays values out over
+    it (``with_sharding_constraint``, ``device_put``, ``jit``'s shardings) and
+    ``shard_map`` may omit ``mesh=``.  Used as ``with set_mesh(mesh):`` it lasts for the
+    block; called alone it stays set."""
+
+    def __init__(self, mesh: Mesh | None) -> None:
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise TypeError(f"set_mesh: expected a plait.sharding.Mesh, but got "
+                            f"{type(mesh).__name__}")
+        _ambient.stack.append(mesh)
+        self._depth = len(_ambient.stack)
+
+    def __enter__(self) -> Mesh | None:
+        return _ambient.stack[self._depth - 1]
+
+    def __exit__(self, *exc: object) -> None:
+        del _ambient.stack[self._depth - 1:]
+
+
+def resolve(sharding: Any, what: str) -> Any:
+    """``sharding``, with a bare ``PartitionSpec`` laid over the current mesh.
+
+    Raises:
+      ValueError: a bare ``PartitionSpec`` while no mesh is set.
+    """
+    if not isinstance(sharding, PartitionSpec):
+        return sharding
+    mesh = current_mesh()
+    if mesh is None:
+        raise ValueError(f"{what}: a bare PartitionSpec {sharding!r} needs a mesh: pass "
+                         "NamedSharding(mesh, spec), or set one with plait.set_mesh(mesh)")
+    return NamedSharding(mesh, sharding)
 
 
 def _types(types: tuple[AxisType, ...]) -> str:

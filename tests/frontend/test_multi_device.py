@@ -7,6 +7,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import hypothesis
+import hypothesis.strategies as st
 import jax
 import jax.numpy as jjnp
 import numpy as np
@@ -541,3 +543,71 @@ def test_plait_never_imports_jax_with_sharded_arrays(tmp_path: Any) -> None:
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == "ok"
+
+
+# -- properties ----------------------------------------------------------------------------
+
+_MESH_SHAPES = [((8,), ("a",)), ((4, 2), ("a", "b")), ((2, 4), ("a", "b")),
+                ((2, 2, 2), ("a", "b", "c"))]
+
+
+@st.composite
+def _layouts(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[str, ...], tuple[Any, ...],
+                                       tuple[int, ...]]:
+    shape, names = draw(st.sampled_from(_MESH_SHAPES))
+    ndim = draw(st.integers(1, 3))
+    free = list(names)
+    parts: list[Any] = []
+    for _ in range(draw(st.integers(0, ndim))):
+        k = draw(st.integers(0, min(2, len(free))))
+        chosen = draw(st.permutations(free))[:k] if free else []
+        free = [n for n in free if n not in chosen]
+        parts.append(None if not chosen else chosen[0] if len(chosen) == 1 else tuple(chosen))
+    sizes = dict(zip(names, shape))
+    dims = []
+    for d in range(ndim):
+        p = parts[d] if d < len(parts) else None
+        split = 1 if p is None else int(np.prod([sizes[n] for n in ((p,) if isinstance(p, str)
+                                                                    else p)]))
+        dims.append(split * draw(st.integers(1, 2)))
+    return shape, names, tuple(parts), tuple(dims)
+
+
+@hypothesis.given(_layouts())
+@hypothesis.settings(max_examples=25)
+def test_layouts_match_jax(layout: tuple[Any, ...]) -> None:
+    shape, names, parts, dims = layout
+    ours_mesh, theirs_mesh = _meshes(shape, names)
+    ours_s, theirs_s = NamedSharding(ours_mesh, P(*parts)), JNamedSharding(theirs_mesh, JP(*parts))
+    x = np.arange(int(np.prod(dims)), dtype=np.float32).reshape(dims)
+    a, b = plait.device_put(x, ours_s), jax.device_put(x, theirs_s)
+    assert repr(a.sharding) == repr(b.sharding)
+    assert ours_s.shard_shape(dims) == theirs_s.shard_shape(dims)
+    assert [(s.device.id, s.index, s.replica_id) for s in a.addressable_shards] == \
+        [(s.device.id, s.index, s.replica_id) for s in b.addressable_shards]
+    np.testing.assert_array_equal(np.asarray(a), x)
+    # A jitted function keeps the layout of an argument it returns transformed.
+    r = plait.jit(lambda v: v * 2)(a)
+    np.testing.assert_array_equal(np.asarray(r), x * 2)
+
+
+def test_set_mesh_lets_bare_specs_lay_out_values_as_in_jax() -> None:
+    ours_mesh, theirs_mesh = _meshes((4, 2), ("x", "y"))
+    x = _x(8, 4)
+    results = []
+    for lib, lax, mesh, spec in ((plait, plax, ours_mesh, P), (jax, jax.lax, theirs_mesh, JP)):
+        with lib.set_mesh(mesh):
+            f = lib.shard_map(lambda v, lax=lax: lax.psum(v, "x"), in_specs=spec("x", "y"),
+                              out_specs=spec(None, "y"))
+            g = lib.jit(lambda v, lax=lax, spec=spec: lax.with_sharding_constraint(
+                v * 2, spec("x")))
+            a = lib.device_put(x, spec("x"))
+            results.append((f(x), g(x), a, g(a)))
+    for ours, theirs in zip(*results):
+        assert_close(ours, theirs)
+        assert repr(ours.sharding) == repr(theirs.sharding)
+    assert plait.sharding.get_mesh() is None
+    e = raised(lambda: plait.device_put(x, P("x")))
+    assert isinstance(e, ValueError) and "plait.set_mesh" in str(e)
+    with ours_mesh:  # (a mesh is a context manager too)
+        assert plait.sharding.get_mesh() is ours_mesh

@@ -10,20 +10,22 @@ from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.tracing import Tracer, as_host_array, scalar_literal
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plait.frontend.lax.parallel import with_sharding_constraint
-from plait.ir.sharding import NamedSharding
+from plait.ir.sharding import NamedSharding, PartitionSpec, resolve
 from plait.lowering import runtime
 
 __all__ = ["device_put"]
 
 
 def _is_placement(x: Any) -> bool:
-    return x is None or isinstance(x, NamedSharding | runtime.Sharding) or hasattr(x, "id")
+    return x is None or isinstance(x, NamedSharding | PartitionSpec | runtime.Sharding) or \
+        hasattr(x, "id")
 
 
 def device_put(x: Any, device: Any = None) -> Any:
     """Put every array leaf of pytree ``x`` on ``device``: a device (the default device if
     ``None``), a ``SingleDeviceSharding``, a :class:`~plait.sharding.NamedSharding` (each
-    of the mesh's devices gets its part), or a pytree prefix of ``x`` of them.
+    of the mesh's devices gets its part; a bare ``PartitionSpec`` lays out over the mesh
+    set by ``plait.set_mesh``), or a pytree prefix of ``x`` of them.
 
     Python scalars become weakly typed arrays, as in JAX; traced values are
     returned as they are, or constrained to a ``NamedSharding``.
@@ -42,6 +44,7 @@ def device_put(x: Any, device: Any = None) -> Any:
 
 
 def _put(leaf: Any, place: Any) -> Any:
+    place = resolve(place, "device_put")
     if isinstance(place, runtime.Sharding):
         place = place._device
     if type(leaf) is Tracer:

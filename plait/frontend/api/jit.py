@@ -53,7 +53,7 @@ from plait.ir.config import values as _config
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
-from plait.ir.sharding import NamedSharding
+from plait.ir.sharding import NamedSharding, PartitionSpec, current_mesh, resolve
 from plait.lowering.runtime import Executable
 
 __all__ = ["jit", "Jitted", "JitFunction"]
@@ -171,7 +171,8 @@ class JitFunction:
         names = call.debug_info.arg_names
         avals = _arg_avals(call.leaves, names)
         layouts = self._layouts(call.leaves, call)
-        key = (call.in_tree, avals, call.static_key, _config.trace_context, layouts)
+        key = (call.in_tree, avals, call.static_key, _config.trace_context, layouts,
+               current_mesh())
         entry = self._cache.get(key)
         if entry is None:
             self._explain_miss(key, names)
@@ -191,12 +192,12 @@ class JitFunction:
             return [None] * len(call.leaves)
         args, kwargs = tree_unflatten(call.in_tree, call.leaves)
         given = self.in_shardings
-        if isinstance(given, NamedSharding) or given is None:
+        if _is_sharding(given) or given is None:
             prefix: Any = (given,) * len(args)
         else:
             prefix = tuple(given)
-        per_arg = broadcast_prefix(prefix, tuple(args), "jit in_shardings", _is_sharding)
-        _check_shardings(per_arg, "in_shardings")
+        per_arg = _resolved(broadcast_prefix(prefix, tuple(args), "jit in_shardings",
+                                             _is_sharding), "in_shardings")
         return per_arg + [None] * (len(call.leaves) - len(per_arg))
 
     def _layouts(self, leaves: Sequence[Any], call: FlatCall | None
@@ -226,8 +227,8 @@ class JitFunction:
             if out_shardings is None:
                 return out
             leaves, tree = tree_flatten(out)
-            per = broadcast_prefix(out_shardings, out, "jit out_shardings", _is_sharding)
-            _check_shardings(per, "out_shardings")
+            per = _resolved(broadcast_prefix(out_shardings, out, "jit out_shardings",
+                                             _is_sharding), "out_shardings")
             return tree_unflatten(tree, [x if s is None else with_sharding_constraint(x, s)
                                          for x, s in zip(leaves, per)])
         return constrained
@@ -292,7 +293,7 @@ class JitFunction:
         if self.in_shardings is not None:
             return None  # (the named path resolves them against the arguments)
         entry = self._cache.get((tree, avals, static_key, _config.trace_context,
-                                 self._layouts(leaves, None)))
+                                 self._layouts(leaves, None), current_mesh()))
         if entry is None or entry.executable is None:
             return None
         return entry, leaves
@@ -331,8 +332,9 @@ class JitFunction:
         if self.out_shardings is None:
             return (None,) * n
         placeholder = tree_unflatten(entry.traced.out_tree, [0] * n)
-        return tuple(broadcast_prefix(self.out_shardings, placeholder, "jit out_shardings",
-                                      _is_sharding))
+        return tuple(_resolved(broadcast_prefix(self.out_shardings, placeholder,
+                                                "jit out_shardings", _is_sharding),
+                               "out_shardings"))
 
     # -- ahead of time ---------------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
@@ -352,14 +354,23 @@ class JitFunction:
 
 
 def _is_sharding(x: Any) -> bool:
-    return isinstance(x, NamedSharding)
+    return isinstance(x, NamedSharding | PartitionSpec)
 
 
-def _check_shardings(shardings: Sequence[Any], what: str) -> None:
+def _resolved(shardings: Sequence[Any], what: str) -> list[NamedSharding | None]:
+    r"""The shardings, bare ``PartitionSpec``\ s laid over the current mesh.
+
+    Raises:
+      ArgumentError: an entry that is not a sharding.
+    """
+    out: list[NamedSharding | None] = []
     for i, s in enumerate(shardings):
+        s = resolve(s, f"jit {what}")
         if s is not None and not isinstance(s, NamedSharding):
             raise ArgumentError(f"jit {what}: expected a NamedSharding (or None) for leaf {i}, "
                                 f"but got {type(s).__name__}: {s!r}")
+        out.append(s)
+    return out
 
 
 def _hashable(shardings: Any) -> Any:

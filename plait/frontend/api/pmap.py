@@ -98,9 +98,14 @@ def pmap(fun: Callable[..., Any], axis_name: str | None = None, *, in_axes: Any 
         if n > len(pool):
             raise ValueError(f"compiling computation that requires {n} logical devices, but "
                              f"only {len(pool)} XLA devices are available (num_replicas={n})")
-        mesh = Mesh(pool[:n], (name,))
+        mesh = _mesh(tuple(pool[:n]), name)
         return _mapped(fun, static, tuple(norm), tree, mesh, name, out_axes)(*leaves)
     return pmapped
+
+
+@functools.lru_cache(maxsize=64)
+def _mesh(devices: tuple[Any, ...], name: str) -> Mesh:
+    return Mesh(devices, (name,))
 
 
 @functools.lru_cache(maxsize=256)

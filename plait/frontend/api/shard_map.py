@@ -32,7 +32,7 @@ from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, convert_constvars
 from plait.ir.primitives import shard_map_p
 from plait.ir.primitives.parallel import block_aval, frozenset_str
-from plait.ir.sharding import AxisType, Mesh, PartitionSpec
+from plait.ir.sharding import AxisType, Mesh, PartitionSpec, current_mesh
 
 __all__ = ["shard_map", "shard_map_call"]
 
@@ -120,12 +120,13 @@ def shard_map_call(f: Callable[..., Any], args: Sequence[Any], mesh: Mesh, in_sp
 
 
 def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
-              mesh: Mesh, axis_names: Any = frozenset(), check_vma: bool = True) -> Any:
+              mesh: Mesh | None = None, axis_names: Any = frozenset(),
+              check_vma: bool = True) -> Any:
     """Map ``f`` over the devices of ``mesh``: each device calls ``f`` on its blocks of the
     arguments (cut by ``in_specs``, a pytree prefix of the positional arguments of
     :class:`~plait.sharding.PartitionSpec`\\ s), and the per-device results form the global
     results by ``out_specs``.  Inside ``f``, collectives (``lax.psum(x, 'x')`` ...) act
-    over the mesh axes.
+    over the mesh axes.  Without ``mesh``, the mesh set by ``plait.set_mesh`` is used.
 
     Differences from JAX 0.10.2: ``check_vma=True`` (the default) is accepted but plait
     does not track which axes a value varies over (it behaves as ``check_vma=False``:
@@ -137,6 +138,10 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
                                  axis_names=axis_names, check_vma=check_vma)
     if not callable(f):
         raise TypeError(f"shard_map requires a callable for its first argument, but got {f!r}")
+    if mesh is None:
+        mesh = current_mesh()
+        if mesh is None:
+            raise ValueError("shard_map: expected mesh=, or a mesh set with plait.set_mesh")
     if not isinstance(mesh, Mesh):
         raise TypeError(f"shard_map requires a plait.sharding.Mesh for mesh=, but got "
                         f"{type(mesh).__name__}")

@@ -19,7 +19,7 @@ from plait.frontend.core.tree_util import tree_flatten, tree_map, tree_unflatten
 from plait.frontend.lax.ops import _operands
 from plait.ir import axis_env
 from plait.ir import primitives as P
-from plait.ir.sharding import NamedSharding, PartitionSpec
+from plait.ir.sharding import NamedSharding, PartitionSpec, resolve
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pbroadcast", "axis_index", "axis_size", "all_to_all",
@@ -226,21 +226,20 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``x`` (a pytree) unchanged, asking the compiler to lay it out by ``shardings``
-    (a :class:`NamedSharding`, or a pytree of them matching ``x``)."""
+    (a :class:`NamedSharding`, or a ``PartitionSpec`` over the mesh set by
+    ``plait.set_mesh``, or a pytree of them matching ``x``)."""
     leaves, tree = tree_flatten(x)
-    if isinstance(shardings, NamedSharding):
+    if isinstance(shardings, NamedSharding | PartitionSpec):
         specs = [shardings] * len(leaves)
     else:
-        specs = tree_flatten(shardings, is_leaf=lambda s: isinstance(s, NamedSharding))[0]
+        specs = tree_flatten(shardings, is_leaf=lambda s: isinstance(
+            s, NamedSharding | PartitionSpec))[0]
         if len(specs) != len(leaves):
             raise ValueError(f"with_sharding_constraint: expected one sharding per array "
                              f"({len(leaves)}), but got {len(specs)}")
     outs = []
     for i, (leaf, s) in enumerate(zip(leaves, specs)):
-        if isinstance(s, PartitionSpec):
-            raise TypeError("with_sharding_constraint: expected a NamedSharding, but got a "
-                            "bare PartitionSpec; plait keeps no ambient mesh: pass "
-                            "NamedSharding(mesh, spec)")
+        s = resolve(s, "with_sharding_constraint")
         if not isinstance(s, NamedSharding):
             raise TypeError(f"with_sharding_constraint: expected a NamedSharding for leaf "
                             f"{i}, but got {type(s).__name__}")
