@@ -611,3 +611,34 @@ def test_set_mesh_lets_bare_specs_lay_out_values_as_in_jax() -> None:
     assert isinstance(e, ValueError) and "plait.set_mesh" in str(e)
     with ours_mesh:  # (a mesh is a context manager too)
         assert plait.sharding.get_mesh() is ours_mesh
+
+
+def test_programs_over_two_meshes_and_callbacks_are_refused_clearly() -> None:
+    a_mesh = Mesh(plait.devices()[:4], ("x",))
+    b_mesh = Mesh(plait.devices()[4:], ("x",))
+    a = plait.device_put(np.ones(8, np.float32), NamedSharding(a_mesh, P("x")))
+    b = plait.device_put(np.ones(8, np.float32), NamedSharding(b_mesh, P("x")))
+    e = raised(lambda: plait.jit(lambda u, v: u + v)(a, b))
+    assert isinstance(e, plait.errors.ArgumentError) and "incompatible devices" in str(e)
+    e = raised(lambda: plait.jit(lambda u: plait.debug.print("{}", u.sum()) or u)(a))
+    assert isinstance(e, NotImplementedError) and "host callbacks" in str(e)
+
+
+def test_donation_of_sharded_arguments() -> None:
+    mesh, _ = _meshes((4, 2), ("x", "y"))
+    s = NamedSharding(mesh, P("x", "y"))
+    a = plait.device_put(_x(8, 4), s)
+    r = plait.jit(lambda u: u * 2, donate_argnums=0)(a)
+    np.testing.assert_allclose(np.asarray(r), _x(8, 4) * 2)
+    assert a.is_deleted() and repr(r.sharding) == repr(s)
+
+
+def test_bare_specs_follow_the_current_mesh_from_call_to_call() -> None:
+    f = plait.jit(lambda u: u + 1, out_shardings=P("m"))
+    x = np.zeros(8, np.float32)
+    for devices in (plait.devices()[:4], plait.devices()[4:], plait.devices()[:2]):
+        mesh = Mesh(devices, ("m",))
+        with plait.set_mesh(mesh):
+            for _ in range(2):
+                r = f(x)
+                assert r.sharding.mesh == mesh and r.devices() == set(devices)

@@ -135,8 +135,12 @@ class JitFunction:
         self._cache: BoundedDict[tuple[Any, ...], _Entry] = BoundedDict(
             f"jit traces of {fun_name(fun)}")
         # jaxlib's dispatcher takes static argument positions as given; plait counts
-        # a negative one from the end of each call's arguments, which it cannot do.
-        self._dispatchable = all(i >= 0 for i in static_argnums)
+        # a negative one from the end of each call's arguments, which it cannot do.  Nor
+        # does it see the current mesh, which bare PartitionSpecs among the shardings
+        # depend on.
+        specs = tree_flatten((in_shardings, out_shardings), is_leaf=_is_sharding)[0]
+        self._dispatchable = all(i >= 0 for i in static_argnums) and \
+            not any(isinstance(s, PartitionSpec) for s in specs)
 
     def dispatcher(self) -> Any:
         """The callable ``jit`` returns: jaxlib's dispatcher, with the AOT stages."""
