@@ -14,6 +14,7 @@ The records here are neutral: shapes are dimension strings, trees are
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Sequence
 from typing import Any, Final
@@ -83,6 +84,30 @@ class AvalRecord:
 
 
 @attrs.frozen
+class MeshRecord:
+    """A serialized abstract mesh: axis names, sizes and types (no devices)."""
+
+    axis_names: tuple[str, ...]
+    axis_sizes: tuple[int, ...]
+    axis_types: tuple[int, ...]
+    """Per axis: ``AXIS_AUTO``, ``AXIS_EXPLICIT`` or ``AXIS_MANUAL``."""
+
+
+@attrs.frozen
+class ShardingRecord:
+    """A serialized named sharding: its abstract mesh and, per dimension, the mesh axes
+    splitting it (empty: not split)."""
+
+    mesh: MeshRecord
+    spec: tuple[tuple[str, ...], ...]
+
+
+AXIS_AUTO, AXIS_EXPLICIT, AXIS_MANUAL = 1, 2, 3
+MAX_DEVICES: Final = 1 << 20
+"""The most devices a serialized mesh may have (a bound for untrusted bytes)."""
+
+
+@attrs.frozen
 class ExportedRecord:
     """Everything a serialized exported function holds that plait reads."""
 
@@ -102,8 +127,10 @@ class ExportedRecord:
     kept_var_idx: tuple[int, ...]
     uses_global_constants: bool
     vjp: ExportedRecord | None = None
-    sharded: bool = False
-    """Whether any argument or result has a sharding (plait reads none yet)."""
+    in_shardings: tuple[ShardingRecord | None, ...] = ()
+    """Per argument, its export layout (empty, or ``None`` entries: unspecified)."""
+    out_shardings: tuple[ShardingRecord | None, ...] = ()
+    """Per result, its export layout."""
 
 
 # -- writing -------------------------------------------------------------------
@@ -154,10 +181,59 @@ def _write_aval(b: Any, a: AvalRecord) -> int:
     return end
 
 
-def _write_empty_sharding(b: Any) -> int:
-    b.StartObject(3)
+def _write_mesh(b: Any, m: MeshRecord) -> int:
+    sizes = _scalars(b, m.axis_sizes, 4, "PrependUint32")
+    names = _strings(b, m.axis_names)
+    types = _scalars(b, m.axis_types, 1, "PrependByte")
+    kind, platform = b.CreateString("cpu"), b.CreateString("cpu")
+    b.StartObject(3)  # the abstract device
+    b.PrependUOffsetTRelativeSlot(0, kind, 0)
+    b.PrependUOffsetTRelativeSlot(2, platform, 0)
+    device = b.EndObject()
+    b.StartObject(4)
+    for slot, off in ((0, sizes), (1, names), (2, types), (3, device)):
+        b.PrependUOffsetTRelativeSlot(slot, off, 0)
     end: int = b.EndObject()
     return end
+
+
+def _write_spec(b: Any, spec: tuple[tuple[str, ...], ...]) -> int:
+    parts = []
+    for axes in spec:
+        names = _strings(b, axes)
+        b.StartObject(1)
+        b.PrependUOffsetTRelativeSlot(0, names, 0)
+        parts.append(b.EndObject())
+    partitions = _vector(b, parts)
+    reduced, unreduced = _strings(b, ()), _strings(b, ())
+    b.StartObject(3)
+    for slot, off in ((0, partitions), (1, reduced), (2, unreduced)):
+        b.PrependUOffsetTRelativeSlot(slot, off, 0)
+    end: int = b.EndObject()
+    return end
+
+
+def _write_named(b: Any, s: ShardingRecord, mesh_idx: int) -> int:
+    mesh, spec = _write_mesh(b, s.mesh), _write_spec(b, s.spec)
+    b.StartObject(4)
+    b.PrependUOffsetTRelativeSlot(0, mesh, 0)
+    b.PrependUOffsetTRelativeSlot(1, spec, 0)
+    b.PrependUint32Slot(3, mesh_idx, 0)
+    end: int = b.EndObject()
+    return end
+
+
+def _write_sharding(b: Any, s: ShardingRecord | None, meshes: dict[MeshRecord, int]) -> int:
+    named = _write_named(b, s, meshes[s.mesh]) if s is not None else None
+    b.StartObject(3)
+    if named is not None:
+        b.PrependInt8Slot(0, _NAMED_SHARDING, 0)
+        b.PrependUOffsetTRelativeSlot(2, named, 0)
+    end: int = b.EndObject()
+    return end
+
+
+_NAMED_SHARDING: Final = 2
 
 
 def _write_effect(b: Any, name: str) -> int:
@@ -186,8 +262,16 @@ def _write(b: Any, e: ExportedRecord) -> int:
     in_avals = _vector(b, [_write_aval(b, a) for a in e.in_avals])
     out_tree = _write_tree(b, e.out_tree)
     out_avals = _vector(b, [_write_aval(b, a) for a in e.out_avals])
-    in_shardings = _vector(b, [_write_empty_sharding(b) for _ in e.in_avals])
-    out_shardings = _vector(b, [_write_empty_sharding(b) for _ in e.out_avals])
+    ins = e.in_shardings or (None,) * len(e.in_avals)
+    outs = e.out_shardings or (None,) * len(e.out_avals)
+    meshes: dict[MeshRecord, int] = {}
+    named: dict[ShardingRecord, int] = {}
+    for s in (*ins, *outs):
+        if s is not None:
+            meshes.setdefault(s.mesh, len(meshes))
+            named.setdefault(s, len(named))
+    in_shardings = _vector(b, [_write_sharding(b, s, meshes) for s in ins])
+    out_shardings = _vector(b, [_write_sharding(b, s, meshes) for s in outs])
     ordered = _vector(b, [_write_effect(b, x) for x in e.ordered_effects])
     unordered = _vector(b, [_write_effect(b, x) for x in e.unordered_effects])
     checks = _vector(b, [_write_check(b, c) for c in e.disabled_checks])
@@ -200,11 +284,12 @@ def _write(b: Any, e: ExportedRecord) -> int:
     for a in (*e.in_avals, *e.out_avals):
         uniques.setdefault(a, len(uniques))
     unique_avals = _vector(b, [_write_aval(b, a) for a in uniques])
-    no_meshes, no_shardings = _vector(b, []), _vector(b, [])
+    unique_meshes = _vector(b, [_write_mesh(b, m) for m in meshes])
+    unique_named = _vector(b, [_write_named(b, s, meshes[s.mesh]) for s in named])
     in_idx = _scalars(b, [uniques[a] for a in e.in_avals], 4, "PrependUint32")
     out_idx = _scalars(b, [uniques[a] for a in e.out_avals], 4, "PrependUint32")
-    in_sh = _scalars(b, [0] * len(e.in_avals), 4, "PrependUint32")
-    out_sh = _scalars(b, [0] * len(e.out_avals), 4, "PrependUint32")
+    in_sh = _scalars(b, [0 if s is None else 1 + named[s] for s in ins], 4, "PrependUint32")
+    out_sh = _scalars(b, [0 if s is None else 1 + named[s] for s in outs], 4, "PrependUint32")
     b.StartObject(26)
     b.PrependUint16Slot(0, _WRITTEN_VERSION, 0)
     for slot, off in ((1, fun_name), (2, in_tree), (3, in_avals), (4, out_tree), (5, out_avals)):
@@ -218,7 +303,7 @@ def _write(b: Any, e: ExportedRecord) -> int:
     b.PrependBoolSlot(16, e.uses_global_constants, False)
     if vjp is not None:
         b.PrependUOffsetTRelativeSlot(17, vjp, 0)
-    for slot, off in ((19, unique_avals), (20, no_meshes), (21, no_shardings), (22, in_idx),
+    for slot, off in ((19, unique_avals), (20, unique_meshes), (21, unique_named), (22, in_idx),
                       (23, out_idx), (24, in_sh), (25, out_sh)):
         b.PrependUOffsetTRelativeSlot(slot, off, 0)
     end: int = b.EndObject()
@@ -407,6 +492,57 @@ def _avals(t: _Table, old: int, unique: list[AvalRecord], idx: int, name: str
     return tuple(_read_aval(a) for a in t.tables(old, name))
 
 
+def _read_mesh(t: _Table) -> MeshRecord:
+    sizes = tuple(t.scalars(0, _U32, "axis_sizes"))
+    names = tuple(t.strings(1, "axis_names"))
+    types = tuple(t.scalars(2, _U8, "axis_types"))
+    if not len(sizes) == len(names) == len(types) or any(s < 1 for s in sizes) \
+            or any(x not in (AXIS_AUTO, AXIS_EXPLICIT, AXIS_MANUAL) for x in types) \
+            or len(set(names)) != len(names) or math.prod(sizes) > MAX_DEVICES:
+        raise _corrupt(f"{t.what} is not a mesh: axis names {names}, sizes {sizes}, "
+                       f"types {types}")
+    return MeshRecord(names, sizes, types)
+
+
+def _read_named(t: _Table, meshes: list[MeshRecord]) -> ShardingRecord:
+    if meshes:
+        i = t.scalar(3, _U32, "abstract_mesh_idx")
+        if i >= len(meshes):
+            raise _corrupt(f"{t.what} refers to mesh {i} of {len(meshes)}")
+        mesh = meshes[i]
+    else:
+        mt = t.table(0, "mesh")
+        if mt is None:
+            raise _corrupt(f"{t.what} has no mesh")
+        mesh = _read_mesh(mt)
+    st = t.table(1, "spec")
+    if st is None:
+        raise _corrupt(f"{t.what} has no partition spec")
+    if st.strings(1, "reduced") or st.strings(2, "unreduced"):
+        raise FormatError(f"{t.what} has reduced or unreduced axes, which plait does not "
+                          "support")
+    spec = tuple(tuple(p.strings(0, "axes")) for p in st.tables(0, "partitions"))
+    used = [n for axes in spec for n in axes]
+    if any(n not in mesh.axis_names for n in used) or len(set(used)) != len(used):
+        raise _corrupt(f"{t.what} splits over axes {spec} of a mesh of axes {mesh.axis_names}")
+    return ShardingRecord(mesh, spec)
+
+
+def _shardings(t: _Table, old: int, idx: int, named: list[ShardingRecord],
+               meshes: list[MeshRecord], n: int, name: str) -> tuple[ShardingRecord | None, ...]:
+    idxs = t.scalars(idx, _U32, f"{name}_idxs")
+    if idxs:
+        if len(idxs) != n or any(i > len(named) for i in idxs):
+            raise _corrupt(f"{t.what}.{name}_idxs does not index {len(named)} shardings for "
+                           f"{n} values")
+        return tuple(None if i == 0 else named[i - 1] for i in idxs)
+    out: list[ShardingRecord | None] = []
+    for s in t.tables(old, name):  # (older artifacts: a table per value)
+        nt = s.table(2, "named_sharding")
+        out.append(_read_named(nt, meshes) if nt is not None else None)
+    return tuple(out)
+
+
 def _read_check(t: _Table) -> tuple[int, str]:
     kind = t.scalar(0, _I8, "kind")
     if kind not in (CHECK_PLATFORM, CHECK_CUSTOM_CALL, CHECK_SHAPE_ASSERTIONS):
@@ -429,16 +565,17 @@ def _read(t: _Table, depth: int) -> ExportedRecord:
     if not module:
         raise _corrupt("the StableHLO module is missing")
     unique = [_read_aval(a) for a in t.tables(19, "unique_avals")]
-    shardings = t.scalars(24, _U32, "in_shardings_idxs") + t.scalars(25, _U32, "out_shardings_idxs")
-    named = any(s.table(2, "named_sharding") is not None
-                for s in t.tables(7, "in_shardings") + t.tables(8, "out_shardings"))
+    meshes = [_read_mesh(m) for m in t.tables(20, "unique_abstract_meshes")]
+    named = [_read_named(s, meshes) for s in t.tables(21, "unique_named_shardings")]
+    in_avals = _avals(t, 3, unique, 22, "in_avals")
+    out_avals = _avals(t, 5, unique, 23, "out_avals")
     vjp_t = t.table(17, "vjp")
     return ExportedRecord(
         fun_name=t.string(1, "function_name") or "",
         in_tree=_read_tree(in_tree_t, 0),
-        in_avals=_avals(t, 3, unique, 22, "in_avals"),
+        in_avals=in_avals,
         out_tree=_read_tree(out_tree_t, 0),
-        out_avals=_avals(t, 5, unique, 23, "out_avals"),
+        out_avals=out_avals,
         nr_devices=t.scalar(18, _U32, "nr_devices") or t.scalar(6, _I16, "nr_devices_short"),
         platforms=tuple(t.strings(9, "platforms")),
         ordered_effects=tuple(e.string(0, "type_name") or ""
@@ -451,7 +588,8 @@ def _read(t: _Table, depth: int) -> ExportedRecord:
         kept_var_idx=tuple(t.scalars(15, _U16, "module_kept_var_idx")),
         uses_global_constants=bool(t.scalar(16, _U8, "uses_global_constants")),
         vjp=_read(vjp_t, depth + 1) if vjp_t is not None else None,
-        sharded=any(shardings) or named,
+        in_shardings=_shardings(t, 7, 24, named, meshes, len(in_avals), "in_shardings"),
+        out_shardings=_shardings(t, 8, 25, named, meshes, len(out_avals), "out_shardings"),
     )
 
 

@@ -26,7 +26,7 @@ from plait.frontend.api.compile import lowerable
 from plait.frontend.api.jit import JitFunction, jit
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify
-from plait.frontend.core.spmd import jaxpr_meshes
+from plait.frontend.core.spmd import spmd_layout
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import bind
 from plait.frontend.core.tree_util import (
@@ -44,6 +44,7 @@ from plait.ir.config import values as _config
 from plait.ir.dims import is_constant_shape, is_symbolic, parse_dims
 from plait.ir.errors import ArgumentError
 from plait.ir.primitives.exported import ExportedModule, FixedVjp, call_exported_p
+from plait.ir.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from plait.lowering import export_format as fmt
 from plait.lowering.exporting import (
     check_custom_calls,
@@ -174,6 +175,10 @@ class Exported:
     """Effects the module orders (none yet)."""
     unordered_effects: tuple[Any, ...] = ()
     """Effects the module has, unordered (none yet)."""
+    in_named_shardings: tuple[NamedSharding | None, ...] = ()
+    """Per argument, the layout it was exported with over the export mesh (empty: none)."""
+    out_named_shardings: tuple[NamedSharding | None, ...] = ()
+    """Per result, the layout it was exported with (empty: none)."""
     _get_vjp: Callable[[], Exported | None] | None = attrs.field(default=None, repr=False)
 
     @property
@@ -185,6 +190,34 @@ class Exported:
     def out_shardings_hlo(self) -> tuple[None, ...]:
         """Shardings of the results: none (one device)."""
         return (None,) * len(self.out_avals)
+
+    def in_shardings_jax(self, mesh: Mesh) -> tuple[NamedSharding | None, ...]:
+        """The arguments' export layouts laid over ``mesh`` (of the export mesh's axes), to
+        place the arguments of a call.
+
+        Raises:
+          ValueError: ``mesh`` differs from the export mesh in its axes.
+        """
+        return self._over(mesh, self.in_named_shardings, len(self.in_avals))
+
+    def out_shardings_jax(self, mesh: Mesh) -> tuple[NamedSharding | None, ...]:
+        """The results' export layouts laid over ``mesh`` (see :meth:`in_shardings_jax`)."""
+        return self._over(mesh, self.out_named_shardings, len(self.out_avals))
+
+    @staticmethod
+    def _over(mesh: Mesh, shardings: tuple[NamedSharding | None, ...], n: int
+              ) -> tuple[NamedSharding | None, ...]:
+        out: list[NamedSharding | None] = []
+        for s in shardings or (None,) * n:
+            if s is None:
+                out.append(None)
+                continue
+            old = s.mesh
+            if (old.axis_names, old.axis_sizes) != (mesh.axis_names, mesh.axis_sizes):
+                raise ValueError(f"NamedSharding new mesh {mesh} does not match the mesh used "
+                                 f"for export {old}.")
+            out.append(NamedSharding(mesh, s.spec))
+        return tuple(out)
 
     def __str__(self) -> str:
         return f"Exported(fun_name={self.fun_name}, ...)"
@@ -378,17 +411,23 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
 
     @api_boundary
     def do_export(*args: Any, **kwargs: Any) -> Exported:
-        traced = fun_jit.trace(*args, **kwargs).traced
-        return _export_traced(traced, jf.keep_unused, ps, checks)
+        staged = fun_jit.trace(*args, **kwargs)
+        return _export_traced(staged.traced, jf.keep_unused, ps, checks, staged.shardings)
     return do_export
 
 
 def _export_traced(traced: Any, keep_unused: bool, platforms: tuple[str, ...],
-                   checks: tuple[DisabledSafetyCheck, ...]) -> Exported:
+                   checks: tuple[DisabledSafetyCheck, ...],
+                   shardings: tuple[Any, Any] = ((), ())) -> Exported:
     closed, kept = lowerable(traced, keep_unused)
-    if jaxpr_meshes(closed.jaxpr):
-        raise NotImplementedError("plait.export: a program over several devices (shard_map, "
-                                  "pmap, sharding constraints) cannot be exported yet")
+    ins, outs = shardings
+    ins = tuple(ins) or (None,) * len(traced.in_avals)
+    outs = tuple(outs) or (None,) * len(closed.out_avals)
+    spmd = spmd_layout(closed.jaxpr, shaped_avals(closed.in_avals),
+                       tuple(s for s, k in zip(ins, kept) if k), outs)
+    if spmd is not None and len(platforms) > 1:
+        raise NotImplementedError("plait.export: a program over several devices exported for "
+                                  "several platforms is not supported yet")
     info = traced.debug_info
     symbolic = not all(is_constant_shape(a.shape) for a in traced.in_avals)
     globals_ = symbolic or len(platforms) > 1
@@ -396,7 +435,10 @@ def _export_traced(traced: Any, keep_unused: bool, platforms: tuple[str, ...],
     text = lower_closed_jaxpr(
         physicalize(closed), info.func_name, info.result_paths, platforms=platforms,
         module_attrs=[f"jax.uses_shape_polymorphism = {str(globals_).lower()}"],
-        arg_names=[n for n, k in zip(names, kept) if k]).text
+        arg_names=[n for n, k in zip(names, kept) if k],
+        mesh=spmd.mesh if spmd else None,
+        in_shardings=tuple(s for s, k in zip(ins, kept) if k) if spmd else (),
+        out_shardings=outs if spmd else ()).text
     module = parse_module(text)
     locs = info.arg_names
     set_locations(module, [locs[i] if i < len(locs) else "" for i, k in enumerate(kept) if k])
@@ -414,6 +456,8 @@ def _export_traced(traced: Any, keep_unused: bool, platforms: tuple[str, ...],
         module_kept_var_idx=tuple(i for i, k in enumerate(kept) if k),
         disabled_safety_checks=checks, uses_global_constants=globals_,
         calling_convention_version=_config.export_calling_convention_version,
+        nr_devices=spmd.mesh.size if spmd else 1,
+        in_named_shardings=ins if spmd else (), out_named_shardings=outs if spmd else (),
         get_vjp=get_vjp)
 
 
@@ -572,7 +616,33 @@ def _record(exp: Exported, vjp_order: int) -> fmt.ExportedRecord:
         disabled_checks=checks, module=exp.mlir_module_serialized,
         calling_convention_version=exp.calling_convention_version,
         kept_var_idx=exp.module_kept_var_idx, uses_global_constants=exp.uses_global_constants,
-        vjp=vjp)
+        vjp=vjp, in_shardings=tuple(map(_sharding_record, exp.in_named_shardings)),
+        out_shardings=tuple(map(_sharding_record, exp.out_named_shardings)))
+
+
+_AXIS_CODES: Final = {AxisType.Auto: fmt.AXIS_AUTO, AxisType.Explicit: fmt.AXIS_EXPLICIT,
+                      AxisType.Manual: fmt.AXIS_MANUAL}
+
+
+def _sharding_record(s: NamedSharding | None) -> fmt.ShardingRecord | None:
+    if s is None:
+        return None
+    m = s.mesh
+    mesh = fmt.MeshRecord(m.axis_names, m.axis_sizes, tuple(_AXIS_CODES[t] for t in m.axis_types))
+    spec = tuple(() if p is None else (p,) if isinstance(p, str) else tuple(p) for p in s.spec)
+    return fmt.ShardingRecord(mesh, spec)
+
+
+def _sharding_from_record(r: fmt.ShardingRecord | None) -> NamedSharding | None:
+    """A named sharding over the export mesh (as an abstract mesh: logical devices)."""
+    if r is None:
+        return None
+    m = r.mesh
+    types = {v: k for k, v in _AXIS_CODES.items()}
+    ids = np.arange(int(np.prod(m.axis_sizes, dtype=np.int64))).reshape(m.axis_sizes)
+    mesh = Mesh(ids, m.axis_names, axis_types=tuple(types[t] for t in m.axis_types))
+    return NamedSharding(mesh, PartitionSpec(*[None if not a else a[0] if len(a) == 1 else a
+                                               for a in r.spec]))
 
 
 def _tree_from_record(node: fmt.TreeNode) -> Any:
@@ -651,6 +721,8 @@ def _from_record(r: fmt.ExportedRecord) -> Exported:
         module_kept_var_idx=r.kept_var_idx, disabled_safety_checks=checks,
         calling_convention_version=v, nr_devices=r.nr_devices,
         uses_global_constants=r.uses_global_constants,
+        in_named_shardings=tuple(map(_sharding_from_record, r.in_shardings)),
+        out_named_shardings=tuple(map(_sharding_from_record, r.out_shardings)),
         get_vjp=None if vjp is None else (lambda: vjp))
 
 

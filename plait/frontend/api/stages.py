@@ -41,6 +41,12 @@ class Traced:
         self._shardings = (in_shardings, out_shardings)
 
     @property
+    def shardings(self) -> tuple[Any, Any]:
+        """Per flat argument and per result, the layout the program was traced for
+        (empty when it runs on one device)."""
+        return self._shardings
+
+    @property
     def jaxpr(self) -> ClosedJaxpr:
         """The staged program."""
         return self.traced.closed

@@ -126,9 +126,9 @@ def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
             key.append(aval)
     op_key = tuple(key)
     op = _ops.data.get(op_key)
-    if op is None:
-        op = _ops[op_key] = _compile(prim, full, op_key[2:])
     try:
+        if op is None:
+            op = _ops[op_key] = _compile(prim, full, op_key[2:])
         outs = op.run(bufs).consume_with_handlers(op.handlers)
     except Exception:
         layouts = [arg_sharding(a) for a in args]

@@ -44,9 +44,10 @@ def _call_exported(ctx: LoweringContext, *args: Value,
                    exported: ExportedModule) -> Sequence[Value]:
     platforms = ctx.module.platforms
     indices = [callee_platform_index(exported, p) for p in platforms]
-    if exported.nr_devices != 1:
-        raise ValueError(f"Function '{exported.fun_name}' was exported for "
-                         f"{exported.nr_devices} devices and is called in a context with 1 "
+    n = ctx.module.mesh.size if ctx.module.mesh is not None else 1
+    if exported.nr_devices not in (1, n):
+        raise ValueError(f"Function {exported.fun_name} was exported for "
+                         f"{exported.nr_devices} devices and is called in a context with {n} "
                          "devices, which is not allowed.")
     if "cpu" in exported.platforms or not exported.platform_check:
         lapack.ensure_registered()  # (the module may call the CPU's LAPACK kernels)
