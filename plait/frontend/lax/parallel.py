@@ -99,6 +99,16 @@ def _axis(axis: int, ndim: int, what: str) -> int:
     return axis % ndim
 
 
+def _check_split(what: str, shape: tuple[int, ...], d: int, n: int, tiled: bool) -> None:
+    """Fail unless dimension ``d`` splits into ``n`` parts (tiled) or has size ``n``."""
+    if tiled and shape[d] % n:
+        raise ValueError(f"{what}: expected dimension {d} of shape {shape} to be divisible "
+                         f"by the axis size {n}, but it is not")
+    if not tiled and shape[d] != n:
+        raise ValueError(f"{what}: expected dimension {d} of shape {shape} to equal the axis "
+                         f"size {n} (or tiled=True), but it does not")
+
+
 def all_gather(x: Any, axis_name: Any, *, axis_index_groups: None = None, axis: int = 0,
                tiled: bool = False) -> Any:
     """Every device's ``x``, stacked along a new dimension ``axis`` (or concatenated
@@ -128,12 +138,7 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
         (op,) = _operands("psum_scatter", leaf)
         shape = value_aval(op).shape
         d = _axis(scatter_dimension, len(shape), "psum_scatter")
-        if tiled and shape[d] % n:
-            raise ValueError(f"psum_scatter: expected dimension {d} of shape {shape} to be "
-                             f"divisible by the axis size {n}, but it is not")
-        if not tiled and shape[d] != n:
-            raise ValueError(f"psum_scatter: expected dimension {d} of shape {shape} to "
-                             f"equal the axis size {n} (or tiled=True), but it does not")
+        _check_split("psum_scatter", shape, d, n, tiled)
         return bind1(P.reduce_scatter_p, op, axis_index_groups=None, axis_name=names,
                      axis_size=n, scatter_dimension=d, tiled=bool(tiled))
     return tree_map(one, x)
@@ -211,12 +216,7 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
         shape = value_aval(op).shape
         s = _axis(split_axis, len(shape), "all_to_all")
         c = _axis(concat_axis, len(shape), "all_to_all")
-        if tiled and shape[s] % n:
-            raise ValueError(f"all_to_all: expected the split dimension {s} of shape "
-                             f"{shape} to be divisible by the axis size {n}")
-        if not tiled and shape[s] != n:
-            raise ValueError(f"all_to_all: expected the split dimension {s} of shape "
-                             f"{shape} to equal the axis size {n} (or tiled=True)")
+        _check_split("all_to_all", shape, s, n, tiled)
         # (The size is a param only where the types depend on it: see all_to_all_p.)
         size = n if tiled and s != c and n > 1 else 0
         return bind1(P.all_to_all_p, op, axis_index_groups=None, axis_name=name,

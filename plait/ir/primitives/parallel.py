@@ -239,6 +239,16 @@ def _spec_axes(spec: PartitionSpec) -> tuple[tuple[str, ...], ...]:
     return tuple(() if p is None else (p,) if isinstance(p, str) else tuple(p) for p in spec)
 
 
+def _factors(mesh: Mesh, spec: PartitionSpec, aval: ShapedArray, manual: frozenset[str],
+             what: str) -> list[int]:
+    """Per dimension ``spec`` names, the number of devices splitting it."""
+    parts = _spec_axes(spec)
+    if len(parts) > aval.ndim:
+        fail(f"expected a PartitionSpec of at most {aval.ndim} entries for {what} of type "
+             f"{aval.str_short()}, but got {spec!r}")
+    return [mesh.axis_size([x for x in names if x in manual]) for names in parts]
+
+
 def block_aval(mesh: Mesh, spec: PartitionSpec, aval: ShapedArray,
                manual: frozenset[str]) -> ShapedArray:
     """The per-device type of an argument of type ``aval`` laid out by ``spec``.
@@ -246,16 +256,11 @@ def block_aval(mesh: Mesh, spec: PartitionSpec, aval: ShapedArray,
     Raises:
       JaxprTypeError: a dimension does not divide, or the spec is too long.
     """
-    parts = _spec_axes(spec)
-    if len(parts) > aval.ndim:
-        fail(f"expected a PartitionSpec of at most {aval.ndim} entries for an argument of "
-             f"type {aval.str_short()}, but got {spec!r}")
     shape = list(aval.shape)
-    for d, names in enumerate(parts):
-        n = mesh.axis_size([x for x in names if x in manual])
+    for d, n in enumerate(_factors(mesh, spec, aval, manual, "an argument")):
         if shape[d] % n:
             fail(f"expected dimension {d} of {aval.str_short()} to be divisible by {n} (the "
-                 f"devices along {names} of {mesh!r}), but it is not")
+                 f"devices along {spec[d]!r} of {mesh}), but it is not")
         shape[d] //= n
     return aval.update(shape=tuple(shape))
 
@@ -263,13 +268,9 @@ def block_aval(mesh: Mesh, spec: PartitionSpec, aval: ShapedArray,
 def global_aval(mesh: Mesh, spec: PartitionSpec, aval: ShapedArray,
                 manual: frozenset[str]) -> ShapedArray:
     """The global type of a result whose per-device type is ``aval``, laid out by ``spec``."""
-    parts = _spec_axes(spec)
-    if len(parts) > aval.ndim:
-        fail(f"expected a PartitionSpec of at most {aval.ndim} entries for a result of "
-             f"type {aval.str_short()}, but got {spec!r}")
     shape = list(aval.shape)
-    for d, names in enumerate(parts):
-        shape[d] *= mesh.axis_size([x for x in names if x in manual])
+    for d, n in enumerate(_factors(mesh, spec, aval, manual, "a result")):
+        shape[d] *= n
     return aval.update(shape=tuple(shape))
 
 
