@@ -8,6 +8,8 @@ that print the offending equation, named as in ``print(jaxpr)``.
 
 from __future__ import annotations
 
+import contextlib
+
 from plait.ir import axis_env
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray
@@ -89,7 +91,7 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
                               f"but got {set(eqn.effects)}")
         effects.update(eqn.effects)
         axes = axis_env.body_axes.get(prim)
-        with axis_env.frame(axes(eqn.params) if axes is not None else {}):
+        with axis_env.frame(axes(eqn.params)) if axes is not None else contextlib.nullcontext():
             for sub in subjaxprs(eqn.params):
                 try:
                     check_jaxpr(sub)

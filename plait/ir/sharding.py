@@ -113,11 +113,6 @@ class Mesh:
         return dict(zip(self.axis_names, self.axis_sizes))
 
     @property
-    def axis_sizes_by_name(self) -> dict[str, int]:
-        """Same as :attr:`shape`."""
-        return self.shape
-
-    @property
     def size(self) -> int:
         """The number of devices."""
         return len(self.device_ids)

@@ -14,7 +14,7 @@ import contextlib
 import itertools
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,8 +26,8 @@ from plait.ir.config import values as _config
 from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
 
 __all__ = ["no_jax", "pieces", "piece_device", "MeshSharding", "mesh_sharding",
-           "put_sharded", "gather", "compile_options", "named_from_hlo", "device_list",
-           "reshard"]
+           "put_sharded", "put_pieces", "local_positions", "gather", "compile_options",
+           "named_from_hlo", "device_list", "reshard"]
 
 
 class MeshSharding(_xc.GSPMDSharding):  # type: ignore[misc]  # jaxlib has no stubs for it
@@ -76,12 +76,12 @@ class MeshSharding(_xc.GSPMDSharding):  # type: ignore[misc]  # jaxlib has no st
         return f"GSPMDSharding({self._hlo_sharding})"
 
 
-_devlists: dict[tuple[int, ...], Any] = {}
+_devlists: BoundedDict[tuple[int, ...], Any] = BoundedDict("mesh device lists", 256)
 
 
 def device_list(mesh: Mesh) -> Any:
     """The mesh's devices in flat order, as jaxlib's ``DeviceList``."""
-    dl = _devlists.get(mesh.device_ids)
+    dl = _devlists.data.get(mesh.device_ids)
     if dl is None:
         dl = _devlists[mesh.device_ids] = _xc.DeviceList(tuple(mesh.devices.flat))
     return dl
@@ -127,16 +127,25 @@ def put_sharded(value: np.ndarray, aval: ShapedArray, named: NamedSharding) -> A
       ValueError: a dimension does not divide by its number of pieces.
     """
     indices = named.position_indices(aval.shape)
+    local = local_positions(named)
+    return put_pieces(aval, named, local, [value[indices[p]] for p in local])
+
+
+def local_positions(named: NamedSharding) -> list[int]:
+    """The mesh positions of this process's devices."""
+    return [p for p, d in enumerate(named.mesh.devices.flat)
+            if d.process_index == d.client.process_index()]
+
+
+def put_pieces(aval: ShapedArray, named: NamedSharding, local: Sequence[int],
+               pieces: Sequence[np.ndarray]) -> Any:
+    """A buffer of type ``aval`` laid out by ``named`` from this process's pieces (one per
+    position of ``local``, in order)."""
     devices = list(named.mesh.devices.flat)
-    local = [p for p in range(len(devices)) if _is_local(devices[p])]
-    pieces = [np.ascontiguousarray(value[indices[p]]) for p in local]
-    return _xc.batched_device_put(aval, mesh_sharding(named, aval.ndim), pieces,
+    return _xc.batched_device_put(aval, mesh_sharding(named, aval.ndim),
+                                  [np.ascontiguousarray(x, aval.dtype) for x in pieces],
                                   [devices[p] for p in local], True,
                                   enable_x64=_config.enable_x64)
-
-
-def _is_local(device: Any) -> bool:
-    return bool(device.process_index == device.client.process_index())
 
 
 # jaxlib's C++ side imports ``jax`` when it makes the single-device pieces of a

@@ -247,7 +247,7 @@ transpose_rules[P.shard_map_p] = _shard_map_t
 
 # -- batching ----------------------------------------------------------------------------
 
-def _reduce_batch(prim: Any, local: Any) -> Any:
+def _reduce_batch(prim: Any) -> Any:
     def rule(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
              axes: tuple[Any, ...], axis_index_groups: None) -> tuple[list[Atom], list[Dim]]:
         name = vmapped_axis()
@@ -276,9 +276,9 @@ def _reduce_batch(prim: Any, local: Any) -> Any:
     return rule
 
 
-batching_rules[P.psum_p] = _reduce_batch(P.psum_p, P.reduce_sum_p)
-batching_rules[P.pmax_p] = _reduce_batch(P.pmax_p, P.reduce_max_p)
-batching_rules[P.pmin_p] = _reduce_batch(P.pmin_p, P.reduce_min_p)
+batching_rules[P.psum_p] = _reduce_batch(P.psum_p)
+batching_rules[P.pmax_p] = _reduce_batch(P.pmax_p)
+batching_rules[P.pmin_p] = _reduce_batch(P.pmin_p)
 
 
 def _over_vmapped(names: tuple[str, ...], what: str) -> bool:

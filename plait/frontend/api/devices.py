@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 from jaxlib import _jax
-from jaxlib import xla_client as _xc
 
 from plait.frontend.api.jit import jit
 from plait.frontend.core.array_impl import ArrayImpl
@@ -24,7 +23,6 @@ from plait.frontend.core.tracing import as_host_array
 from plait.frontend.core.tree_util import tree_map
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
-from plait.ir.config import values as config
 from plait.ir.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from plait.lowering import multi_device, runtime
 
@@ -103,14 +101,9 @@ def make_array_from_callback(shape: Sequence[int], sharding: NamedSharding,
     named = _check(sharding, "make_array_from_callback")
     shape = tuple(int(s) for s in shape)
     indices = named.position_indices(shape)
-    devices = list(named.mesh.devices.flat)
-    local = [p for p, d in enumerate(devices) if _is_local(d)]
+    local = multi_device.local_positions(named)
     pieces = [as_host_array(data_callback(indices[p])) for p in local]
     return _assemble(shape, named, local, pieces, dtype)
-
-
-def _is_local(d: Any) -> bool:
-    return bool(d.process_index == runtime.client().process_index())
 
 
 def _assemble(shape: tuple[int, ...], named: NamedSharding, local: list[int],
@@ -123,12 +116,7 @@ def _assemble(shape: tuple[int, ...], named: NamedSharding, local: list[int],
                              f"shape {block} (of {shape} laid out by {named}), but got "
                              f"{piece.shape}")
     aval = ShapedArray(shape, want)
-    devices = list(named.mesh.devices.flat)
-    buf = _xc.batched_device_put(aval, multi_device.mesh_sharding(named, len(shape)),
-                                 [np.ascontiguousarray(x, want) for x in pieces],
-                                 [devices[p] for p in local], True,
-                                 enable_x64=config.enable_x64)
-    return ArrayImpl(aval, buf)
+    return ArrayImpl(aval, multi_device.put_pieces(aval, named, local, pieces))
 
 
 def make_array_from_single_device_arrays(shape: Sequence[int], sharding: NamedSharding,
@@ -137,8 +125,7 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: NamedSh
     one single-device Array per local device of the mesh (in mesh order)."""
     named = _check(sharding, "make_array_from_single_device_arrays")
     shape = tuple(int(s) for s in shape)
-    devices = list(named.mesh.devices.flat)
-    local = [p for p, d in enumerate(devices) if _is_local(d)]
+    local = multi_device.local_positions(named)
     if len(arrays) != len(local):
         raise ValueError(f"make_array_from_single_device_arrays: expected {len(local)} arrays "
                          f"(one per local device of {named.mesh}), but got {len(arrays)}")
@@ -159,8 +146,7 @@ def make_array_from_process_local_data(sharding: NamedSharding, local_data: Any,
             and data.ndim else data.shape
     shape = tuple(int(s) for s in global_shape)
     indices = named.position_indices(shape)
-    devices = list(named.mesh.devices.flat)
-    local = [p for p, d in enumerate(devices) if _is_local(d)]
+    local = multi_device.local_positions(named)
     # This process's data covers the union of its devices' indices.
     starts = [min((indices[p][d].start or 0) for p in local) for d in range(len(shape))]
     pieces = []

@@ -49,8 +49,8 @@ def _dense_i64(a: np.ndarray) -> str:
     return f"dense<[{rows}]> : tensor<{a.shape[0]}x{a.shape[1]}xi64>"
 
 
-def _channel(ctx: LoweringContext) -> str:
-    return "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>"
+# (JAX 0.10.2 gives every collective of a module this handle.)
+_CHANNEL = "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>"
 
 
 def _all_reduce(ctx: LoweringContext, x: Value, aval: ShapedArray, names: Sequence[str],
@@ -59,7 +59,7 @@ def _all_reduce(ctx: LoweringContext, x: Value, aval: ShapedArray, names: Sequen
     groups = _groups(_mesh(ctx, "a collective"), names)
     region = reduce_region(fn, op, aval.dtype)
     return fn.op1("stablehlo.all_reduce", [x], tensor_type(aval),
-                  f"{_channel(ctx)}, replica_groups = {_dense_i64(groups)}, "
+                  f"{_CHANNEL}, replica_groups = {_dense_i64(groups)}, "
                   "use_global_device_ids", regions=[region])
 
 
@@ -111,7 +111,7 @@ def _all_gather(ctx: LoweringContext, x: Value, *, all_gather_dimension: int,
         x = _reshape(ctx, x, shape, a.dtype)
     groups = _groups(_mesh(ctx, "all_gather"), named_axes(axis_name))
     return [ctx.fn.op1("stablehlo.all_gather", [x], tensor_type(out),
-                       f"all_gather_dim = {d} : i64, {_channel(ctx)}, "
+                       f"all_gather_dim = {d} : i64, {_CHANNEL}, "
                        f"replica_groups = {_dense_i64(groups)}, use_global_device_ids")]
 
 
@@ -126,7 +126,7 @@ def _reduce_scatter(ctx: LoweringContext, x: Value, *, axis_index_groups: None,
     groups = _groups(_mesh(ctx, "psum_scatter"), named_axes(axis_name))
     region = reduce_region(ctx.fn, "stablehlo.add", a.dtype)
     r = ctx.fn.op1("stablehlo.reduce_scatter", [x], tensor_type((tuple(shape), a.dtype)),
-                   f"{_channel(ctx)}, replica_groups = {_dense_i64(groups)}, "
+                   f"{_CHANNEL}, replica_groups = {_dense_i64(groups)}, "
                    f"scatter_dimension = {d} : i64, use_global_device_ids", regions=[region])
     return [r if tiled else _reshape(ctx, r, out.shape, a.dtype)]
 
@@ -143,7 +143,7 @@ def _ppermute(ctx: LoweringContext, x: Value, *, axis_name: Any,
               perm: tuple[tuple[int, int], ...]) -> list[Value]:
     pairs = _global_pairs(_mesh(ctx, "ppermute"), named_axes(axis_name), perm)
     return [ctx.fn.op1("stablehlo.collective_permute", [x], tensor_type(ctx.avals_out[0]),
-                       f"{_channel(ctx)}, source_target_pairs = {_dense_i64(pairs)}")]
+                       f"{_CHANNEL}, source_target_pairs = {_dense_i64(pairs)}")]
 
 
 def _axis_index_value(ctx: LoweringContext, name: str) -> Value:
@@ -198,7 +198,7 @@ def _all_to_all(ctx: LoweringContext, x: Value, *, axis_index_groups: None, axis
     shape[split_axis] //= n
     shape[concat] *= n
     r = fn.op1("stablehlo.all_to_all", [x], tensor_type((tuple(shape), a.dtype)),
-               f"{_channel(ctx)}, concat_dimension = {concat} : i64, "
+               f"{_CHANNEL}, concat_dimension = {concat} : i64, "
                f"replica_groups = {_dense_i64(groups)}, split_count = {n} : i64, "
                f"split_dimension = {split_axis} : i64")
     if tiled or split_axis == concat_axis:
