@@ -103,44 +103,80 @@ def _cond_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     branches: tuple[ClosedJaxpr, ...] = eqn.params["branches"]
     n_out = len(eqn.outvars)
     if unknowns[0]:
-        return None, eqn, [True] * n_out, [a for a in eqn.invars if type(a) is Var]
+        known_ins = [a for a, u in zip(eqn.invars, unknowns) if not u and type(a) is Var]
+        return None, eqn, [True] * n_out, known_ins
     ops_unk = list(unknowns[1:])
     out_unk = [False] * n_out
     for b in branches:
         out_unk = _or(out_unk, partial_eval_jaxpr(b.jaxpr, ops_unk)[2])
     splits = [partial_eval_jaxpr(b.jaxpr, ops_unk, out_unk) for b in branches]
-    res_avals = [[a.aval for a in known.outvars[len(known.outvars) - nres:]]
-                 for known, _, _, nres in splits]
-    all_res = [a for rs in res_avals for a in rs]
+    index, ops = eqn.invars[0], eqn.invars[1:]
+    known_ops = _pick(ops, [not u for u in ops_unk])
+    plans = [_cond_residual_plan(known, nres) for known, _, _, nres in splits]
+    slot_avals = _merged_slots([[a for a, f in plan if f is None] for plan in plans])
+    fwd = sorted({f for plan in plans for _, f in plan if f is not None})
     known_bs, unknown_bs = [], []
-    start = 0
-    for known, unknown, _, nres in splits:
+    for (known, unknown, _, nres), plan in zip(splits, plans):
         e = Emitter()
         ins = [Var(v.aval) for v in known.invars]
         outs = inline_jaxpr(e, known, (), ins)
-        kept = outs[:len(outs) - nres]
-        slots = [e.zeros(a) for a in all_res]
-        slots[start:start + nres] = outs[len(outs) - nres:]
-        known_bs.append(_closed(e.builder.build(ins, [*kept, *slots])))
+        where = _slot_positions([a for a, f in plan if f is None], slot_avals)
+        filled = dict(zip(where, [r for r, (_, f) in zip(outs[len(outs) - nres:], plan)
+                                  if f is None]))
+        slots = [filled[i] if i in filled else e.zeros(a) for i, a in enumerate(slot_avals)]
+        known_bs.append(_closed(e.builder.build(ins, [*outs[:len(outs) - nres], *slots])))
         e = Emitter()
-        res_in = [Var(a) for a in all_res]
+        slot_in = [Var(a) for a in slot_avals]
+        fwd_in = [Var(known_ops[j].aval) for j in fwd]
         u_in = [Var(v.aval) for v in unknown.invars[nres:]]
-        outs = inline_jaxpr(e, unknown, (), [*res_in[start:start + nres], *u_in])
-        unknown_bs.append(_closed(e.builder.build([*res_in, *u_in], outs)))
-        start += nres
-    index = eqn.invars[0]
-    ops = eqn.invars[1:]
-    res_vars = [Var(a) for a in all_res]
+        it = iter(where)
+        res_in = [slot_in[next(it)] if f is None else fwd_in[fwd.index(f)] for _, f in plan]
+        outs = inline_jaxpr(e, unknown, (), [*res_in, *u_in])
+        unknown_bs.append(_closed(e.builder.build([*slot_in, *fwd_in, *u_in], outs)))
+    res_vars = [Var(a) for a in slot_avals]
+    fwd_ops = [known_ops[j] for j in fwd]
     k_outs = [v for v, u in zip(eqn.outvars, out_unk) if not u]
     u_outs = [v for v, u in zip(eqn.outvars, out_unk) if u]
-    known_eqn = eqn.replace(invars=(index, *_pick(ops, [not u for u in ops_unk])),
-                            outvars=tuple(k_outs + res_vars),
+    known_eqn = eqn.replace(invars=(index, *known_ops), outvars=tuple(k_outs + res_vars),
                             params=eqn.params.replace(branches=tuple(known_bs)))
-    unknown_eqn = eqn.replace(invars=(index, *res_vars, *_pick(ops, ops_unk)),
+    unknown_eqn = eqn.replace(invars=(index, *res_vars, *fwd_ops, *_pick(ops, ops_unk)),
                               outvars=tuple(u_outs),
                               params=eqn.params.replace(branches=tuple(unknown_bs)))
-    residuals = ([index] if type(index) is Var else []) + res_vars
+    residuals = [a for a in [index, *res_vars, *fwd_ops] if type(a) is Var]
     return known_eqn, unknown_eqn, out_unk, residuals
+
+
+def _cond_residual_plan(known: Jaxpr, nres: int) -> list[tuple[Any, int | None]]:
+    """Per residual of a branch: its type, and the position of the known operand it
+    merely forwards (passed to the unknown cond directly, not copied out), or None."""
+    pos = {v: i for i, v in enumerate(known.invars)}
+    return [(r.aval, pos.get(r) if type(r) is Var else None)
+            for r in known.outvars[len(known.outvars) - nres:]]
+
+
+def _merged_slots(per_branch: Sequence[Sequence[Any]]) -> list[Any]:
+    """Residual slots shared by the branches: as in JAX, residuals of the same type
+    in different branches use one slot, so the known cond returns fewer zeros."""
+    slots: list[Any] = []
+    for avals in per_branch:
+        free = list(slots)
+        for a in avals:
+            if a in free:
+                free.remove(a)
+            else:
+                slots.append(a)
+    return slots
+
+
+def _slot_positions(avals: Sequence[Any], slots: Sequence[Any]) -> list[int]:
+    """Where each of a branch's residuals goes among the shared ``slots``."""
+    taken: set[int] = set()
+    where = []
+    for a in avals:
+        i = next(i for i, s in enumerate(slots) if s == a and i not in taken)
+        taken.add(i)
+        where.append(i)
+    return where
 
 
 pe_rules[P.cond_p] = _cond_partial_eval
@@ -390,7 +426,14 @@ batching_rules[P.scan_p] = _scan_vmap
 
 
 def _scan_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
-                       ) -> tuple[Eqn | None, Eqn | None, list[bool], list[Var]]:
+                       ) -> tuple[list[Eqn], Eqn | None, list[bool], list[Var]]:
+    """Split a scan into a known scan and an unknown scan fed by residuals.
+
+    As in JAX, residuals are not all stacked per iteration: a loop-invariant one
+    (computed from known consts only, such as a weight matrix) is computed once
+    outside the loop and passed to the unknown scan as a const, and a residual
+    that is a known scanned input is passed on as that input, not copied.
+    """
     p = eqn.params
     body: ClosedJaxpr = p["jaxpr"]
     nk, nc = p["num_consts"], p["num_carry"]
@@ -401,34 +444,71 @@ def _scan_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
                                                          c + [False] * n_ys)[2][:nc])
     known, unknown, out_unk, nres = partial_eval_jaxpr(body.jaxpr, uk + uc + ux,
                                                         uc + [False] * n_ys)
-    length = p["length"]
-    res_avals = [shaped(a.aval) for a in known.outvars[len(known.outvars) - nres:]]
-    res_vars = [Var(a.update(shape=(length,) + a.shape)) for a in res_avals]
     ins_k, ins_c, ins_x = split_list(eqn.invars, nk, nc)
     outs_c, outs_y = eqn.outvars[:nc], eqn.outvars[nc:]
     y_unk = out_unk[nc:]
+    known_xs = _pick(ins_x, [not u for u in ux])
+    hoisted, consts, loop, invariant = _hoist_invariants(
+        known, _pick(ins_k, [not u for u in uk]), len(known.outvars) - nres)
+    # The loop's outputs: known carries and ys, then the residuals that vary.
+    n_kout = len(loop.outvars) - invariant.count(None)
+    varying = list(loop.outvars[n_kout:])
+    x_invars = loop.invars[len(loop.invars) - len(known_xs):]
+    from_xs = [known_xs[x_invars.index(r)] if r in x_invars else None for r in varying]
+    stacked = [Var(shaped(r.aval).update(shape=(p["length"],) + shaped(r.aval).shape))
+               for r, x in zip(varying, from_xs) if x is None]
+    loop = loop.replace(outvars=loop.outvars[:n_kout] + tuple(
+        r for r, x in zip(varying, from_xs) if x is None))
     known_eqn = eqn.replace(
-        invars=tuple(_pick(ins_k, [not u for u in uk]) + _pick(ins_c, [not u for u in uc])
-                     + _pick(ins_x, [not u for u in ux])),
+        invars=tuple(consts + _pick(ins_c, [not u for u in uc]) + known_xs),
         outvars=tuple(_pick(outs_c, [not u for u in uc]) + _pick(outs_y, [not u for u in y_unk])
-                      + res_vars),
-        params=p.replace(jaxpr=_closed(known), num_consts=uk.count(False),
+                      + stacked),
+        params=p.replace(jaxpr=_closed(loop), num_consts=len(consts),
                          num_carry=uc.count(False)))
-    # Residuals come in as scanned inputs of the unknown scan.
+    it = iter(stacked)
+    varying_ins = [next(it) if x is None else x for x in from_xs]
+    invariant_ins = [a for a in invariant if a is not None]
+    # The unknown scan takes invariant residuals as consts, varying ones as scanned inputs.
     ui = unknown.invars
     nuk, nuc = uk.count(True), uc.count(True)
-    u_res, u_k, u_c, u_x = ui[:nres], ui[nres:nres + nuk], ui[nres + nuk:nres + nuk + nuc], \
-        ui[nres + nuk + nuc:]
-    unknown_j = unknown.replace(invars=u_k + u_c + u_res + u_x)
+    u_res, u_k, u_c, u_x = split_list(ui, nres, nuk, nuc)
+    is_inv = [a is not None for a in invariant]
+    u_var, u_inv = partition_list(is_inv, u_res)
+    unknown_j = unknown.replace(invars=tuple(u_k + u_inv + u_c + u_var + u_x))
     unknown_eqn = eqn.replace(
-        invars=tuple(_pick(ins_k, uk) + _pick(ins_c, uc) + res_vars + _pick(ins_x, ux)),
+        invars=tuple(_pick(ins_k, uk) + invariant_ins + _pick(ins_c, uc) + varying_ins
+                     + _pick(ins_x, ux)),
         outvars=tuple(_pick(outs_c, uc) + _pick(outs_y, y_unk)),
-        params=p.replace(jaxpr=_closed(unknown_j), num_consts=nuk, num_carry=nuc))
+        params=p.replace(jaxpr=_closed(unknown_j), num_consts=nuk + len(invariant_ins),
+                         num_carry=nuc))
     # A known initial carry that the loop makes unknown is an input of the unknown
     # scan: a residual of the enclosing split too.
-    forwarded = [a for a, was, now in zip(ins_c, uc_in, uc)
-                 if now and not was and type(a) is Var]
-    return known_eqn, unknown_eqn, list(uc) + list(y_unk), res_vars + forwarded
+    forwarded = [a for a, was, now in zip(ins_c, uc_in, uc) if now and not was]
+    res = [a for a in [*invariant_ins, *varying_ins, *forwarded] if type(a) is Var]
+    return [*hoisted, known_eqn], unknown_eqn, list(uc) + list(y_unk), res
+
+
+def _hoist_invariants(known: Jaxpr, consts: list[Atom], n_out: int
+                      ) -> tuple[list[Eqn], list[Atom], Jaxpr, list[Atom | None]]:
+    """Move what a known scan body computes from its consts alone out of the loop.
+
+    ``known`` maps ``consts + carries + xs`` to ``n_out`` outputs and then
+    residuals.  Returns the hoisted equations (over the outer ``consts``), the
+    loop's new consts, the loop body (outputs, then the residuals that vary), and
+    per residual its loop-invariant value or None.
+    """
+    nres = len(known.outvars) - n_out
+    if known.effects:
+        return [], consts, known, [None] * nres
+    n_loop = len(known.invars) - len(consts)
+    once, loop, loop_out, nres2 = partial_eval_jaxpr(
+        known, [False] * len(consts) + [True] * n_loop, [True] * n_out + [False] * nres)
+    e = Emitter()
+    outs = inline_jaxpr(e, once, (), consts)
+    values, new_consts = outs[:len(outs) - nres2], outs[len(outs) - nres2:]
+    it = iter(values)
+    invariant = [None if u else next(it) for u in loop_out[n_out:]]
+    return e.builder.eqns, new_consts, loop, invariant
 
 
 pe_rules[P.scan_p] = _scan_partial_eval

@@ -25,9 +25,11 @@ from plait.ir.primitive import Primitive
 
 __all__ = ["partial_eval_jaxpr", "pe_rules", "PeRule", "PartialEvalResult"]
 
-PeRule = Callable[[Eqn, Sequence[bool]], tuple[Eqn | None, Eqn | None, list[bool], list[Var]]]
-"""``rule(eqn, unknowns_in) -> (known eqn, unknown eqn, unknowns_out, residuals)`` for
-primitives that split themselves (calls, control flow) instead of going wholly one way."""
+PeRule = Callable[[Eqn, Sequence[bool]],
+                  tuple[Eqn | Sequence[Eqn] | None, Eqn | None, list[bool], list[Var]]]
+"""``rule(eqn, unknowns_in) -> (known eqn(s), unknown eqn, unknowns_out, residuals)`` for
+primitives that split themselves (calls, control flow) instead of going wholly one way.
+The known side may be several equations (a scan hoists loop-invariant work out)."""
 
 pe_rules: dict[Primitive, PeRule] = {}
 
@@ -84,10 +86,14 @@ def _partial_eval(jaxpr: Jaxpr, unknowns: tuple[bool, ...],
             except Exception as exc:
                 note_equation(exc, jaxpr, eqn, "partially evaluating")
                 raise
-            if k_eqn is not None:
-                known_eqns.append(k_eqn)
+            # A split body may have lost its effects (a callback on the known side
+            # only), so each piece's effects are derived from its own params.
+            if isinstance(k_eqn, Eqn):
+                known_eqns.append(_own_effects(k_eqn))
+            elif k_eqn is not None:
+                known_eqns.extend(_own_effects(e) for e in k_eqn)
             if u_eqn is not None:
-                unknown_eqns.append(u_eqn)
+                unknown_eqns.append(_own_effects(u_eqn))
             for r in res:
                 residuals[r] = None
             unknown.update(v for v, u in zip(eqn.outvars, unks_out) if u)
@@ -120,6 +126,10 @@ def _partial_eval(jaxpr: Jaxpr, unknowns: tuple[bool, ...],
     unknown_j = Jaxpr((), tuple(res) + tuple(unknown_in), tuple(unknown_eqns),
                       tuple(unknown_outs), _effects(unknown_eqns))
     return known, unknown_j, tuple(out_unknowns), len(res)
+
+
+def _own_effects(eqn: Eqn) -> Eqn:
+    return eqn.replace(effects=eqn.primitive.effects(eqn.params))
 
 
 def _effects(eqns: Sequence[Eqn]) -> frozenset[Any]:
