@@ -1,14 +1,14 @@
 """Autodiff speed: tracing grad and vmap(grad) of an MLP, and the jitted train step.
 
 A 10-layer tanh MLP (256 -> 512 x 8 -> 10), batch 128; plait and jax side by
-side in one process.  Run: python bench/bench_autodiff.py
+side in one process.  Run from the repository root: python -m bench.bench_autodiff
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from bench._timing import best_of, record
 
 
 def init(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -28,16 +28,6 @@ def make_loss(np_):
     return loss
 
 
-def best_of(fn, number: int = 1, repeat: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
-
-
 def main() -> None:
     import jax
     import jax.numpy as jnp
@@ -52,16 +42,17 @@ def main() -> None:
     pl, jl = make_loss(pnp), make_loss(jnp)
 
     # Fresh loss functions each time: neither library may reuse a cached trace.
-    t_p = best_of(lambda: plait.make_jaxpr(plait.grad(make_loss(pnp)))(params, x, y))
-    t_j = best_of(lambda: jax.make_jaxpr(jax.grad(make_loss(jnp)))(params, x, y))
-    print(f"make_jaxpr(grad(loss)): plait {t_p * 1e3:.2f} ms, jax {t_j * 1e3:.2f} ms, "
-          f"jax/plait = {t_j / t_p:.1f}x")
+    t_p = best_of(lambda: plait.make_jaxpr(plait.grad(make_loss(pnp)))(params, x, y), 1,
+                  repeat=5)
+    t_j = best_of(lambda: jax.make_jaxpr(jax.grad(make_loss(jnp)))(params, x, y), 1, repeat=5)
+    record("autodiff: make_jaxpr(grad(MLP loss))", t_p, t_j)
     t_p = best_of(lambda: plait.make_jaxpr(plait.vmap(plait.grad(make_loss(pnp)),
-                                                     in_axes=(None, 0, 0)))(params, x, y))
+                                                     in_axes=(None, 0, 0)))(params, x, y), 1,
+                  repeat=5)
     t_j = best_of(lambda: jax.make_jaxpr(jax.vmap(jax.grad(make_loss(jnp)),
-                                                  in_axes=(None, 0, 0)))(params, x, y))
-    print(f"make_jaxpr(vmap(grad(loss))): plait {t_p * 1e3:.2f} ms, jax {t_j * 1e3:.2f} ms, "
-          f"jax/plait = {t_j / t_p:.1f}x")
+                                                  in_axes=(None, 0, 0)))(params, x, y), 1,
+                  repeat=5)
+    record("autodiff: make_jaxpr(vmap(grad(MLP loss)))", t_p, t_j)
 
     def step(ns, tree_map, grad, loss):
         def train_step(p, x, y):
@@ -85,10 +76,9 @@ def main() -> None:
     def run_j() -> None:
         jax.tree_util.tree_leaves(jstep(jp, jx, jy))[0].block_until_ready()
 
-    t_p = best_of(run_p, 20)
-    t_j = best_of(run_j, 20)
-    print(f"jitted train step: plait {t_p * 1e3:.2f} ms, jax {t_j * 1e3:.2f} ms, "
-          f"plait/jax = {t_p / t_j:.2f}")
+    t_p = best_of(run_p, 20, repeat=5)
+    t_j = best_of(run_j, 20, repeat=5)
+    record("autodiff: jitted MLP train step", t_p, t_j)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import numpy as np
 from jax.experimental import io_callback as jax_io_callback
 
 import plait
-from bench._timing import best_of, block
+from bench._timing import best_of, block, record
 from plait.experimental import io_callback
 
 F32 = np.float32
@@ -59,13 +59,14 @@ def _run(g: Callable[[Any], Any], arg: Any) -> Any:
 
 
 def _measure(lib: Any, io: Any) -> dict[str, float]:
+    """Seconds per jitted call of each program."""
     x = np.linspace(0, 1, 1000, dtype=F32)
     out = {}
     for label, f in _programs(lib, io).items():
         g = lib.jit(f)
         arg = x if "fori" not in label else np.int32(0)
         block(g(arg))
-        out[label] = best_of(functools.partial(_run, g, arg), 200) * 1e6
+        out[label] = best_of(functools.partial(_run, g, arg), 200)
         if lib is jax:
             jax.effects_barrier()
     return out
@@ -73,10 +74,8 @@ def _measure(lib: Any, io: Any) -> dict[str, float]:
 
 def main() -> None:
     ours, theirs = _measure(plait, io_callback), _measure(jax, jax_io_callback)
-    print(f"{'figure (us per call)':<44} {'plait':>9} {'jax':>9} {'ratio':>6}")
     for label in ours:
-        print(f"{label:<44} {ours[label]:9.1f} {theirs[label]:9.1f} "
-              f"{ours[label] / theirs[label]:6.2f}")
+        record(f"callbacks: {label}", ours[label], theirs[label], unit="us")
 
 
 if __name__ == "__main__":

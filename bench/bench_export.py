@@ -19,7 +19,7 @@ from jax import export as jexport
 
 import plait
 import plait.numpy as pnp
-from bench._timing import best_of, block
+from bench._timing import best_of, block, record
 from plait import export as pexport
 
 F32 = np.float32
@@ -43,35 +43,34 @@ def _params() -> dict[str, np.ndarray]:
     return out
 
 
-def _row(label: str, ours: float, theirs: float) -> None:
-    print(f"{label:<52} {ours:9.3f} {theirs:9.3f} {ours / theirs:6.2f}")
-
-
 def _measure(lib: Any, np_: Any, ex: Any, nn: Any, sds: Any, params: dict[str, np.ndarray],
              x: np.ndarray) -> dict[str, float]:
+    """Seconds per operation of each figure."""
     t = {}
     f = _mlp(np_, nn)
     spec = sds((128, 784), F32)
     poly = sds(ex.symbolic_shape("b, 784"), F32)
     # A fresh jit each round: export traces and lowers every time.
-    t["export"] = best_of(lambda: ex.export(lib.jit(_mlp(np_, nn)))(params, spec), 3,
-                          repeat=5) * 1e3
-    t["export poly"] = best_of(lambda: ex.export(lib.jit(_mlp(np_, nn)))(params, poly), 3,
-                               repeat=5) * 1e3
+    t["export an MLP, batch 128"] = best_of(
+        lambda: ex.export(lib.jit(_mlp(np_, nn)))(params, spec), 3, repeat=5)
+    t["export an MLP, batch b (shape-polymorphic)"] = best_of(
+        lambda: ex.export(lib.jit(_mlp(np_, nn)))(params, poly), 3, repeat=5)
     exp = ex.export(lib.jit(f))(params, spec)
-    t["serialize"] = best_of(lambda: exp.serialize(), 20) * 1e3
+    t["serialize the MLP's export"] = best_of(lambda: exp.serialize(), 20)
     blob = exp.serialize()
-    t["deserialize"] = best_of(lambda: ex.deserialize(blob), 20) * 1e3
+    t["deserialize the MLP's export"] = best_of(lambda: ex.deserialize(blob), 20)
     loaded = ex.deserialize(blob)
     block(loaded.call(params, x))
-    t["call (eager, cached)"] = best_of(lambda: block(loaded.call(params, x)), 50) * 1e3
+    t["call the deserialized MLP (eager, cached)"] = best_of(
+        lambda: block(loaded.call(params, x)), 50)
     caller = lib.jit(lambda p, x: loaded.call(p, x))
     block(caller(params, x))
-    t["call inside jit (cached)"] = best_of(lambda: block(caller(params, x)), 50) * 1e3
+    t["call the deserialized MLP inside jit (cached)"] = best_of(
+        lambda: block(caller(params, x)), 50)
     loaded_poly = ex.deserialize(ex.export(lib.jit(f))(params, poly).serialize())
     block(loaded_poly.call(params, x))
-    t["poly call at b=128 (eager, cached)"] = best_of(
-        lambda: block(loaded_poly.call(params, x)), 50) * 1e3
+    t["call the shape-polymorphic MLP at b=128 (eager, cached)"] = best_of(
+        lambda: block(loaded_poly.call(params, x)), 50)
     expected = np.asarray(jax.jit(_mlp(jnp, jax.nn))(params, x))
     np.testing.assert_allclose(np.asarray(loaded_poly.call(params, x)), expected, rtol=1e-4,
                                atol=1e-5)
@@ -81,11 +80,10 @@ def _measure(lib: Any, np_: Any, ex: Any, nn: Any, sds: Any, params: dict[str, n
 def main() -> None:
     params = _params()
     x = np.random.default_rng(1).normal(size=(128, 784)).astype(F32)
-    print(f"{'figure (ms)':<52} {'plait':>9} {'jax':>9} {'ratio':>6}")
     ours = _measure(plait, pnp, pexport, plait.nn, plait.ShapeDtypeStruct, params, x)
     theirs = _measure(jax, jnp, jexport, jax.nn, jax.ShapeDtypeStruct, params, x)
     for label in ours:
-        _row(label, ours[label], theirs[label])
+        record(f"export: {label}", ours[label], theirs[label])
 
 
 if __name__ == "__main__":

@@ -2,13 +2,13 @@
 
 Each figure is a jitted function run on the same inputs by both libraries; prints the
 best time of each over several rounds and the ratio plait / jax (lower is better).
-Run it several times on a quiet machine: python bench/bench_linalg.py
+Run it several times on a quiet machine, from the repository root:
+python -m bench.bench_linalg
 """
 
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,20 +20,7 @@ import numpy as np
 import plait
 import plait.numpy as pnp
 import plait.scipy.linalg as psl
-
-
-def _block(x: Any) -> Any:
-    return [v.block_until_ready() for v in jax.tree_util.tree_leaves(x)]
-
-
-def _best_of(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
+from bench._timing import best_of, block, record
 
 
 def _figure(label: str, make: Callable[[Any, Any], Callable[..., Any]],
@@ -43,16 +30,13 @@ def _figure(label: str, make: Callable[[Any, Any], Callable[..., Any]],
     for name, (lib, np_, sl) in libs.items():
         fn = lib.jit(make(np_, sl))
         xs = tuple(np_.asarray(a) for a in args)
-        _block(fn(*xs))
-        times[name] = _best_of(functools.partial(lambda f, a: _block(f(*a)), fn, xs),
-                               number) * 1e3
-    print(f"{label:<45} {times['plait']:8.3f} {times['jax']:8.3f} "
-          f"{times['plait'] / times['jax']:6.2f}")
+        block(fn(*xs))
+        times[name] = best_of(functools.partial(lambda f, a: block(f(*a)), fn, xs), number)
+    record(f"linalg: {label}", times["plait"], times["jax"])
 
 
 def main() -> None:
     rng = np.random.default_rng(0)
-    print(f"{'figure (ms)':<45} {'plait':>8} {'jax':>8} {'ratio':>6}")
     x = (rng.normal(size=(1024, 1024)) + 1j * rng.normal(size=(1024, 1024))).astype(np.complex64)
     _figure("fft2, complex64 1024x1024", lambda np_, sl: np_.fft.fft2, (x,), 5)
     r = rng.normal(size=(64, 4096)).astype(np.float32)

@@ -10,7 +10,7 @@ library over rounds that alternate which library runs first, and the ratio plait
 
 The 8 devices share this machine's cores: the figures measure dispatch and XLA's
 partitioned program, not a speed-up.
-Run: python bench/bench_multi_device.py
+Run from the repository root: python -m bench.bench_multi_device
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ import os
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
-import pathlib  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
@@ -28,9 +26,8 @@ from typing import Any  # noqa: E402
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
 import plait  # noqa: E402
+from bench._timing import block, record  # noqa: E402
 
 SIZES = (256, 512, 512, 10)
 BATCH = 1024
@@ -92,11 +89,6 @@ def best_of_pair(ours: Callable[[], Any], theirs: Callable[[], Any], number: int
     return best[0], best[1]
 
 
-def block(x: Any) -> None:
-    for leaf in jax.tree_util.tree_leaves(x):
-        leaf.block_until_ready()
-
-
 def setup(lib: Any, sharding_mod: Any, mesh: Any) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     params = init(rng)
@@ -145,8 +137,7 @@ def main() -> None:
           f"({os.cpu_count()} cores); ms per step, best of 9 alternating rounds")
     for name in ours:
         t_p, t_j = best_of_pair(ours[name], theirs[name])
-        print(f"{name:18s} plait {t_p * 1e3:8.3f}  jax {t_j * 1e3:8.3f}  "
-              f"plait/jax {t_p / t_j:5.2f}")
+        record(f"multi-device: MLP {name}, 8 CPU devices", t_p, t_j)
 
 
 if __name__ == "__main__":

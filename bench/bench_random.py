@@ -17,7 +17,7 @@ import numpy as np
 
 import plait
 import plait.random as pr
-from bench._timing import best_of, block
+from bench._timing import best_of, block, record
 
 
 def _figure(label: str, make: Callable[[Any], Callable[[Any], Any]], number: int) -> None:
@@ -28,18 +28,16 @@ def _figure(label: str, make: Callable[[Any], Callable[[Any], Any]], number: int
         out = block(fn(key))
         def run(f: Any = fn, k: Any = key) -> Any:
             return block(f(k))
-        times[name] = best_of(run, number) * 1e3
+        times[name] = best_of(run, number)
         if name == "plait":
             first = out
         else:
             same = all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(first, out))
             assert same, f"{label}: plait's results differ from jax's"
-    print(f"{label:<40} {times['plait']:8.3f} {times['jax']:8.3f} "
-          f"{times['plait'] / times['jax']:6.2f}")
+    record(f"random: {label}", times["plait"], times["jax"])
 
 
 def main() -> None:
-    print(f"{'figure (ms)':<40} {'plait':>8} {'jax':>8} {'ratio':>6}")
     _figure("normal(key, (10**6,))", lambda r: lambda k: r.normal(k, (10 ** 6,)), 20)
     _figure("uniform(key, (10**6,))", lambda r: lambda k: r.uniform(k, (10 ** 6,)), 20)
     _figure("split(key, 10**4) (key data)",

@@ -6,29 +6,23 @@ Prints: lowering microseconds per equation for the 3000-equation chain
 ``sin`` on ``f32[8]``, and the raw PJRT call for reference.  Then the plait
 figures again in a process without jax (there plait, not jax, owns jaxlib's jit
 state, and the jax configs that key every dispatch are absent).
-Run: python bench/bench_runtime.py
+Run from the repository root: python -m bench.bench_runtime
 """
 
 from __future__ import annotations
 
-import os
+import pathlib
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from bench._timing import best_of, record
 
-def best_of(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+"""The repository root (the subprocess imports this module as ``bench.bench_runtime``)."""
 
 
 def chain(np_: Any, n: int = 1000) -> Callable[[Any], Any]:
@@ -51,11 +45,12 @@ def calls(lib: Any, np_: Any) -> dict[str, float]:
     for fn, args in ((add, (x,)), (scale, (x, 2.0)), (tree_f, (tree,)), (step, (params,))):
         fn(*args)
     np_.sin(x)
-    return {"jit a + 1.0": best_of(lambda: add(x), 20000),
-            "jit a * s, s a Python float": best_of(lambda: scale(x, 3.0), 20000),
-            "jit on a pytree of 3 arrays": best_of(lambda: tree_f(tree), 20000),
-            "jit on a list of 100 arrays (100 results)": best_of(lambda: step(params), 1000),
-            "eager sin": best_of(lambda: np_.sin(x), 20000)}
+    return {"jit call a + 1.0 on f32[8]": best_of(lambda: add(x), 20000),
+            "jit call a * s on f32[8], s a Python float": best_of(lambda: scale(x, 3.0), 20000),
+            "jit call on a pytree of 3 f32[8]": best_of(lambda: tree_f(tree), 20000),
+            "jit call on a list of 100 f32[8] (100 results)": best_of(lambda: step(params),
+                                                                      1000),
+            "eager sin on f32[8]": best_of(lambda: np_.sin(x), 20000)}
 
 
 def main() -> None:
@@ -74,14 +69,14 @@ def main() -> None:
     # A fresh trace per measurement: JAX caches the lowering of a Traced.
     fresh = [jax.jit(chain(jnp)).trace(x) for _ in range(5)]
     t_jax = min(best_of(t.lower, 1, repeat=1) for t in fresh)
-    print(f"lowering {n}-eqn chain: plait {t_text / n * 1e6:.2f} us/eqn to text "
-          f"({t_parse / n * 1e6:.2f} to a parsed module); jax {t_jax / n * 1e6:.2f} us/eqn; "
-          f"jax/plait = {t_jax / t_text:.1f}x")
+    record(f"runtime: lowering {n}-eqn chain to text (per eqn)", t_text / n, t_jax / n,
+           unit="us", note="jax: jit(f).trace(x).lower()")
+    record(f"runtime: lowering {n}-eqn chain to a parsed module (per eqn)", t_parse / n,
+           t_jax / n, unit="us", note="jax: jit(f).trace(x).lower()")
 
     ours, theirs = calls(plait, pnp), calls(jax, jnp)
     for name, t in ours.items():
-        print(f"{name} on f32[8]: plait {t * 1e6:.2f} us, jax {theirs[name] * 1e6:.2f} us, "
-              f"plait/jax = {t / theirs[name]:.2f}")
+        record(f"runtime: {name}", t, theirs[name], unit="us")
 
     from plait.frontend.core.compile_cache import executable_for
     exe = executable_for(plait.make_jaxpr(lambda a: a + 1.0)(x), "f")
@@ -91,11 +86,10 @@ def main() -> None:
     sys.stdout.flush()
 
     alone = subprocess.run(
-        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]);"
-         " import bench_runtime as b, plait, plait.numpy as pnp; r = b.calls(plait, pnp);"
-         " print('; '.join(f'{k} {v * 1e6:.2f} us' for k, v in r.items()))",
-         os.path.dirname(os.path.abspath(__file__))],
-        capture_output=True, text=True, check=True)
+        [sys.executable, "-c", "import bench.bench_runtime as b, plait, plait.numpy as pnp;"
+         " r = b.calls(plait, pnp);"
+         " print('; '.join(f'{k} {v * 1e6:.2f} us' for k, v in r.items()))"],
+        cwd=ROOT, capture_output=True, text=True, check=True)
     print("plait in a process without jax:", alone.stdout.strip())
 
 

@@ -1,15 +1,16 @@
 """Tracing speed: microseconds per equation for a 3000-equation chain, plait and jax.
 
 The chain is ``x = sin(x) * 1.5 + x`` repeated 1000 times (3 equations each).
-Run: python bench/bench_tracing.py
+Run from the repository root: python -m bench.bench_tracing
 """
 
 from __future__ import annotations
 
-import time
 from types import ModuleType
 
 import numpy as np
+
+from bench._timing import best_of, record
 
 
 def chain(np_: ModuleType, n: int = 1000):
@@ -18,15 +19,6 @@ def chain(np_: ModuleType, n: int = 1000):
             x = np_.sin(x) * 1.5 + x
         return x
     return f
-
-
-def best_of(fn, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:
@@ -41,13 +33,10 @@ def main() -> None:
     closed = plait.make_jaxpr(chain(pnp))(x)
     assert len(closed.jaxpr.eqns) == n_eqns, len(closed.jaxpr.eqns)
     # A fresh function each time: neither library may reuse a cached trace.
-    t_plait = best_of(lambda: plait.make_jaxpr(chain(pnp))(x))
-    t_jax = best_of(lambda: jax.make_jaxpr(chain(jnp))(x), repeat=3)
-    us_p = t_plait / n_eqns * 1e6
-    us_j = t_jax / n_eqns * 1e6
-    print(f"tracing 3000-eqn chain: plait {us_p:.2f} us/eqn, jax {us_j:.2f} us/eqn, "
-          f"jax/plait = {us_j / us_p:.1f}x")
-    frozen_cost(closed.jaxpr.eqns[0], us_p)
+    t_plait = best_of(lambda: plait.make_jaxpr(chain(pnp))(x), 1, repeat=5)
+    t_jax = best_of(lambda: jax.make_jaxpr(chain(jnp))(x), 1, repeat=3)
+    record("tracing: 3000-eqn chain (per eqn)", t_plait / n_eqns, t_jax / n_eqns, unit="us")
+    frozen_cost(closed.jaxpr.eqns[0], t_plait / n_eqns * 1e6)
 
 
 class _PlainEqn:

@@ -1,9 +1,16 @@
-"""``python -m plait demo``: trace, print, differentiate, compile and run a small function."""
+"""``python -m plait demo``: trace, print, differentiate, compile and run a small function.
+
+``python -m plait bench [args]``: in a source checkout, run the side-by-side benchmarks
+(``python -m bench.run_all [args]`` from the repository root; they need jax installed).
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
@@ -48,12 +55,34 @@ def demo() -> None:
     print(plait.make_jaxpr(plait.grad(_loss))(params, x))
 
 
+def bench(args: list[str], root: Path | None = None) -> int:
+    """Run ``python -m bench.run_all *args`` from the repository root of a source checkout
+    (``root``: the directory holding the ``plait`` package); its exit code."""
+    if root is None:
+        root = Path(__file__).resolve().parent.parent
+    if not (root / "bench" / "run_all.py").is_file():
+        print("python -m plait bench: the benchmarks need a source checkout of plait "
+              f"(bench/run_all.py next to the plait package; none in {root}) with jax "
+              "installed: run it from a clone of plait's repository installed with "
+              "pip install -e '.[test]'", file=sys.stderr)
+        return 2
+    if importlib.util.find_spec("jax") is None:
+        print("python -m plait bench: the benchmarks compare plait with jax, which is not "
+              "installed: pip install -e '.[test]' in the source checkout", file=sys.stderr)
+        return 2
+    return subprocess.run([sys.executable, "-m", "bench.run_all", *args], cwd=root).returncode
+
+
 def main(argv: list[str]) -> int:
     """Entry point of ``python -m plait``."""
     if argv[1:2] == ["demo"]:
         demo()
         return 0
-    print("usage: python -m plait demo", file=sys.stderr)
+    if argv[1:2] == ["bench"]:
+        return bench(argv[2:])
+    print("usage: python -m plait demo\n"
+          "       python -m plait bench [--out PATH] [--only NAME ...]  "
+          "(in a source checkout; --help for more)", file=sys.stderr)
     return 2
 
 
