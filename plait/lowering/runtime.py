@@ -64,7 +64,7 @@ def release_client() -> None:
     """Drop the client and what holds on to it (before a distributed shutdown)."""
     global _client
     clear_caches()
-    _shardings.clear()
+    Sharding._interned.clear()
     _client = None
 
 
@@ -101,8 +101,30 @@ def default_device() -> Any:
 class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no stubs for it
     """A single-device placement, with the attributes jaxlib's C++ side reads.
 
-    The base class stores the device as ``_device``.
+    The base class stores the device as ``_device``.  There is one instance per
+    device, so equality is identity and the hash is the object's: jaxlib's dispatcher
+    hashes every argument's sharding on every call, and a hash written in Python
+    cost about 0.15 us per argument there.
     """
+
+    _interned: dict[Any, Sharding] = {}
+
+    def __new__(cls, device: Any, memory_kind: None = None) -> Sharding:
+        s = cls._interned.get(device)
+        if s is None:
+            s = _xc.SingleDeviceSharding.__new__(cls, device)
+            _xc.SingleDeviceSharding.__init__(s, device)
+            cls._interned[device] = s
+        return s
+
+    def __init__(self, device: Any, memory_kind: None = None) -> None:
+        pass  # (initialized once, in __new__)
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"  # JAX's
 
     @property
     def memory_kind(self) -> None:
@@ -136,22 +158,11 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
     def _to_xla_hlo_sharding(self, ndim: int) -> Any:
         return _xc.HloSharding.replicate()
 
-    def __hash__(self) -> int:
-        return hash(("plait.Sharding", self._device))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sharding) and other._device == self._device
-
-
-_shardings: dict[Any, Sharding] = {}
 
 
 def sharding_for(device: Any) -> Sharding:
-    """The (cached) sharding placing a whole array on ``device``."""
-    s = _shardings.get(device)
-    if s is None:
-        s = _shardings[device] = Sharding(device)
-    return s
+    """The sharding placing a whole array on ``device`` (one per device)."""
+    return Sharding(device)
 
 
 def device_put(value: np.ndarray, aval: ShapedArray, device: Any = None) -> Any:
@@ -350,17 +361,27 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
     # (A dynamic dimension: refined into bytecode, which compile_and_load takes too.)
     module_code: str | bytes = refine_shapes(text) if "?x" in text else text
     devices = _xc.DeviceList((dev,))
+    options = _single_device_options(dev)
     if host_callbacks:
         callbacks = _Callbacks(host_callbacks)
         # (Only the overload taking a parsed module accepts Python callables.)
         module = parse_module(module_code)
-        loaded = client().compile_and_load(module, devices, _xc.CompileOptions(),
+        loaded = client().compile_and_load(module, devices, options,
                                            host_callbacks=callbacks.functions)
         _compile_count[0] += 1
         return Executable(loaded, dev, out_avals, callbacks)
-    loaded = client().compile_and_load(module_code, devices, _xc.CompileOptions())
+    loaded = client().compile_and_load(module_code, devices, options)
     _compile_count[0] += 1
     return Executable(loaded, dev, out_avals)
+
+
+def _single_device_options(device: Any) -> Any:
+    """Compile options placing a one-device program on ``device`` (without a device
+    assignment, XLA assigns the first device whatever ``devices`` says)."""
+    options = _xc.CompileOptions()
+    options.executable_build_options.device_assignment = _xc.DeviceAssignment.create(
+        np.array([[device.id]]))
+    return options
 
 
 @attrs.frozen

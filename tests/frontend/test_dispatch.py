@@ -351,3 +351,24 @@ def test_scalar_and_numpy_arguments_follow_plaits_x64_flag(misses: list[tuple[ob
     finally:
         plait.config.update("enable_x64", False)
     assert f(np.ones(3), 5.0).dtype == np.float32
+
+
+def test_one_single_device_sharding_per_device(misses: list[tuple[object, ...]]) -> None:
+    """Single-device shardings are interned (jaxlib hashes each argument's sharding
+    on every call; identity makes that hash C-level): equal means identical, and
+    arrays placed by any route share the one sharding, so they share cache entries."""
+    from plait.sharding import SingleDeviceSharding
+    dev = plait.devices()[0]
+    s = SingleDeviceSharding(dev)
+    assert s is SingleDeviceSharding(dev) and s == SingleDeviceSharding(dev)
+    assert hash(s) == hash(SingleDeviceSharding(dev)) and len({s, SingleDeviceSharding(dev)}) == 1
+    others = [SingleDeviceSharding(d) for d in plait.devices()[1:]]
+    assert all(o != s for o in others)  # (eight host devices in the tests)
+    xs = [pnp.ones(4), plait.device_put(np.ones(4, np.float32), dev), pnp.asarray(np.ones(4)),
+          plait.device_put(np.ones(4, np.float32), s), plait.jit(lambda: pnp.ones(4))()]
+    assert all(x.sharding is s for x in xs)
+    f = plait.jit(lambda a: a * 2.0)
+    before = len(misses)
+    for x in xs:
+        np.testing.assert_array_equal(np.asarray(f(x)), np.full(4, 2.0, np.float32))
+    assert len(misses) == before + 1

@@ -35,16 +35,17 @@ def lowerable(traced: TracedFunction, keep_unused: bool) -> tuple[ClosedJaxpr, t
 
 def compile_traced(traced: TracedFunction, donated: tuple[bool, ...], keep_unused: bool,
                    stacklevel: int, in_shardings: Sequence[NamedSharding | None] = (),
-                   out_shardings: Sequence[NamedSharding | None] = ()
+                   out_shardings: Sequence[NamedSharding | None] = (), device: Any = None
                    ) -> tuple[Executable, tuple[bool, ...], tuple[bool, ...]]:
     """Compile ``traced`` as jit does: the executable, which flat arguments it takes, and
     which of them it really reuses of ``donated``.  ``in_shardings`` (per flat argument)
-    and ``out_shardings`` (per result) lay them out over a mesh."""
+    and ``out_shardings`` (per result) lay them out over a mesh; otherwise the program
+    runs on ``device`` (the default device if None)."""
     closed, kept = lowerable(traced, keep_unused)
     info = traced.debug_info
     kept_donated = tuple(d for d, k in zip(donated, kept) if k)
     kept_in = tuple(s for s, k in zip(in_shardings, kept) if k) if in_shardings else ()
-    exe = executable_for(closed, info.func_name, info.result_paths, kept_donated,
+    exe = executable_for(closed, info.func_name, info.result_paths, kept_donated, device,
                          in_shardings=kept_in, out_shardings=out_shardings)
     if any(kept_donated):
         usable = iter(effective_donations(shaped_avals(closed.in_avals), closed.out_avals,
@@ -95,7 +96,7 @@ def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
         bufs = _spmd_buffers(exe, [(x, a) for x, a, k in zip(leaves, traced.in_avals, kept)
                                    if k])
     else:
-        bufs = [device_buffer(x, a, not d)
+        bufs = [device_buffer(x, a, not d, exe.device)
                 for x, a, d, k in zip(leaves, traced.in_avals, donated, kept) if k]
     outs = exe.execute(bufs)
     _delete_donated(leaves, donated)

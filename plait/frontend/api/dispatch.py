@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import jaxlib._jax as _jax
 import numpy as np
 
-from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.array_impl import ArrayImpl, result_array
 from plait.frontend.core.tree_util import PyTreeDef, dispatch_registry
 from plait.ir.avals import ShapedArray
 from plait.ir.caches import register_cache
@@ -152,8 +152,7 @@ class _Result:
         self.aval = aval
 
 
-dispatch_registry.register_node(_Result, lambda r: ((0,), r.aval),
-                                lambda aval, bufs: ArrayImpl(aval, bufs[0]))
+dispatch_registry.register_node(_Result, lambda r: ((0,), r.aval), result_array)
 
 
 def fast_path(exe: Executable, kept: Sequence[bool], out_tree: PyTreeDef,

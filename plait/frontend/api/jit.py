@@ -32,7 +32,7 @@ from plait.frontend.core.arguments import (
     mark_static,
     static_args,
 )
-from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.array_impl import ArrayImpl, committed_device
 from plait.frontend.core.compile_cache import compile_logger
 from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.trace_to_jaxpr import (
@@ -77,6 +77,9 @@ class _Entry:
     fast: FastPath | None = None
     """What the C++ dispatcher needs to run the executable itself (``None`` when it
     cannot: a float0 result is NumPy zeros, not a device buffer)."""
+    device: Any = None
+    """The device the program runs on (``None``: the default one), where its Array
+    arguments are (see :func:`~plait.frontend.core.array_impl.committed_device`)."""
 
 
 def _arg_avals(leaves: Sequence[Any], names: Sequence[str]) -> tuple[ShapedArray, ...]:
@@ -175,8 +178,9 @@ class JitFunction:
         names = call.debug_info.arg_names
         avals = _arg_avals(call.leaves, names)
         layouts = self._layouts(call.leaves, call)
+        device = committed_device(call.leaves)
         key = (call.in_tree, avals, call.static_key, _config.trace_context, layouts,
-               current_mesh())
+               current_mesh(), device)
         entry = self._cache.get(key)
         if entry is None:
             self._explain_miss(key, names)
@@ -185,7 +189,7 @@ class JitFunction:
             if _config.log_compiles:
                 compile_logger.warning("Finished tracing %s for jit in %.9f sec",
                                        fun_name(self.fun), time.perf_counter() - start)
-            entry = _Entry(traced, self._donated(call), layouts=layouts)
+            entry = _Entry(traced, self._donated(call), layouts=layouts, device=device)
             if not _has_tracers(traced.closed.consts):
                 self._cache[key] = entry
         return entry
@@ -296,8 +300,12 @@ class JitFunction:
             return None  # the named path raises it again, naming the argument
         if self.in_shardings is not None:
             return None  # (the named path resolves them against the arguments)
+        try:
+            device = committed_device(leaves)
+        except ArgumentError:
+            return None
         entry = self._cache.get((tree, avals, static_key, _config.trace_context,
-                                 self._layouts(leaves, None), current_mesh()))
+                                 self._layouts(leaves, None), current_mesh(), device))
         if entry is None or entry.executable is None:
             return None
         return entry, leaves
@@ -321,7 +329,8 @@ class JitFunction:
             # dispatcher's frame is not a Python one).
             entry.executable, entry.kept, entry.donated = compile_traced(
                 entry.traced, entry.donated, self.keep_unused, stacklevel=3,
-                in_shardings=entry.layouts, out_shardings=self._out_layouts(entry))
+                in_shardings=entry.layouts, out_shardings=self._out_layouts(entry),
+                device=entry.device)
             out_avals = shaped_avals(entry.traced.closed.out_avals)
             # (A program with host callbacks runs through Executable.execute, which
             # waits for it and reports a callback's exception.)

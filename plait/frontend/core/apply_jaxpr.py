@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
+from plait.frontend.core.array_impl import ArrayImpl, committed_device, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.tracing import Tracer, bind, current_trace, inline_into_trace
 from plait.ir.atoms import Atom, Literal, Var
@@ -55,8 +55,10 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
         # JAX's transformations outside jit run); a leaked tracer raises its error.
         return eval_jaxpr_bind(jaxpr, consts, args)
     flat = convert_constvars(jaxpr)
-    exe = executable_for(ClosedJaxpr(flat), name)
     values = [*consts, *args]
-    bufs = [device_buffer(x, a) for x, a in zip(values, shaped_avals(flat.in_avals), strict=True)]
+    device = committed_device(values)  # (the computation follows its data)
+    exe = executable_for(ClosedJaxpr(flat), name, device=device)
+    bufs = [device_buffer(x, a, True, device)
+            for x, a in zip(values, shaped_avals(flat.in_avals), strict=True)]
     outs = exe.execute(bufs)
     return [wrap_output(a, b) for a, b in zip(shaped_avals(flat.out_avals), outs)]

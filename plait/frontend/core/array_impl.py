@@ -7,6 +7,7 @@ support every operator and method of :class:`plait.Array`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,11 +18,12 @@ from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.ir.caches import BoundedDict
+from plait.ir.errors import ArgumentError
 from plait.ir.sharding import NamedSharding
 from plait.lowering import multi_device, runtime
 
 __all__ = ["ArrayImpl", "Shard", "device_buffer", "scalar_buffer", "wrap_output",
-           "cached_scalar_buffers"]
+           "cached_scalar_buffers", "result_array", "committed_device"]
 
 
 class Shard:
@@ -287,14 +289,63 @@ def wrap_output(aval: ShapedArray, buf: Any) -> Any:
     return np.zeros(aval.shape, dt.float0) if aval.dtype == dt.float0 else ArrayImpl(aval, buf)
 
 
-def device_buffer(x: Any, aval: ShapedArray, reuse: bool = True) -> Any:
+_new = object.__new__
+
+
+def result_array(aval: ShapedArray, bufs: Sequence[Any]) -> ArrayImpl:
+    """The Array of a result of jit's fast path, ``bufs`` holding its one buffer.
+
+    Called by jaxlib's C++ once per result of every cached call: built in one
+    Python frame (a lambda calling the class takes two, about 30 ns more).
+    """
+    a = _new(ArrayImpl)
+    a._aval = aval
+    a._buf = bufs[0]
+    a._npy = None
+    return a
+
+
+def device_buffer(x: Any, aval: ShapedArray, reuse: bool = True, device: Any = None) -> Any:
     """The device buffer of an argument of type ``aval``: an Array's own, a copy of a
-    NumPy array, or (``reuse``: unless it is donated) the cached buffer of a scalar."""
+    NumPy array, or (``reuse``: unless it is donated) the cached buffer of a scalar.
+    With ``device`` (a program placed on a device other than the default one), values
+    elsewhere are copied there."""
+    if device is not None and device != runtime.default_device():
+        buf = x.buffer() if type(x) is ArrayImpl else None
+        if buf is not None and buf._sharding is runtime.sharding_for(device):
+            return buf
+        host = runtime.to_numpy(buf, aval) if buf is not None else np.asarray(x, aval.dtype)
+        return runtime.device_put(host, aval, device)
     if type(x) is ArrayImpl:
         return x.buffer()
     if reuse and type(x) in _SCALAR_TYPES:
         return scalar_buffer(Literal(x, aval))
     return runtime.device_put(np.asarray(x, aval.dtype), aval)
+
+
+def committed_device(args: Sequence[Any]) -> Any:
+    """The device a computation on ``args`` runs on, or None for the default device.
+
+    As in JAX, a computation follows the data placed on a device.  plait counts
+    Arrays on the default device as movable (JAX's uncommitted arrays), so this is
+    the one other device the single-device Arrays among ``args`` live on.
+
+    Raises:
+      ArgumentError: Arrays on two different devices other than the default one.
+    """
+    home = runtime.sharding_for(runtime.default_device())
+    found = None
+    for a in args:
+        if type(a) is ArrayImpl:
+            s = a._buf._sharding
+            if s is not home and type(s) is runtime.Sharding and s is not found:
+                if found is not None:
+                    raise ArgumentError(
+                        "expected the arguments of one computation on one device, but got "
+                        f"arrays on {found._device} and on {s._device}: move them to one "
+                        "device with plait.device_put")
+                found = s
+    return None if found is None else found._device
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))

@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core import cache_log
-from plait.frontend.core.array_impl import ArrayImpl, scalar_buffer
+from plait.frontend.core.array_impl import (
+    ArrayImpl,
+    committed_device,
+    device_buffer,
+    scalar_buffer,
+)
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.tracing import (
@@ -38,14 +43,16 @@ from plait.ir.sharding import NamedSharding
 from plait.lowering import runtime
 from plait.lowering.runtime import Executable
 
-__all__ = ["eager_bind"]
+__all__ = ["eager_bind", "op_executable"]
 
 class _Op:
     """A compiled single-primitive program, ready to run on buffers."""
 
-    __slots__ = ("run", "handlers", "out_avals")
+    __slots__ = ("exe", "home", "run", "handlers", "out_avals")
 
     def __init__(self, exe: Executable, out_avals: tuple[ShapedArray, ...]) -> None:
+        self.exe = exe
+        self.home = runtime.sharding_for(exe.device)
         # (A program with host callbacks runs through Executable.execute, which waits for
         # it and reports a callback's exception; the others straight through jaxlib.)
         self.run = exe.loaded.execute_sharded if exe.callbacks is None else _Waiting(exe)
@@ -75,6 +82,13 @@ _ops: BoundedDict[tuple[Any, ...], _Op] = BoundedDict("eager operations")
 """Keyed by ``(primitive, params, *operand avals)``."""
 
 
+def op_executable(prim: Primitive, avals: tuple[ShapedArray, ...]) -> Executable | None:
+    """The program eager execution compiled for ``prim`` (default params) on operands
+    of types ``avals``, if it has run."""
+    op = _ops.data.get((prim, prim.complete_params({}), *avals))
+    return op.exe if op is not None else None
+
+
 def _operand(x: Any) -> tuple[Any, ShapedArray]:
     """The buffer and type of an operand that is not an Array (eager_bind reads those
     itself)."""
@@ -91,14 +105,16 @@ def _operand(x: Any) -> tuple[Any, ShapedArray]:
     return runtime.device_put(arr, aval), aval
 
 
-def _compile(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...]) -> _Op:
+def _compile(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...],
+             device: Any = None) -> _Op:
     cache_log.explain(f"eager op cache miss: {prim.name} with params {dict(params)} for "
                       f"({', '.join(a.str_short(short_dtypes=False) for a in avals)})")
     b = Builder()
     invars = [Var(a) for a in avals]
     outs = b.bind(prim, tuple(invars), params)
     closed = ClosedJaxpr(b.build(invars, outs))
-    return _Op(executable_for(closed, prim.name), shaped_avals([v.aval for v in outs]))
+    return _Op(executable_for(closed, prim.name, device=device),
+               shaped_avals([v.aval for v in outs]))
 
 
 def _run_spmd(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...],
@@ -116,28 +132,54 @@ def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
     full = prim.complete_params(params)
     bufs = []
     key: list[Any] = [prim, full]
+    placed: Any = None  # the Array operands' one placement (False: several)
     for a in args:
         if type(a) is ArrayImpl:
-            bufs.append(a._buf)
+            buf = a._buf
+            bufs.append(buf)
             key.append(a._aval)
+            s = buf._sharding
+            placed = s if placed is None or placed is s else False
         else:
             buf, aval = _operand(a)
             bufs.append(buf)
             key.append(aval)
     op_key = tuple(key)
     op = _ops.data.get(op_key)
+    if placed is not None and placed is not (
+            op.home if op is not None else runtime.sharding_for(runtime.default_device())):
+        return _run_elsewhere(op_key, args, bufs)
     try:
         if op is None:
             op = _ops[op_key] = _compile(prim, full, op_key[2:])
         outs = op.run(bufs).consume_with_handlers(op.handlers)
     except Exception:
-        layouts = [arg_sharding(a) for a in args]
-        if any(s is not None for s in layouts):  # operands over a mesh: an SPMD program
-            return _run_spmd(prim, full, op_key[2:], bufs, layouts)
         for a in args:
             if type(a) is ArrayImpl:
                 a.buffer()  # raises the clearer error for a deleted (donated) Array
         raise
+    return _results(prim, op, outs)
+
+
+def _run_elsewhere(op_key: tuple[Any, ...], args: Sequence[Any], bufs: list[Any]) -> Any:
+    """Run an operation whose Array operands are not (all) on the default device: as
+    an SPMD program over their mesh, or on their device."""
+    prim, full, avals = op_key[0], op_key[1], op_key[2:]
+    layouts = [arg_sharding(a) for a in args]
+    if any(s is not None for s in layouts):  # operands over a mesh: an SPMD program
+        return _run_spmd(prim, full, avals, bufs, layouts)
+    dev = committed_device(args)
+    if dev is None:  # (Arrays on the default device only)
+        dev = runtime.default_device()
+    op = _ops.data.get((op_key, dev))
+    if op is None:
+        op = _ops[op_key, dev] = _compile(prim, full, avals, dev)
+    bufs = [device_buffer(a.val if type(a) is Literal else a, aval, False, dev)
+            for a, aval in zip(args, avals)]
+    return _results(prim, op, op.run(bufs).consume_with_handlers(op.handlers))
+
+
+def _results(prim: Primitive, op: _Op, outs: list[Any]) -> Any:
     if prim.multiple_results:
         results = [ArrayImpl(aval, buf) for aval, buf in zip(op.out_avals, outs)]
         if _values.check_values:

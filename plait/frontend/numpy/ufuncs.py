@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.eager_dispatch import dispatched
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.tracing import Tracer, bind, bind1, scalar_literal
@@ -119,15 +120,28 @@ def _binary(name: str, prim: Primitive, op: Callable[[Any, Any], Any] | None = N
             inexact: bool = False, real: bool = False) -> Callable[[Any, Any], Array]:
     slow = op or (lambda x, y: bind(prim, x, y))
 
-    def ufunc(x: Any, y: Any) -> Array:
+    def direct(x: Any, y: Any) -> tuple[Any, Any] | None:
         pair = _fast_pair(x, y)
         if pair is not None and (not inexact or dt.is_inexact(pair[1].aval.dtype)) and (
                 not real or not dt.is_complex(pair[1].aval.dtype)):
-            # Operands already agree (no bools here): bind directly.
+            return pair  # operands already agree (no bools here): bind directly
+        return None
+
+    def general(x: Any, y: Any) -> Array:
+        pair = direct(x, y)
+        if pair is not None:
             return bind1(prim, *pair)
         check_arraylike(name, x, y)
         args = promote_to_inexact(name, x, y) if inexact else promote(name, x, y)
         return as_array(slow(*args))
+    fast = dispatched(name, prim, general, lambda x, y: direct(x, y) is not None)
+
+    def ufunc(x: Any, y: Any) -> Array:
+        # Two concrete Arrays: through jaxlib's dispatcher (see eager_dispatch).
+        if type(x) is ArrayImpl and type(y) is ArrayImpl:
+            out: Array = fast(x, y)
+            return out
+        return general(x, y)
     ufunc.__name__ = name
     ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{name}`` with NumPy broadcasting and dtype promotion."
@@ -147,12 +161,18 @@ def _arg(name: str, x: Any, kind: str = "any") -> Array:
 
 
 def _unary(name: str, prim: Primitive, inexact: bool = False) -> Callable[[Any], Array]:
-    def ufunc(x: Any) -> Array:
+    def general(x: Any) -> Array:
         tx = type(x)
         aval = x._aval if tx is ArrayImpl else x.aval if tx is Tracer else None
         if aval is None or (inexact and aval.dtype not in dt.INEXACT):
             x = _arg(name, x, "inexact" if inexact else "any")
         return bind1(prim, x)
+    fast = dispatched(name, prim, general,
+                      lambda x: not inexact or x._aval.dtype in dt.INEXACT)
+
+    def ufunc(x: Any) -> Array:
+        # A concrete Array: through jaxlib's dispatcher (see eager_dispatch).
+        return fast(x) if type(x) is ArrayImpl else general(x)
     ufunc.__name__ = name
     ufunc.__qualname__ = name
     ufunc.__doc__ = f"Elementwise ``{name}``."

@@ -1,0 +1,58 @@
+"""Eager elementwise operations on concrete Arrays through jaxlib's C++ dispatcher.
+
+``pnp.sin(x)`` on an Array runs one compiled primitive (see
+:mod:`plait.frontend.core.eager`).  Reaching it from Python costs several frames
+per call: the ufunc, ``bind``, the eager cache lookup and the wrapping of the
+result.  JAX's ``jnp`` functions are jitted, so a repeated call stays in C++.
+Here each elementwise ufunc of :mod:`plait.numpy` gets a ``PjitFunction`` too:
+its cache maps the operands' signature straight to the primitive's executable,
+and a repeated call on concrete Arrays enters Python only to build the result.
+
+A call gets a fast path only when it is the primitive applied to its Array
+operands as they are, on the default device: promotion, tracing, NaN checks,
+sharded or otherwise placed operands, and programs with host callbacks keep
+taking the ufunc's own path (jaxlib keys its cache on the operand types and
+placements and on plait's options, so such a call never hits an entry made for
+another).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from plait.frontend.api.dispatch import fast_path, make_dispatcher
+from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.eager import op_executable
+from plait.frontend.core.tree_util import dispatch_registry
+from plait.ir.config import values as _config
+from plait.ir.primitive import Primitive
+from plait.lowering import runtime
+
+__all__ = ["dispatched"]
+
+_ONE_RESULT = dispatch_registry.flatten(0, None)[1]
+
+
+def dispatched(name: str, prim: Primitive, fallback: Callable[..., Any],
+               direct: Callable[..., bool]) -> Callable[..., Any]:
+    """``fallback`` (a ufunc's own path), as a dispatcher that runs ``prim``'s eager
+    executable in C++ for the operand signatures where ``direct(*args)`` says the
+    ufunc binds ``prim`` straight to its operands."""
+    def miss(*args: Any) -> tuple[Any, Any, bool]:
+        out = fallback(*args)
+        return out, _fast_path(prim, args, out) if direct(*args) else None, False
+    f: Callable[..., Any] = make_dispatcher(name, fallback, miss, [], [], ("plait.eager", prim))
+    return f
+
+
+def _fast_path(prim: Primitive, args: tuple[Any, ...], out: Any) -> Any:
+    if type(out) is not ArrayImpl or _config.check_values:
+        return None
+    exe = op_executable(prim, tuple(a._aval for a in args))
+    if exe is None or exe.callbacks is not None:
+        return None
+    home = runtime.sharding_for(exe.device)
+    if any(a._buf._sharding is not home for a in args):
+        return None
+    return fast_path(exe, [True] * len(args), _ONE_RESULT, [out._aval])
