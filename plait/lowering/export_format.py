@@ -258,10 +258,19 @@ def _write_check(b: Any, check: tuple[int, str]) -> int:
 def _write(b: Any, e: ExportedRecord) -> int:
     # Bottom-up, in the order JAX writes the fields.
     fun_name = b.CreateString(e.fun_name)
+    # Each distinct aval is one table, referred to from every vector that lists it (a
+    # flatbuffer may point to a table many times; readers see the same values).
+    aval_tables: dict[AvalRecord, int] = {}
+
+    def aval(a: AvalRecord) -> int:
+        off = aval_tables.get(a)
+        if off is None:
+            off = aval_tables[a] = _write_aval(b, a)
+        return off
     in_tree = _write_tree(b, e.in_tree)
-    in_avals = _vector(b, [_write_aval(b, a) for a in e.in_avals])
+    in_avals = _vector(b, [aval(a) for a in e.in_avals])
     out_tree = _write_tree(b, e.out_tree)
-    out_avals = _vector(b, [_write_aval(b, a) for a in e.out_avals])
+    out_avals = _vector(b, [aval(a) for a in e.out_avals])
     ins = e.in_shardings or (None,) * len(e.in_avals)
     outs = e.out_shardings or (None,) * len(e.out_avals)
     meshes: dict[MeshRecord, int] = {}
@@ -283,7 +292,7 @@ def _write(b: Any, e: ExportedRecord) -> int:
     uniques: dict[AvalRecord, int] = {}
     for a in (*e.in_avals, *e.out_avals):
         uniques.setdefault(a, len(uniques))
-    unique_avals = _vector(b, [_write_aval(b, a) for a in uniques])
+    unique_avals = _vector(b, [aval(a) for a in uniques])
     unique_meshes = _vector(b, [_write_mesh(b, m) for m in meshes])
     unique_named = _vector(b, [_write_named(b, s, meshes[s.mesh]) for s in named])
     in_idx = _scalars(b, [uniques[a] for a in e.in_avals], 4, "PrependUint32")
