@@ -19,7 +19,7 @@ import numpy as np
 
 import plait
 import plait.numpy as pnp
-from bench._timing import best_of, block, record
+from bench._timing import best_of_pair, block, record
 
 BATCH, SEQ, D, HEADS = 8, 128, 256, 4
 
@@ -68,17 +68,17 @@ def main() -> None:
     params = init(rng)
     x = rng.normal(size=(BATCH, SEQ, D)).astype(np.float32)
     y = rng.normal(size=(BATCH, SEQ, D)).astype(np.float32)
-    times, results = {}, {}
+    runs, results = {}, {}
     for name, lib, np_ in (("plait", plait, pnp), ("jax", jax, jnp)):
         step = make_step(lib, np_)
         args = lib.device_put((params, x, y))
         results[name] = block(step(*args))
-        times[name] = best_of(functools.partial(run, step, args), 5)
+        runs[name] = functools.partial(run, step, args)
     for a, b in zip(results["plait"], results["jax"]):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-4)
+    t_p, t_j = best_of_pair(runs["plait"], runs["jax"], 5, repeat=6)
     record(f"attention: transformer block jit(grad) step, batch {BATCH} seq {SEQ} width {D}",
-           times["plait"], times["jax"])
-
+           t_p, t_j)
 
 if __name__ == "__main__":
     main()

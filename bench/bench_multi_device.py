@@ -19,7 +19,6 @@ import os
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
-import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -27,7 +26,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 import plait  # noqa: E402
-from bench._timing import block, record  # noqa: E402
+from bench._timing import best_of_pair, block, record  # noqa: E402
 
 SIZES = (256, 512, 512, 10)
 BATCH = 1024
@@ -72,21 +71,6 @@ def jit_step(lib: Any, replicated: Any) -> Callable[..., Any]:
     def step(params: Any, x: Any, y: Any) -> Any:
         return sgd(lib, params, lib.grad(loss)(params, x, y))
     return lib.jit(step, out_shardings=replicated)
-
-
-def best_of_pair(ours: Callable[[], Any], theirs: Callable[[], Any], number: int = 20,
-                 repeat: int = 9) -> tuple[float, float]:
-    """The best time per call of each, over rounds that alternate which runs first (the
-    8 device threads share the cores, so the order matters)."""
-    best = [float("inf"), float("inf")]
-    fns = [ours, theirs]
-    for r in range(repeat):
-        for i in ((0, 1) if r % 2 == 0 else (1, 0)):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fns[i]()
-            best[i] = min(best[i], (time.perf_counter() - t0) / number)
-    return best[0], best[1]
 
 
 def setup(lib: Any, sharding_mod: Any, mesh: Any) -> dict[str, Any]:
@@ -136,7 +120,7 @@ def main() -> None:
     print(f"data-parallel MLP {SIZES}, batch {BATCH} over 8 CPU devices "
           f"({os.cpu_count()} cores); ms per step, best of 9 alternating rounds")
     for name in ours:
-        t_p, t_j = best_of_pair(ours[name], theirs[name])
+        t_p, t_j = best_of_pair(ours[name], theirs[name], 20)
         record(f"multi-device: MLP {name}, 8 CPU devices", t_p, t_j)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 import plait
 import plait.numpy as pnp
-from bench._timing import best_of, block, record
+from bench._timing import best_of_pair, block, record
 
 T, B, H = 200, 32, 256
 
@@ -47,7 +47,7 @@ def main() -> None:
               np.zeros(H, np.float32))
     xs = rng.normal(size=(T, B, H)).astype(np.float32)
     h0 = np.zeros((B, H), np.float32)
-    times: dict[str, dict[str, float]] = {"grad": {}, "forward": {}}
+    runs: dict[tuple[str, str], Any] = {}
     results = {}
     for name, lib, np_ in (("plait", plait, pnp), ("jax", jax, jnp)):
         args = lib.device_put((params, xs, h0))
@@ -55,14 +55,12 @@ def main() -> None:
         fns = {"grad": lib.jit(lib.grad(loss)), "forward": lib.jit(loss)}
         for what, fn in fns.items():
             results[name, what] = block(fn(*args))
-            times[what][name] = best_of(functools.partial(run, fn, args), 5)
+            runs[name, what] = functools.partial(run, fn, args)
     for a, b in zip(results["plait", "grad"], results["jax", "grad"]):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-3, atol=2e-3)
-    record(f"scan: RNN jit(grad) step, T={T} B={B} H={H}", times["grad"]["plait"],
-           times["grad"]["jax"])
-    record(f"scan: RNN jit forward, T={T} B={B} H={H}", times["forward"]["plait"],
-           times["forward"]["jax"])
-
+    for what, label in (("grad", "jit(grad) step"), ("forward", "jit forward")):
+        t_p, t_j = best_of_pair(runs["plait", what], runs["jax", what], 5, repeat=6)
+        record(f"scan: RNN {label}, T={T} B={B} H={H}", t_p, t_j)
 
 if __name__ == "__main__":
     main()
