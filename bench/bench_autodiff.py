@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench._timing import best_of, record
+from bench._timing import best_of, best_of_pair, record
 
 
 def init(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -76,9 +76,7 @@ def main() -> None:
     def run_j() -> None:
         jax.tree_util.tree_leaves(jstep(jp, jx, jy))[0].block_until_ready()
 
-    t_p = best_of(run_p, 20, repeat=5)
-    t_j = best_of(run_j, 20, repeat=5)
-    record("autodiff: jitted MLP train step", t_p, t_j)
+    record("autodiff: jitted MLP train step", *best_of_pair(run_p, run_j, 20, repeat=6))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import numpy as np
 
 import plait
 import plait.numpy as pnp
-from bench._timing import best_of, block, record
+from bench._timing import best_of, best_of_pair, block, record
 
 
 def run(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
@@ -55,12 +55,12 @@ def main() -> None:
     libs = {"plait": (plait, pnp), "jax": (jax, jnp)}
     for name, make in [("indexing: jitted grad of embedding lookup", embedding),
                        ("indexing: jitted x.at[idx].add(v), 1e5 updates", scatter_add)]:
-        times = {}
+        runs = {}
         for lib_name, (lib, np_) in libs.items():
             fn, args = make(lib, np_)
             block(fn(*args))
-            times[lib_name] = best_of(functools.partial(run, fn, args), 5)
-        record(name, times["plait"], times["jax"])
+            runs[lib_name] = functools.partial(run, fn, args)
+        record(name, *best_of_pair(runs["plait"], runs["jax"], 5, repeat=7))
     small = np.zeros((100, 8), np.float32)
     some = np.array([3, 1, 4], np.int32)
     trace = {}

@@ -20,19 +20,19 @@ import numpy as np
 import plait
 import plait.numpy as pnp
 import plait.scipy.linalg as psl
-from bench._timing import best_of, block, record
+from bench._timing import best_of_pair, block, record
 
 
 def _figure(label: str, make: Callable[[Any, Any], Callable[..., Any]],
             args: tuple[Any, ...], number: int) -> None:
-    times = {}
+    runs = {}
     libs = {"plait": (plait, pnp, psl), "jax": (jax, jnp, jsl)}
     for name, (lib, np_, sl) in libs.items():
         fn = lib.jit(make(np_, sl))
         xs = tuple(np_.asarray(a) for a in args)
         block(fn(*xs))
-        times[name] = best_of(functools.partial(lambda f, a: block(f(*a)), fn, xs), number)
-    record(f"linalg: {label}", times["plait"], times["jax"])
+        runs[name] = functools.partial(lambda f, a: block(f(*a)), fn, xs)
+    record(f"linalg: {label}", *best_of_pair(runs["plait"], runs["jax"], number, repeat=7))
 
 
 def main() -> None:

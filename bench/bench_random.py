@@ -17,24 +17,24 @@ import numpy as np
 
 import plait
 import plait.random as pr
-from bench._timing import best_of, block, record
+from bench._timing import best_of_pair, block, record
 
 
 def _figure(label: str, make: Callable[[Any], Callable[[Any], Any]], number: int) -> None:
-    times = {}
+    runs = {}
     for name, lib, rnd in (("plait", plait, pr), ("jax", jax, jr)):
         fn = lib.jit(make(rnd))
         key = rnd.key(0)
         out = block(fn(key))
         def run(f: Any = fn, k: Any = key) -> Any:
             return block(f(k))
-        times[name] = best_of(run, number)
+        runs[name] = run
         if name == "plait":
             first = out
         else:
             same = all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(first, out))
             assert same, f"{label}: plait's results differ from jax's"
-    record(f"random: {label}", times["plait"], times["jax"])
+    record(f"random: {label}", *best_of_pair(runs["plait"], runs["jax"], number, repeat=7))
 
 
 def main() -> None:
