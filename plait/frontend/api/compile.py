@@ -19,7 +19,7 @@ from plait.frontend.core.tree_util import tree_unflatten
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.sharding import NamedSharding
-from plait.lowering import multi_device
+from plait.lowering import multi_device, runtime
 from plait.lowering.lower import usable_donations
 from plait.lowering.runtime import Executable
 
@@ -96,7 +96,9 @@ def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
         bufs = _spmd_buffers(exe, [(x, a) for x, a, k in zip(leaves, traced.in_avals, kept)
                                    if k])
     else:
-        bufs = [device_buffer(x, a, not d, exe.device)
+        # (Looked up once: device_buffer copies to a device other than the default.)
+        dev = exe.device if exe.device != runtime.default_device() else None
+        bufs = [device_buffer(x, a, not d, dev)
                 for x, a, d, k in zip(leaves, traced.in_avals, donated, kept) if k]
     outs = exe.execute(bufs)
     _delete_donated(leaves, donated)

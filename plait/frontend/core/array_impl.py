@@ -310,7 +310,7 @@ def device_buffer(x: Any, aval: ShapedArray, reuse: bool = True, device: Any = N
     NumPy array, or (``reuse``: unless it is donated) the cached buffer of a scalar.
     With ``device`` (a program placed on a device other than the default one), values
     elsewhere are copied there."""
-    if device is not None and device != runtime.default_device():
+    if device is not None:
         buf = x.buffer() if type(x) is ArrayImpl else None
         if buf is not None and buf._sharding is runtime.sharding_for(device):
             return buf
