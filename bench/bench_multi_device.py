@@ -8,6 +8,8 @@ Inputs stay on the devices between steps.  Prints the best time per step of each
 library over rounds that alternate which library runs first, and the ratio plait / jax
 (lower is better).
 
+Then eager ``sin`` on an ``f32[8]`` put on device 1 (not the default device).
+
 The 8 devices share this machine's cores: the figures measure dispatch and XLA's
 partitioned program, not a speed-up.
 Run from the repository root: python -m bench.bench_multi_device
@@ -122,6 +124,18 @@ def main() -> None:
     for name in ours:
         t_p, t_j = best_of_pair(ours[name], theirs[name], 20)
         record(f"multi-device: MLP {name}, 8 CPU devices", t_p, t_j)
+    eager_on_device_1()
+
+
+def eager_on_device_1() -> None:
+    """Eager ``sin`` on an array put on a device other than the default one."""
+    import jax.numpy as jnp
+
+    import plait.numpy as pnp
+    v = np.ones(8, np.float32)
+    x, xj = plait.device_put(v, plait.devices()[1]), jax.device_put(v, jax.devices()[1])
+    t_p, t_j = best_of_pair(lambda: pnp.sin(x), lambda: jnp.sin(xj), 20000, repeat=7)
+    record("multi-device: eager sin on f32[8] on device 1", t_p, t_j, unit="us")
 
 
 if __name__ == "__main__":

@@ -142,8 +142,11 @@ def put_pieces(aval: ShapedArray, named: NamedSharding, local: Sequence[int],
     """A buffer of type ``aval`` laid out by ``named`` from this process's pieces (one per
     position of ``local``, in order)."""
     devices = list(named.mesh.devices.flat)
+    # Private host copies: a buffer may alias its piece's memory (see runtime.device_put),
+    # and a piece may be a view of the caller's array.  (jaxlib's force_copy fails
+    # with "bad_function_call" for pieces of a split array.)
     return _xc.batched_device_put(aval, mesh_sharding(named, aval.ndim),
-                                  [np.ascontiguousarray(x, aval.dtype) for x in pieces],
+                                  [np.array(x, aval.dtype, order="C") for x in pieces],
                                   [devices[p] for p in local], True,
                                   enable_x64=_config.enable_x64)
 

@@ -172,8 +172,10 @@ def device_put(value: np.ndarray, aval: ShapedArray, device: Any = None) -> Any:
         value = np.zeros(aval.shape, np.bool_)
     elif dt.is_key(aval.dtype):
         value = np.ascontiguousarray(np.asarray(value)[dt.key_field(aval.dtype)])
+    # Always a copy: by default jaxlib lets a CPU buffer alias a suitably aligned NumPy
+    # array, and writing to that array later would change an immutable Array.
     return _xc.batched_device_put(_as_stored(aval), sharding_for(dev), [value], [dev],
-                                  enable_x64=_config.enable_x64)
+                                  force_copy=True, enable_x64=_config.enable_x64)
 
 
 def _as_stored(aval: ShapedArray) -> ShapedArray:

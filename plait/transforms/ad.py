@@ -18,7 +18,8 @@ from plait.transforms.jvp import jvp_jaxpr
 from plait.transforms.partial_eval import partial_eval_jaxpr
 from plait.transforms.transpose import transpose_jaxpr
 
-__all__ = ["VjpJaxprs", "vjp_jaxprs", "linearize_jaxpr", "value_and_grad_jaxpr"]
+__all__ = ["VjpJaxprs", "vjp_jaxprs", "linearize_jaxpr", "value_and_grad_jaxpr",
+           "split_forwarded"]
 
 
 @attrs.frozen
@@ -68,6 +69,23 @@ def vjp_jaxprs(jaxpr: Jaxpr, diff: Sequence[bool]) -> VjpJaxprs:
         bwd, _ = dce_jaxpr(bwd)
         hit = _cache[key] = VjpJaxprs(primal, bwd, nres, out_nz)
     return hit
+
+
+def split_forwarded(fwd: Jaxpr, n_out: int) -> tuple[Jaxpr, tuple[int | None, ...]]:
+    """``fwd`` without those residuals (its outputs from ``n_out`` on) that are its own
+    inputs, and for each residual the index of the input it is (``None``: ``fwd``
+    still returns it, in order).
+
+    A weight the backward pass needs is a residual that is an input: returned by a
+    compiled program it would be copied on every call (XLA gives every result a
+    buffer of its own), so ``vjp`` and ``linearize`` pass the caller's value on.
+    """
+    index = {v: i for i, v in enumerate(fwd.invars)}
+    res_from = tuple(index.get(v) if type(v) is Var else None for v in fwd.outvars[n_out:])
+    if all(i is None for i in res_from):
+        return fwd, res_from
+    pruned, _ = dce_jaxpr(fwd, [True] * n_out + [i is None for i in res_from])
+    return pruned, res_from
 
 
 _vg_cache: LRUCache[tuple[Any, ...], Jaxpr] = LRUCache("value_and_grad")

@@ -148,6 +148,23 @@ def test_jit_eager_and_grad_run_where_the_data_is(eager_calls: list[str]) -> Non
     np.testing.assert_allclose(np.asarray(dg), 2 * v)
 
 
+def test_repeated_calls_on_another_device_stay_in_cpp_and_there(eager_calls: list[str]
+                                                                ) -> None:
+    v = np.linspace(0.5, 2.0, 6, dtype=np.float32)
+    x, y = (plait.device_put(a, plait.devices()[2]) for a in (v, v[::-1].copy()))
+    jx, jy = (jax.device_put(a, jax.devices()[2]) for a in (v, v[::-1].copy()))
+    for _ in range(3):
+        r, s = pnp.sin(x), pnp.multiply(x, y)
+        _same(r, jnp.sin(jx))
+        _same(s, jnp.multiply(jx, jy))
+        assert _device_of(r) == _device_of(s) == _device_of(jnp.sin(jx)) == 2
+    assert eager_calls.count("sin") == 1 and eager_calls.count("mul") == 1
+    d = pnp.asarray(v)  # the default device: its own entries, its own device
+    for _ in range(2):
+        assert _device_of(pnp.sin(d)) == 0
+    assert eager_calls.count("sin") == 2
+
+
 def test_arrays_on_two_devices_are_refused() -> None:
     a = plait.device_put(np.ones(2, np.float32), plait.devices()[1])
     b = plait.device_put(np.ones(2, np.float32), plait.devices()[2])

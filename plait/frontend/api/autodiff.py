@@ -20,8 +20,10 @@ from plait.frontend import lax
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tracing import Tracer
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     tree_flatten,
@@ -34,7 +36,12 @@ from plait.ir.avals import ShapedArray, shaped
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import Jaxpr, consts_as_invars
 from plait.ir.lists import fill_in
-from plait.transforms.ad import linearize_jaxpr, value_and_grad_jaxpr, vjp_jaxprs
+from plait.transforms.ad import (
+    linearize_jaxpr,
+    split_forwarded,
+    value_and_grad_jaxpr,
+    vjp_jaxprs,
+)
 from plait.transforms.jvp import jvp_jaxpr
 from plait.transforms.transpose import transpose_jaxpr
 
@@ -137,17 +144,38 @@ def _zeros_for(aval: Any) -> Any:
     return lax.full(aval.shape, 0, aval.dtype)
 
 
+def _run_forward(fwd: Jaxpr, n_out: int, args: Sequence[Any], name: str
+                 ) -> tuple[list[Any], list[Any]]:
+    """The outputs and residuals of the forward half of reverse mode or linearization,
+    applied to ``args``.  Residuals that are inputs are not returned by the program
+    (that would copy them) but taken from ``args``, as Arrays: a NumPy input is put
+    on the device once, so changing it later does not change the residual."""
+    pruned, res_from = split_forwarded(fwd, n_out)
+    outs = apply_jaxpr(pruned, (), args, name)
+    computed = iter(outs[n_out:])
+    residuals = [next(computed) if i is None else _as_value(args[i], fwd.invars[i].aval)
+                 for i in res_from]
+    return outs[:n_out], residuals
+
+
+def _as_value(x: Any, aval: Any) -> Any:
+    if type(x) is ArrayImpl or type(x) is Tracer:
+        return x
+    a = shaped(aval)
+    return ArrayImpl.from_numpy(np.asarray(x, a.dtype), a.weak_type)
+
+
 @api_boundary
 def linearize(fun: Callable[..., R], *primals: Any) -> tuple[R, Callable[..., R]]:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linearized function."""
     traced, jaxpr, consts = _trace(fun, primals, "linearize")
     n_c = len(consts)
     diff = [False] * n_c + [dt.is_inexact(a.dtype) for a in traced.in_avals]
-    primal, linear, nres, out_nz = linearize_jaxpr(jaxpr, diff)
+    primal, linear, _, out_nz = linearize_jaxpr(jaxpr, diff)
     p_leaves, _ = tree_flatten(tuple(primals))
-    outs = apply_jaxpr(primal, (), [*consts, *p_leaves], f"linearize_{traced.debug_info.func_name}")
     n_out = len(jaxpr.outvars)
-    primal_outs, residuals = outs[:n_out], outs[n_out:]
+    primal_outs, residuals = _run_forward(primal, n_out, [*consts, *p_leaves],
+                                          f"linearize_{traced.debug_info.func_name}")
     in_tree = tree_structure(tuple(primals))
 
     def f_jvp(*tangents: Any) -> Any:
@@ -191,8 +219,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     n_main = n_out - aux_n
     pieces = vjp_jaxprs(jaxpr, [False] * n_c + diff)
     p_leaves, in_tree = tree_flatten(tuple(primals))
-    outs = apply_jaxpr(pieces.fwd, (), [*consts, *p_leaves], f"vjp_{traced.debug_info.func_name}")
-    primal_outs, residuals = outs[:n_out], outs[n_out:]
+    primal_outs, residuals = _run_forward(pieces.fwd, n_out, [*consts, *p_leaves],
+                                          f"vjp_{traced.debug_info.func_name}")
     main_tree = traced.out_tree.children()[0] if has_aux else traced.out_tree
 
     def f_vjp(*cts: Any) -> Any:

@@ -9,11 +9,11 @@ its cache maps the operands' signature straight to the primitive's executable,
 and a repeated call on concrete Arrays enters Python only to build the result.
 
 A call gets a fast path only when it is the primitive applied to its Array
-operands as they are, on the default device: promotion, tracing, NaN checks,
-sharded or otherwise placed operands, and programs with host callbacks keep
-taking the ufunc's own path (jaxlib keys its cache on the operand types and
-placements and on plait's options, so such a call never hits an entry made for
-another).
+operands as they are, all on one device (the default one or another):
+promotion, tracing, NaN checks, operands over a mesh or on several devices, and
+programs with host callbacks keep taking the ufunc's own path (jaxlib keys its
+cache on the operand types and placements and on plait's options, so such a call
+never hits an entry made for another).
 """
 
 from __future__ import annotations
@@ -49,10 +49,11 @@ def dispatched(name: str, prim: Primitive, fallback: Callable[..., Any],
 def _fast_path(prim: Primitive, args: tuple[Any, ...], out: Any) -> Any:
     if type(out) is not ArrayImpl or _config.check_values:
         return None
-    exe = op_executable(prim, tuple(a._aval for a in args))
+    place = args[0]._buf._sharding
+    if type(place) is not runtime.Sharding or any(a._buf._sharding is not place for a in args):
+        return None  # operands over a mesh, or on several devices
+    device = None if place is runtime.sharding_for(runtime.default_device()) else place._device
+    exe = op_executable(prim, tuple(a._aval for a in args), device)
     if exe is None or exe.callbacks is not None:
-        return None
-    home = runtime.sharding_for(exe.device)
-    if any(a._buf._sharding is not home for a in args):
         return None
     return fast_path(exe, [True] * len(args), _ONE_RESULT, [out._aval])

@@ -82,10 +82,12 @@ _ops: BoundedDict[tuple[Any, ...], _Op] = BoundedDict("eager operations")
 """Keyed by ``(primitive, params, *operand avals)``."""
 
 
-def op_executable(prim: Primitive, avals: tuple[ShapedArray, ...]) -> Executable | None:
+def op_executable(prim: Primitive, avals: tuple[ShapedArray, ...],
+                  device: Any = None) -> Executable | None:
     """The program eager execution compiled for ``prim`` (default params) on operands
-    of types ``avals``, if it has run."""
-    op = _ops.data.get((prim, prim.complete_params({}), *avals))
+    of types ``avals``, if it has run (``device``: on that device, not the default)."""
+    key = (prim, prim.complete_params({}), *avals)
+    op = _ops.data.get(key if device is None else (key, device))
     return op.exe if op is not None else None
 
 
