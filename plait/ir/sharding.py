@@ -299,6 +299,12 @@ def _names(entry: Any) -> tuple[str, ...]:
     return (entry,) if isinstance(entry, str) else tuple(entry)
 
 
+def _memory_kind(kind: str | None) -> str:
+    if kind not in (None, "device"):
+        raise ValueError(f"expected memory_kind None or 'device', but got {kind!r}")
+    return "device"
+
+
 @attrs.frozen(repr=False)
 class NamedSharding:
     """An array's layout over a mesh: ``spec`` says which mesh axes split each
@@ -308,8 +314,8 @@ class NamedSharding:
     """The devices."""
     spec: PartitionSpec = attrs.field(factory=PartitionSpec)
     """How each dimension is split."""
-    memory_kind: str | None = attrs.field(default=None, eq=False)
-    """Where on the device (only the default memory is supported)."""
+    memory_kind: str = attrs.field(default="device", eq=False, converter=_memory_kind)
+    """Where on the device: only its default memory, ``'device'`` (``None`` means it)."""
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.mesh, Mesh):
@@ -321,9 +327,6 @@ class NamedSharding:
             if n not in self.mesh.axis_names:
                 raise ValueError(f"expected PartitionSpec axes among the mesh's axes "
                                  f"{self.mesh.axis_names}, but got {n!r} in {self.spec!r}")
-        if self.memory_kind not in (None, "device"):
-            raise ValueError(f"expected memory_kind None or 'device', but got "
-                             f"{self.memory_kind!r}")
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"

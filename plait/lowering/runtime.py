@@ -127,9 +127,9 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"  # JAX's
 
     @property
-    def memory_kind(self) -> None:
-        """Default memory."""
-        return None
+    def memory_kind(self) -> str:
+        """The device's default memory, ``'device'`` (as JAX names it)."""
+        return "device"
 
     @property
     def num_devices(self) -> int:

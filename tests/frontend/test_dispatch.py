@@ -367,6 +367,8 @@ def test_one_single_device_sharding_per_device(misses: list[tuple[object, ...]])
     xs = [pnp.ones(4), plait.device_put(np.ones(4, np.float32), dev), pnp.asarray(np.ones(4)),
           plait.device_put(np.ones(4, np.float32), s), plait.jit(lambda: pnp.ones(4))()]
     assert all(x.sharding is s for x in xs)
+    theirs = jax.device_put(np.ones(4, np.float32)).sharding
+    assert (repr(s), s.memory_kind) == (repr(theirs), theirs.memory_kind)
     f = plait.jit(lambda a: a * 2.0)
     before = len(misses)
     for x in xs:

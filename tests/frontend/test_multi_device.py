@@ -411,6 +411,11 @@ def test_device_put_lays_out_as_jax(spec: tuple[Any, ...]) -> None:
     a = plait.device_put(x, NamedSharding(ours_mesh, P(*spec)))
     b = jax.device_put(x, JNamedSharding(theirs_mesh, JP(*spec)))
     assert repr(a.sharding) == repr(b.sharding)
+    assert a.sharding.memory_kind == b.sharding.memory_kind
+    assert NamedSharding(ours_mesh, P(), memory_kind=None).memory_kind == b.sharding.memory_kind
+    with pytest.raises(ValueError, match="expected memory_kind None or 'device', but got "
+                                         "'pinned_host'"):
+        NamedSharding(ours_mesh, P(), memory_kind="pinned_host")
     assert [(s.device.id, s.index, s.replica_id) for s in a.addressable_shards] == \
         [(s.device.id, s.index, s.replica_id) for s in b.addressable_shards]
     for s in a.addressable_shards:
