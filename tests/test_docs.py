@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = ["index.md", "jaxprs.md", "interpreters.md", "jit.md", "autodiff.md", "vmap.md",
          "control_flow.md", "custom_derivatives.md", "numpy.md", "typing.md", "errors.md",
-         "pytrees.md", "scipy.md", "random.md", "nn.md", "export.md", "callbacks.md",
-         "scaling.md"]
+         "pytrees.md", "scipy.md", "random.md", "nn.md", "example_libraries.md", "export.md",
+         "callbacks.md", "scaling.md"]
 _FENCE = re.compile(r"^(`{3,})(.*)$")
 _MYPY_LINE = re.compile(r"^(?P<file>[^:\s]+\.py):(?P<line>\d+): (?P<rest>.*)$")
 

@@ -44,6 +44,10 @@ ALLOWED = {
     "frontend.nn": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
                     "frontend.api", "frontend.numpy", "frontend.scipy", "frontend.random",
                     "frontend.nn"},
+    "frontend.example_libraries": {"ir", "transforms", "lowering", "frontend.core",
+                                   "frontend.lax", "frontend.api", "frontend.numpy",
+                                   "frontend.scipy", "frontend.random", "frontend.nn",
+                                   "frontend.example_libraries"},
 }
 
 # Function-local imports that break a real cycle: a value's ``__repr__`` prints it with
