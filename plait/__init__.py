@@ -93,7 +93,8 @@ from plait.frontend.core.promotion import numpy_dtype_promotion
 from plait.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, Var
 from plait.ir.caches import cache_info, clear_caches
 from plait.ir.dtypes import float0
-from plait.ir.sharding import set_mesh
+from plait.ir.sharding import NamedSharding, set_mesh
+from plait.ir.sharding import PartitionSpec as P
 from plait.lowering.runtime import devices
 
 jacobian = jacrev
@@ -119,5 +120,6 @@ __all__ = [
     "distributed", "sharding", "pmap", "shard_map", "make_mesh", "local_devices",
     "process_index", "process_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_array_from_process_local_data", "set_mesh",
+    "NamedSharding", "P",
 ]
 __version__ = "0.1.0"

@@ -148,3 +148,16 @@ def test_print_environment_info_names_the_versions() -> None:
     assert f"plait:  {plait.__version__}" in text and "jaxlib: 0.10.2" in text
     n = plait.device_count()
     assert f"device info: cpu-{n}, {n} local devices" in text
+
+
+def test_sharding_names_at_top_level_are_jax_s() -> None:
+    """``NamedSharding`` and ``P`` (``PartitionSpec``) are top-level names, as in JAX."""
+    import plait.sharding
+    assert plait.NamedSharding is plait.sharding.NamedSharding
+    assert plait.P is plait.sharding.PartitionSpec
+    assert jax.NamedSharding is jax.sharding.NamedSharding
+    assert jax.P is jax.sharding.PartitionSpec
+    ours = plait.make_mesh((2,), ("i",), axis_types=(plait.sharding.AxisType.Auto,))
+    theirs = jax.make_mesh((2,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
+    assert repr(plait.NamedSharding(ours, plait.P("i"))) == repr(
+        jax.NamedSharding(theirs, jax.P("i")))
