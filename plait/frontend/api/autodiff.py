@@ -20,7 +20,7 @@ from plait.frontend import lax
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify
-from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import Tracer
@@ -159,10 +159,11 @@ def _run_forward(fwd: Jaxpr, n_out: int, args: Sequence[Any], name: str
 
 
 def _as_value(x: Any, aval: Any) -> Any:
+    # What apply_jaxpr would have returned for it: the traced type, on the device.
     if type(x) is ArrayImpl or type(x) is Tracer:
         return x
     a = shaped(aval)
-    return ArrayImpl.from_numpy(np.asarray(x, a.dtype), a.weak_type)
+    return wrap_output(a, device_buffer(x, a))
 
 
 @api_boundary
