@@ -12,13 +12,17 @@ import os as _os
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from plait import (
+    ad_checkpoint,
     config,
+    custom_batching,
     debug,
     distributed,
     dtypes,
     errors,
     experimental,
     export,
+    flatten_util,
+    image,
     ir,
     lax,
     nn,
@@ -61,6 +65,11 @@ from plait.frontend.api.custom_derivatives import custom_jvp, custom_vjp
 from plait.frontend.api.custom_gradient import closure_convert, custom_gradient
 from plait.frontend.api.device_put import device_put
 from plait.frontend.api.devices import (
+    Device,
+    copy_to_host_async,
+    host_count,
+    host_id,
+    host_ids,
     local_devices,
     make_array_from_callback,
     make_array_from_process_local_data,
@@ -68,12 +77,14 @@ from plait.frontend.api.devices import (
     make_mesh,
     process_count,
     process_index,
+    process_indices,
 )
 from plait.frontend.api.environment import (
     block_until_ready,
     default_backend,
     device_count,
     device_get,
+    effects_barrier,
     enable_x64,
     live_arrays,
     local_device_count,
@@ -101,11 +112,11 @@ jacobian = jacrev
 """``jacrev`` (JAX's alias)."""
 
 __all__ = [
-    "config", "debug", "dtypes", "errors", "experimental", "export", "ir", "lax", "nn",
-    "numpy", "random", "scipy",
+    "ad_checkpoint", "config", "custom_batching", "debug", "dtypes", "errors", "experimental",
+    "export", "flatten_util", "image", "ir", "lax", "nn", "numpy", "random", "scipy",
     "test_util", "transforms", "tree", "tree_util", "typing", "block_until_ready",
     "default_backend", "device_count", "device_get", "enable_x64", "local_device_count",
-    "print_environment_info",
+    "print_environment_info", "effects_barrier",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
     "named_scope", "live_arrays", "default_matmul_precision", "numpy_rank_promotion",
     "custom_gradient", "closure_convert", "pure_callback", "debug_nans", "debug_infs",
@@ -120,6 +131,7 @@ __all__ = [
     "distributed", "sharding", "pmap", "shard_map", "make_mesh", "local_devices",
     "process_index", "process_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_array_from_process_local_data", "set_mesh",
-    "NamedSharding", "P",
+    "NamedSharding", "P", "Device", "copy_to_host_async", "host_count", "host_id", "host_ids",
+    "process_indices",
 ]
 __version__ = "0.1.0"

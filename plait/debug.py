@@ -3,5 +3,6 @@
 # ``name as name`` marks a re-export for mypy --strict users.
 from plait.frontend.api.callbacks import debug_callback as callback
 from plait.frontend.api.callbacks import debug_print as print  # noqa: A004  (JAX's name)
+from plait.frontend.api.debugger import breakpoint as breakpoint  # noqa: A004  (JAX's name)
 
-__all__ = ["callback", "print"]
+__all__ = ["breakpoint", "callback", "print"]

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
+import jax.ad_checkpoint
 import ml_dtypes
 import numpy as np
 from jax import lax
@@ -392,6 +393,8 @@ spec("real", P.real_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0
 spec("imag", P.imag_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0,))
 spec("conj", P.conj_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0,))
 spec("copy", P.copy_p, {}, _uniform(-5, 5), ALL, differentiable=True, linear_in=(0,))
+spec("name", P.name_p, {"name": "h1"}, _uniform(-5, 5), ALL, differentiable=True,
+     jax_fn=lambda x, name: jax.ad_checkpoint.checkpoint_name(x, name))
 spec("not", P.not_p, {}, _uniform(-100, 100), BOOL_INT + (U32,))
 
 
@@ -1090,6 +1093,30 @@ for _axis in ("first", "last"):
     spec(f"top_k_{_axis}", P.top_k_p, _top_k_params(_axis), _top_k_args, (F32, I32, U8, F16),
          shapes=NONSCALAR,
          jax_fn=lambda x, k, axis: lax.top_k(x, k, axis=axis), differentiable=True)
+
+
+def _approx_params(which: str, is_max_k: bool) -> ParamsFn:
+    def make(d: DType, s: Shape) -> dict[str, Any]:
+        dim = _dim(which)(s)
+        return {"k": min(2, s[dim]), "reduction_dimension": dim - len(s) if dim else dim,
+                "recall_target": 0.95, "is_max_k": is_max_k,
+                "reduction_input_size_override": -1, "aggregate_to_topk": True}
+    return make
+
+
+def _jax_approx(x: Any, k: int, reduction_dimension: int, recall_target: float,
+                is_max_k: bool, reduction_input_size_override: int,
+                aggregate_to_topk: bool) -> Any:
+    fn = lax.approx_max_k if is_max_k else lax.approx_min_k
+    return tuple(fn(x, k, reduction_dimension, recall_target, reduction_input_size_override,
+                    aggregate_to_topk))
+
+
+for _axis in ("first", "last"):
+    for _max in (True, False):
+        spec(f"approx_{'max' if _max else 'min'}_k_{_axis}", P.approx_top_k_p,
+             _approx_params(_axis, _max), _top_k_args, (F32, F16, BF16), shapes=NONSCALAR,
+             jax_fn=_jax_approx, differentiable=True)
 
 
 # -- conv_general_dilated ---------------------------------------------------------------------
@@ -1875,6 +1902,9 @@ SPECS_BY_NAME.update({s.name: s for s in SPECS})
 # need Python functions (tests/frontend/test_callbacks.py).
 UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_value_p,
                          P.pure_callback_p, P.io_callback_p, P.debug_callback_p,
+                         # Its rule is Python (traced when vmap reaches it): tested in
+                         # tests/frontend/test_custom_batching.py.
+                         P.custom_vmap_call_p,
                          # They need a mesh (or named axes) around them, which a spec table
                          # cannot give: tests/frontend/test_multi_device.py compares them
                          # with JAX, the reference interpreter and finite differences.

@@ -40,7 +40,8 @@ DOCS = ROOT / "docs"
 PAGES = ["index.md", "jaxprs.md", "interpreters.md", "jit.md", "autodiff.md", "vmap.md",
          "control_flow.md", "custom_derivatives.md", "numpy.md", "typing.md", "errors.md",
          "pytrees.md", "scipy.md", "random.md", "nn.md", "example_libraries.md", "export.md",
-         "callbacks.md", "scaling.md"]
+         "callbacks.md", "scaling.md", "custom_batching.md", "optimize.md", "image.md",
+         "signal.md"]
 _FENCE = re.compile(r"^(`{3,})(.*)$")
 _MYPY_LINE = re.compile(r"^(?P<file>[^:\s]+\.py):(?P<line>\d+): (?P<rest>.*)$")
 
@@ -133,7 +134,10 @@ def run_python(path: Path, examples: list[Example]) -> None:
             with contextlib.redirect_stdout(buf):
                 # Padded so that tracebacks and recorded source lines give the
                 # line numbers of the Markdown page itself.
-                code = compile("\n" * ex.code.line + ex.code.text, path.name, "exec")
+                # dont_inherit: this module's ``from __future__ import annotations``
+                # must not turn the page's annotations into strings.
+                code = compile("\n" * ex.code.line + ex.code.text, path.name, "exec",
+                               dont_inherit=True)
                 exec(code, namespace)
         except Exception:
             raise DocExampleError(

@@ -79,6 +79,16 @@ class _Values:
         self.platform_name = ""
         self.platforms = ""
         self.export_calling_convention_version = 10
+        self.compilation_cache_dir: str | None = os.environ.get("PLAIT_COMPILATION_CACHE_DIR")
+        """Where compiled programs are kept between processes (``None``: nowhere)."""
+        self.enable_compilation_cache = True
+        self.persistent_cache_min_compile_time_secs = 1.0
+        """Programs compiled faster than this are not stored."""
+        self.persistent_cache_min_entry_size_bytes = 0
+        """Programs whose serialized size is below this are not stored."""
+        self.num_cpu_devices = int(os.environ.get("PLAIT_NUM_CPU_DEVICES", "-1"))
+        """How many CPU devices the runtime makes (-1: as ``XLA_FLAGS`` says, else 1);
+        read once, when the runtime starts."""
         self.trace_context: tuple[Any, ...] = ()
         self._refresh()
 
@@ -130,7 +140,21 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "platform_name": lambda v: v in ("", "cpu"),
     "export_calling_convention_version": lambda v: type(v) is int and v in (9, 10),
     "platforms": lambda v: v in ("", "cpu"),
+    "num_cpu_devices": lambda v: type(v) is int and (v == -1 or v >= 1),
+    "compilation_cache_dir": lambda v: v is None or isinstance(v, str | os.PathLike),
+    "enable_compilation_cache": lambda v: isinstance(v, bool),
+    "persistent_cache_min_compile_time_secs": lambda v: isinstance(v, int | float)
+    and not isinstance(v, bool) and v >= 0,
+    "persistent_cache_min_entry_size_bytes": lambda v: type(v) is int and v >= -1,
 }
+
+_guards: dict[str, Callable[[Any], None]] = {}
+
+
+def guard(name: str, check_update: Callable[[Any], None]) -> None:
+    """Have ``check_update(value)`` run before option ``name`` changes; it raises to
+    refuse the change (an option that a layer above reads only once)."""
+    _guards[name] = check_update
 
 
 def _option(name: str) -> str:
@@ -155,6 +179,9 @@ def check(name: str, value: Any) -> str:
     if name.startswith("platform"):
         raise ValueError(f"invalid value {value!r} for config option {name!r}: plait "
                          "runs on 'cpu' only")
+    if name == "num_cpu_devices":
+        raise ValueError(f"expected -1 or a positive int for config option {name!r}, but got "
+                         f"{value!r}")
     if name == "default_matmul_precision":
         raise ValueError(f"expected None or one of {list(MATMUL_PRECISIONS)} for config "
                          f"option {name!r}, but got {value!r}")
@@ -168,7 +195,10 @@ def update(name: str, value: Any) -> None:
       KeyError: no such option.
       ValueError: the value is not allowed for the option.
     """
-    setattr(values, check(name, value), value)
+    name = check(name, value)
+    if name in _guards:
+        _guards[name](value)
+    setattr(values, name, value)
     values._refresh()
 
 

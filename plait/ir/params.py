@@ -21,7 +21,7 @@ from plait.ir.dims import DimExpr, parse_dims
 
 __all__ = [
     "Params", "EMPTY_PARAMS", "ParamDef", "Derived", "REQUIRED", "Show",
-    "decode_int", "decode_bool", "decode_ints", "decode_optional_ints",
+    "decode_int", "decode_float", "decode_bool", "decode_ints", "decode_optional_ints",
     "decode_dtype", "decode_optional_dtype", "decode_str", "decode_none",
     "decode_nested_ints", "decode_enum", "decode_bools", "decode_any", "ParsedCall",
 ]
@@ -153,6 +153,15 @@ def decode_int(value: Any) -> int:
     """An int (not a bool)."""
     if type(value) is not int:
         _fail("an int", value)
+    return value
+
+
+def decode_float(value: Any) -> float:
+    """A float (an int is taken as one)."""
+    if type(value) is int:
+        return float(value)
+    if type(value) is not float:
+        _fail("a float", value)
     return value
 
 

@@ -39,6 +39,7 @@ from plait.ir.errors import JaxprParseError, JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.params import REQUIRED, Params, ParsedCall
 from plait.ir.primitive import PRIMITIVES, Primitive
+from plait.ir.primitives.remat_policies import POLICY_CONSTRUCTORS
 
 __all__ = ["parse_jaxpr"]
 
@@ -82,7 +83,8 @@ def _tokenize(src: str) -> list[_Tok]:
 
 _LITERAL_WORDS: Final = frozenset({"True", "False", "inf", "nan"})
 # Constructor calls printed with positional arguments, as ``repr`` writes these values.
-_POSITIONAL_CALLS: Final = frozenset({"PyTreeDef", "HashableArray", "array", "dtype"})
+_POSITIONAL_CALLS: Final = frozenset({"PyTreeDef", "HashableArray", "array", "dtype",
+                                      *POLICY_CONSTRUCTORS})
 _VAR_LIKE_LITERALS: Final = frozenset({"inf", "nan"})
 
 

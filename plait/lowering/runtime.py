@@ -17,10 +17,12 @@ from jaxlib import xla_client as _xc
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.caches import BoundedDict, clear_caches
+from plait.ir.config import guard as _guard
 from plait.ir.config import values as _config
 from plait.ir.errors import CallbackError
 from plait.ir.sharding import Mesh, NamedSharding, set_device_resolver
 from plait.lowering import multi_device
+from plait.lowering.compilation_cache import compile_cached
 from plait.lowering.emitter import tensor_type
 
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
@@ -39,8 +41,20 @@ def client() -> Any:
     if _client is None:
         with _lock:
             if _client is None:
-                _client = _xc.make_cpu_client()
+                n = _config.num_cpu_devices
+                _client = _xc.make_cpu_client(num_devices=n if n > 0 else None)
     return _client
+
+
+def _refuse_after_start(value: Any) -> None:
+    if _client is not None and value != _config.num_cpu_devices:
+        raise RuntimeError("num_cpu_devices: expected the option set before the runtime "
+                           f"starts, but {len(_client.devices())} devices are running already;"
+                           " set it right after `import plait` (or set "
+                           "PLAIT_NUM_CPU_DEVICES in the environment)")
+
+
+_guard("num_cpu_devices", _refuse_after_start)
 
 
 def started() -> bool:
@@ -372,9 +386,15 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
                                            host_callbacks=callbacks.functions)
         _compile_count[0] += 1
         return Executable(loaded, dev, out_avals, callbacks)
-    loaded = client().compile_and_load(module_code, devices, options)
-    _compile_count[0] += 1
+    loaded = compile_cached(client(), module_code, devices, options, lambda: _compile(
+        module_code, devices, options))
     return Executable(loaded, dev, out_avals)
+
+
+def _compile(module: str | bytes, devices: Any, options: Any) -> Any:
+    loaded = client().compile_and_load(module, devices, options)
+    _compile_count[0] += 1
+    return loaded
 
 
 def _single_device_options(device: Any) -> Any:
@@ -402,9 +422,9 @@ class SpmdLayout:
 
 def _compile_spmd(text: str, out_avals: Sequence[ShapedArray], spmd: SpmdLayout) -> Executable:
     mesh = spmd.mesh
-    loaded = client().compile_and_load(text, multi_device.device_list(mesh),
-                                       multi_device.compile_options(mesh))
-    _compile_count[0] += 1
+    devices, options = multi_device.device_list(mesh), multi_device.compile_options(mesh)
+    loaded = compile_cached(client(), text, devices, options,
+                            lambda: _compile(text, devices, options))
     chosen = loaded.get_output_shardings()
     outs = []
     for i, (a, named) in enumerate(zip(out_avals, spmd.out_shardings)):

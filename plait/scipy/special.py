@@ -1,4 +1,23 @@
-"""``plait.scipy.special``: special functions (see :mod:`plait.frontend.scipy.special`)."""
+"""``plait.scipy.special``: special functions (see :mod:`plait.frontend.scipy.special` and
+the ``special_*`` modules beside it)."""
+
+# ruff: noqa: F405  (the names of __all__ come from the star imports)
 
 from plait.frontend.scipy.special import *  # noqa: F401,F403
-from plait.frontend.scipy.special import __all__ as __all__
+from plait.frontend.scipy.special_bessel_legendre import *  # noqa: F401,F403
+from plait.frontend.scipy.special_exp_integrals import *  # noqa: F401,F403
+from plait.frontend.scipy.special_faddeeva import *  # noqa: F401,F403
+from plait.frontend.scipy.special_hypergeometric import *  # noqa: F401,F403
+from plait.frontend.scipy.special_misc import *  # noqa: F401,F403
+from plait.frontend.scipy.special_trig_integrals import *  # noqa: F401,F403
+
+__all__ = [
+    "gammaln", "gammasgn", "gamma", "loggamma", "betaln", "beta", "betainc", "factorial",
+    "comb", "digamma", "polygamma", "zeta", "gammainc", "gammaincc", "erf", "erfc", "erfinv",
+    "expit", "logit", "logsumexp", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div",
+    "multigammaln", "boxcox", "boxcox1p", "ndtr", "ndtri", "log_ndtr", "i0", "i0e", "i1",
+    "i1e", "softmax", "log_softmax",
+    # (the special_* modules)
+    "bessel_jn", "sph_harm_y", "expi", "exp1", "expn", "wofz", "erfcx", "dawsn", "poch",
+    "hyp1f1", "hyp2f1", "spence", "bernoulli", "owens_t", "sici", "fresnel",
+]

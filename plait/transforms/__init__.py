@@ -13,6 +13,7 @@ from plait.transforms import composite_rules as _composite_rules  # noqa: F401
 from plait.transforms import control_flow_rules as _control_flow_rules  # noqa: F401
 from plait.transforms import conversion_rules as _conversion_rules  # noqa: F401
 from plait.transforms import convolution_rules as _convolution_rules  # noqa: F401
+from plait.transforms import custom_batching_rules as _custom_batching_rules  # noqa: F401
 from plait.transforms import custom_rules as _custom_rules  # noqa: F401
 from plait.transforms import exported_rules as _exported_rules  # noqa: F401
 from plait.transforms import fft_rules as _fft_rules  # noqa: F401

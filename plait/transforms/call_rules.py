@@ -20,16 +20,26 @@ def _jit_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     u_in = [a for a, u in zip(eqn.invars, unknowns) if u]
     k_out = [v for v, u in zip(eqn.outvars, out_unk) if not u]
     u_out = [v for v, u in zip(eqn.outvars, out_unk) if u]
-    residuals = [Var(a.aval) for a in known.outvars[len(known.outvars) - nres:]]
+    # A residual that is one of the callee's known inputs is passed on from outside,
+    # not returned by the call (which would copy it, and hide where it comes from).
+    n_known_out = len(known.outvars) - nres
+    index = {v: i for i, v in enumerate(known.invars)}
+    forwarded = [index.get(r) if type(r) is Var else None for r in known.outvars[n_known_out:]]
+    kept = [r for r, i in zip(known.outvars[n_known_out:], forwarded) if i is None]
+    known = known.replace(outvars=known.outvars[:n_known_out] + tuple(kept))
+    new_res = iter([Var(r.aval) for r in kept])
+    outer_res = [k_in[i] if i is not None else next(new_res) for i in forwarded]
+    computed = [a for a, i in zip(outer_res, forwarded) if i is None]
+    residuals = [a for a in outer_res if type(a) is Var]
     params = eqn.params
     known_eqn = eqn.replace(
-        invars=tuple(k_in), outvars=tuple(k_out + residuals), effects=known.effects,
+        invars=tuple(k_in), outvars=tuple(k_out + computed), effects=known.effects,
         params=params.replace(name=name, jaxpr=ClosedJaxpr(known),
                               donated_invars=(False,) * len(k_in)))
     unknown_eqn = eqn.replace(
-        invars=tuple(residuals + u_in), outvars=tuple(u_out), effects=unknown.effects,
+        invars=tuple(outer_res + u_in), outvars=tuple(u_out), effects=unknown.effects,
         params=params.replace(name=name, jaxpr=ClosedJaxpr(unknown),
-                              donated_invars=(False,) * (len(residuals) + len(u_in))))
+                              donated_invars=(False,) * (len(outer_res) + len(u_in))))
     return known_eqn, unknown_eqn, list(out_unk), residuals
 
 

@@ -187,6 +187,21 @@ batching_rules[P.custom_lin_p] = _custom_lin_vmap
 
 # -- remat -------------------------------------------------------------------
 
+def _name_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
+              name: str) -> tuple[list[Atom], list[Tangent]]:
+    # The label is for the primal value only (checkpoint's policies save primals).
+    return [e.bind1(P.name_p, primals[0], name=name)], [tangents[0]]
+
+
+def _name_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
+               name: str) -> tuple[list[Var], list[Dim]]:
+    return [e.bind1(P.name_p, vals[0], name=name)], dims
+
+
+jvp_rules[P.name_p] = _name_jvp
+batching_rules[P.name_p] = _name_vmap
+
+
 def _remat_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
                jaxpr: ClosedJaxpr, prevent_cse: bool, differentiated: bool,
                policy: RematPolicy | None) -> tuple[list[Atom], list[Tangent]]:

@@ -393,3 +393,25 @@ def _top_k_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, k:
 
 
 batching_rules[P.top_k_p] = _top_k_batch
+
+
+def _approx_top_k_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent],
+                      **params: Any) -> tuple[list[Var], list[Tangent]]:
+    values, idx = e.bind(P.approx_top_k_p, *primals, **params)
+    t = tangents[0]
+    t_idx = Zero(tangent_aval(idx.aval))
+    if isinstance(t, Zero):
+        return [values, idx], [Zero(tangent_aval(values.aval)), t_idx]
+    axis = params["reduction_dimension"] % shaped(values.aval).ndim
+    return [values, idx], [take_along(e, t, idx, axis), t_idx]
+
+
+def _approx_top_k_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim],
+                        **params: Any) -> Result:
+    x = bdim_to_front(e, vals[0], dims[0], size)
+    d = params["reduction_dimension"] % (shaped(x.aval).ndim - 1)
+    return e.bind(P.approx_top_k_p, x, **{**params, "reduction_dimension": d + 1}), [0, 0]
+
+
+jvp_rules[P.approx_top_k_p] = _approx_top_k_jvp
+batching_rules[P.approx_top_k_p] = _approx_top_k_batch

@@ -357,3 +357,19 @@ def test_callback_beside_a_shape_polymorphic_exported_call() -> None:
         plait.ShapeDtypeStruct(pexport.symbolic_shape("b"), F32))
     f = plait.jit(lambda v: _pure(plait)(exp.call(v)))
     np.testing.assert_allclose(np.asarray(f(X)), np.sin(X * 2), rtol=1e-6)
+
+
+@pytest.mark.parametrize("value", [np.ones((2, 3), F32), 1.0, 3, np.int8(3), True,
+                                   np.arange(4, dtype=np.float16)])
+def test_shape_dtype_struct_like_as_jax(value: Any) -> None:
+    assert repr(plait.ShapeDtypeStruct.like(value)) == repr(jax.ShapeDtypeStruct.like(value))
+
+    def f(lib: Any) -> Any:
+        return lambda x: lib.pure_callback(np.cos, lib.ShapeDtypeStruct.like(x), x)
+    x = np.linspace(0.0, 1.0, 5, dtype=F32)
+    np.testing.assert_array_equal(np.asarray(plait.jit(f(plait))(x)),
+                                  np.asarray(jax.jit(f(jax))(x)))
+    assert plait.jit(f(plait))(2.0).weak_type == jax.jit(f(jax))(2.0).weak_type
+    with pytest.raises(TypeError, match="expected an array, a scalar or a ShapeDtypeStruct, "
+                                        "but got str"):
+        plait.ShapeDtypeStruct.like("a")

@@ -6,7 +6,10 @@ from __future__ import annotations
 import functools
 import gc
 import logging
+import os
 import re
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -249,6 +252,30 @@ def test_config_options_read_as_attributes_and_platform_pinning() -> None:
         _ = plait.config.jax_no_such_option
     with pytest.raises(KeyError, match="expected a config option among"):
         plait.config.read("no_such_option")
+
+
+def test_num_cpu_devices_as_jax() -> None:
+    # A fresh process: this one's runtime has started (with 8 devices).
+    code = """
+import jax, plait
+for lib in (plait, jax):
+    lib.config.update("jax_num_cpu_devices", 3)
+    print(lib.device_count(), len(lib.devices()))
+    try:
+        lib.config.update("jax_num_cpu_devices", 2)
+    except RuntimeError as e:
+        print("RuntimeError", "before" in str(e))
+    lib.config.update("jax_num_cpu_devices", 3)  # the same value: accepted
+    print(lib.config.jax_num_cpu_devices)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env).stdout.split("\n")
+    assert out[:6] == ["3 3", "RuntimeError True", "3"] * 2
+    with pytest.raises(RuntimeError, match="expected the option set before the runtime"):
+        plait.config.update("num_cpu_devices", plait.device_count() + 1)
+    with pytest.raises(ValueError, match="expected -1 or a positive int"):
+        plait.config.update("num_cpu_devices", 0)
 
 
 @pytest.mark.parametrize("precision", ["highest", "bfloat16", "F32_F32_F32", None])

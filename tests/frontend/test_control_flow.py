@@ -9,7 +9,7 @@ the same source runs in both; JAX's result is the oracle.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import jax
@@ -746,3 +746,37 @@ def test_cond_lowers_to_case_and_while_to_while() -> None:
     text = plait.jit(lambda x: plax.while_loop(lambda c: c[0] < 9.0, lambda c: c * 2.0, x)
                      ).lower(X3).as_text()
     assert len(re.findall(r"\bstablehlo\.while\b", text)) == 1
+
+
+@pytest.fixture
+def x64() -> Iterator[None]:
+    previous = plait.config.read("enable_x64")
+    plait.config.update("enable_x64", True)
+    try:
+        yield
+    finally:
+        plait.config.update("enable_x64", previous)
+
+
+@pytest.mark.parametrize("loop", ["while_loop", "fori_loop", "scan"])
+def test_weak_initial_carry_takes_the_body_dtype_under_x64(loop: str, x64: None) -> None:
+    # A Python 0. carrying float32 sums: JAX retypes the carry to float32 and retraces.
+    x32 = np.ones(2, np.float32)
+
+    def run(L: Any) -> Any:
+        if loop == "while_loop":
+            return L.lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] + x32[0]),
+                                    (0, 0.0))
+        if loop == "fori_loop":
+            return L.lax.fori_loop(0, 3, lambda i, s: s + x32[0], 0.0)
+        return L.lax.scan(lambda c, _: (c + x32[0], None), 0.0, None, length=3)[0]
+    previous = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        want = run(jax)
+    finally:
+        jax.config.update("jax_enable_x64", previous)
+    got = run(plait)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        assert (g.dtype, g.weak_type) == (w.dtype, w.weak_type)
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

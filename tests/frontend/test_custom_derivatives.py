@@ -286,6 +286,54 @@ def test_second_derivative_uses_the_rule_of_the_nested_call() -> None:
     assert_close(got, (s * (1 - s)).astype(np.float32), atol=1e-6)
 
 
+def fixed_point(L: Lib) -> Callable[..., Any]:
+    """The JAX documentation's implicit-function example: a while loop whose custom_vjp
+    rule calls the function again, once on the rule's own primals (fwd) and once on
+    others (bwd)."""
+    @partial(L.custom_vjp, nondiff_argnums=(0,))
+    def fixed_point(f, a, x_guess):
+        def body(carry):
+            return carry[1], f(a, carry[1])
+        return L.lax.while_loop(lambda c: L.np.abs(c[0] - c[1]) > 1e-6, body,
+                                (x_guess, f(a, x_guess)))[1]
+
+    def fwd(f, a, x_init):
+        x_star = fixed_point(f, a, x_init)
+        return x_star, (a, x_star)
+
+    def rev_iter(f, packed, u):
+        a, x_star, x_star_bar = packed
+        _, vjp_x = L.vjp(lambda x: f(a, x), x_star)
+        return x_star_bar + vjp_x(u)[0]
+
+    def bwd(f, res, x_star_bar):
+        a, x_star = res
+        _, vjp_a = L.vjp(lambda a: f(a, x_star), a)
+        w = fixed_point(partial(rev_iter, f), (a, x_star, x_star_bar), x_star_bar)
+        return vjp_a(w)[0], L.np.zeros_like(x_star)
+
+    fixed_point.defvjp(fwd, bwd)
+    return lambda a: fixed_point(lambda a, x: 0.5 * (x + a / x), a, a)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_higher_derivatives_of_a_while_loop_use_the_rule_of_the_nested_call(order: int) -> None:
+    # Differentiating the rules must reach the nested call's rule, never the while
+    # loop, which reverse mode cannot transpose.
+    def derivative(L: Lib) -> Callable[[Any], Any]:
+        f = fixed_point(L)
+        for _ in range(order):
+            f = L.grad(f)
+        return f
+    for x in (2.0, 5.0):
+        want = derivative(JAX)(x)
+        assert_close(derivative(PLAIT)(x), want, rtol=1e-4)
+        assert_close(plait.jit(derivative(PLAIT))(x), want, rtol=1e-4)
+    # and the closed form of sqrt's derivatives at 2
+    closed = {1: 0.5 * 2 ** -0.5, 2: -0.25 * 2 ** -1.5, 3: 0.375 * 2 ** -2.5}[order]
+    assert_close(derivative(PLAIT)(2.0), np.float32(closed), rtol=1e-4)
+
+
 def test_wrapping_a_custom_function_in_jit_keeps_its_rule() -> None:
     # jit(f) and jit(grad(f)) must run the custom rule, not differentiate f's body.
     f = log1pexp(PLAIT)

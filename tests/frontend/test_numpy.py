@@ -2031,3 +2031,14 @@ def test_choose_errors() -> None:
     with pytest.raises(ValueError, match="expected mode"):
         pnp.choose(np.array([0]), [np.arange(1)], mode="nope")
 
+
+
+@pytest.mark.parametrize("base", [-1.0, 2.5, np.float16(2)])
+def test_python_float_base_with_an_integer_exponent_array_as_jax(base: Any) -> None:
+    i = np.array([1, 2, 3], np.int32)
+    for fn in (lambda n, y: n.power(base, y), lambda n, y: base ** n.asarray(y)):
+        got, want = fn(pnp, i), fn(jnp, i)
+        assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert str(plait.make_jaxpr(lambda y: pnp.power(base, y))(i)) == \
+        str(jax.make_jaxpr(lambda y: jnp.power(base, y))(i))

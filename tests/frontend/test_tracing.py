@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import re
 import traceback
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -248,3 +249,14 @@ def test_eval_shape_matches_jax() -> None:
     flat_t, tree_t = jax.tree_util.tree_flatten(theirs)
     assert str(tree_o) == str(tree_t)
     assert [(o.shape, o.dtype) for o in flat_o] == [(t.shape, t.dtype) for t in flat_t]
+
+
+def test_temporary_constants_are_not_mistaken_for_each_other() -> None:
+    # Each index array is a temporary converted (int64 -> int32) when hoisted; the next
+    # temporary may get its id, which must not bring back the first one's constant.
+    p = np.arange(10.0, dtype=np.float32)
+
+    def f(x: Any) -> Any:
+        return x[np.array([1, 2, 3])], x[np.array([0, 1, 2])], x[np.array([7, 8, 9])]
+    for got, want in zip(plait.jit(f)(p), (p[[1, 2, 3]], p[[0, 1, 2]], p[[7, 8, 9]])):
+        np.testing.assert_array_equal(np.asarray(got), want)

@@ -23,6 +23,7 @@ from typing import Any
 
 import hypothesis.strategies as st
 import jax
+import jax.ad_checkpoint
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -223,6 +224,7 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
                              (lambda x: lax.convert_element_type(x, jnp.bfloat16), (_bool(3),)),
                              (lambda x: x + 1.5, (_i32(3),))],
     "copy": _un(lax.copy_p.bind),
+    "name": [(lambda x: jax.ad_checkpoint.checkpoint_name(x, "h1"), (_f32(3),))],
     "cos": _un(lax.cos), "cosh": _un(lax.cosh),
     "cummax": [(lambda x: lax.cummax(x, 1), (_f32(2, 3),))],
     "cummin": [(lambda x: lax.cummin(x, 0, reverse=True), (_i32(2, 3),))],
@@ -390,6 +392,9 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
         (lambda x, w: lax.conv_general_dilated(x, w, (1,), ((1, 0),), (2,), (1,), feature_group_count=2),
          (_f32(1, 4, 5), _f32(2, 2, 2)))],
     "top_k": [(lambda x: lax.top_k(x, 2), (_f32(2, 3),)), (lambda x: lax.top_k(x, 1, axis=0), (_i32(2, 3),))],
+    "approx_top_k": [(lambda x: lax.approx_max_k(x, 2), (_f32(2, 3),)),
+                     (lambda x: lax.approx_min_k(x, 1, reduction_dimension=0, recall_target=0.5),
+                      (_f32(2, 3),))],
     "reduce_window_sum": [(lambda x: lax.reduce_window(x, 0., lax.add, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
                            (_f32(2, 6, 6, 3),))],
     "reduce_window_max": [(lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (2, 2), (1, 2), "VALID",
@@ -478,6 +483,8 @@ JAX_EXAMPLES.update({
 # tests/frontend/test_callbacks.py test the refusals.
 _UNPARSEABLE = {"call_exported", "call_exported_lin", "pure_callback", "io_callback",
                 "debug_callback",
+                # A custom_vmap rule is a Python function, not in the text.
+                "custom_vmap_call",
                 # A mesh's devices are not in the text; the collectives JAX prints only
                 # inside shard_map (tests/frontend/test_multi_device.py parses plait's
                 # printed shard_map bodies back).

@@ -17,6 +17,7 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.pullback import Pullback, PullbackSpec, float0_zeros, zeros_for
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify
@@ -62,11 +63,6 @@ def _trace(fun: Callable[..., Any], args: Sequence[Any], purpose: str, concrete:
     traced = trace_function(fun, call, purpose, concrete)
     closed, consts = consts_as_invars(traced.closed)
     return traced, closed.jaxpr, consts
-
-
-def float0_zeros(aval: ShapedArray) -> np.ndarray:
-    """The zero tangent of a value without a tangent space (JAX's float0 zeros)."""
-    return np.zeros(aval.shape, dt.float0)
 
 
 def _is_float0(x: Any) -> bool:
@@ -129,19 +125,13 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                        f"jvp_{traced.debug_info.func_name}")
     n_out = len(jaxpr.outvars)
     primal_outs, rest = outs[:n_out], iter(outs[n_out:])
-    tangent_outs = [next(rest) if nz else _zeros_for(a.aval)
+    tangent_outs = [next(rest) if nz else zeros_for(a.aval)
                     for a, nz in zip(jaxpr.outvars, out_nz)]
     out = tree_unflatten(traced.out_tree, primal_outs)
     t_out = tree_unflatten(traced.out_tree, tangent_outs)
     if has_aux:
         return out[0], t_out[0], out[1]
     return out, t_out
-
-
-def _zeros_for(aval: Any) -> Any:
-    if not dt.is_inexact(aval.dtype):
-        return float0_zeros(aval)
-    return lax.full(aval.shape, 0, aval.dtype)
 
 
 def _run_forward(fwd: Jaxpr, n_out: int, args: Sequence[Any], name: str
@@ -187,7 +177,7 @@ def linearize(fun: Callable[..., R], *primals: Any) -> tuple[R, Callable[..., R]
         args = [t for t, d in zip(t_leaves, diff[n_c:]) if d]
         touts = apply_jaxpr(linear, (), [*residuals, *args], "linearized")
         return tree_unflatten(traced.out_tree, fill_in(out_nz, touts, jaxpr.outvars,
-                                                       lambda a: _zeros_for(a.aval)))
+                                                       lambda a: zeros_for(a.aval)))
 
     return tree_unflatten(traced.out_tree, primal_outs), f_jvp
 
@@ -223,26 +213,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     primal_outs, residuals = _run_forward(pieces.fwd, n_out, [*consts, *p_leaves],
                                           f"vjp_{traced.debug_info.func_name}")
     main_tree = traced.out_tree.children()[0] if has_aux else traced.out_tree
-
-    def f_vjp(*cts: Any) -> Any:
-        ct = cts[0] if len(cts) == 1 else cts
-        ct_leaves, ct_tree = tree_flatten(ct)
-        if ct_tree != main_tree:
-            raise ArgumentError(f"vjp function: expected a cotangent of structure {main_tree}, "
-                                f"but got {ct_tree}")
-        for i, (c, a) in enumerate(zip(ct_leaves, jaxpr.outvars)):
-            ca = abstractify(c, f"cotangent[{i}]", "vjp")
-            shape = shaped(a.aval).shape
-            if ca.shape != shape:
-                raise ArgumentError(f"vjp function: expected a cotangent of shape "
-                                    f"{shape} for output {i}, but got "
-                                    f"{ca.str_short(short_dtypes=False)}")
-        cts_used = [c for c, has in zip(ct_leaves, pieces.out_tangent[:n_main]) if has]
-        cts_used += [_zeros_for(a.aval) for a, has in zip(jaxpr.outvars[n_main:],
-                                                           pieces.out_tangent[n_main:]) if has]
-        grads = apply_jaxpr(pieces.bwd, (), [*residuals, *cts_used], "vjp_backward")
-        return tree_unflatten(in_tree, fill_in(diff, grads, traced.in_avals, float0_zeros))
-
+    spec = PullbackSpec(pieces.bwd, main_tree, tuple(shaped(v.aval) for v in jaxpr.outvars),
+                        tuple(pieces.out_tangent), n_main, in_tree, tuple(traced.in_avals),
+                        tuple(diff))
+    f_vjp = Pullback(spec, residuals)
     out = tree_unflatten(traced.out_tree, primal_outs)
     if has_aux:
         return out[0], f_vjp, out[1]

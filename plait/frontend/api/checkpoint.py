@@ -3,7 +3,9 @@
 The function is traced and bound as one ``remat2`` equation.  When it is
 differentiated, the backward pass recomputes the intermediates instead of
 saving them, except those the ``policy`` allows saving
-(:data:`checkpoint_policies`).
+(:data:`checkpoint_policies`, or a function of the primitive, the operand types
+and the parameters, as in JAX).  :func:`checkpoint_name` labels a value for the
+policies that select values by name.
 """
 
 from __future__ import annotations
@@ -16,33 +18,60 @@ from typing import Any, ParamSpec, TypeVar, cast
 from plait.frontend.core.arguments import static_args
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import bind
-from plait.frontend.core.tree_util import tree_unflatten
+from plait.frontend.core.tracing import bind, current_trace
+from plait.frontend.core.tree_util import tree_map, tree_unflatten
 from plait.ir.jaxpr import consts_as_invars
-from plait.ir.primitives import POLICIES, RematPolicy, remat_p
+from plait.ir.primitives import (
+    POLICIES,
+    POLICY_CONSTRUCTORS,
+    RematPolicy,
+    custom_policy,
+    name_p,
+    remat_p,
+)
 
-__all__ = ["checkpoint", "remat", "checkpoint_policies"]
+__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
-checkpoint_policies = types.SimpleNamespace(**POLICIES)
-"""The saving policies: ``nothing_saveable``, ``everything_saveable``, ``dots_saveable``."""
+checkpoint_policies = types.SimpleNamespace(
+    **POLICIES, **POLICY_CONSTRUCTORS,
+    checkpoint_dots=POLICIES["dots_saveable"],
+    checkpoint_dots_with_no_batch_dims=POLICIES["dots_with_no_batch_dims_saveable"])
+"""The saving policies, under JAX's names: ``nothing_saveable``,
+``everything_saveable``, ``dots_saveable`` (``checkpoint_dots``),
+``dots_with_no_batch_dims_saveable`` (``checkpoint_dots_with_no_batch_dims``), and
+the constructors ``save_only_these_names(*names)``, ``save_any_names_but_these``,
+``save_anything_except_these_names``, ``save_from_both_policies(p1, p2)``,
+``save_and_offload_only_these_names`` and ``offload_dot_with_no_batch_dims``."""
+
+
+def _policy(policy: RematPolicy | Callable[..., Any] | None) -> RematPolicy | None:
+    if policy is None or isinstance(policy, RematPolicy):
+        return policy
+    if callable(policy):
+        return custom_policy(policy)
+    raise TypeError(f"checkpoint: expected a policy (checkpoint_policies.*, or a function of "
+                    f"the primitive, operand types and params), but got {policy!r}")
 
 
 def checkpoint(fun: Callable[P, R], *, prevent_cse: bool = True,
-               policy: RematPolicy | None = None,
-               static_argnums: int | Sequence[int] = ()) -> Callable[P, R]:
+               policy: RematPolicy | Callable[..., Any] | None = None,
+               static_argnums: int | Sequence[int] = (),
+               static_argnames: str | Sequence[str] = ()) -> Callable[P, R]:
     """``fun``, recomputed rather than saved when differentiated (see the module doc)."""
-    nums, _ = static_args(static_argnums, None)
+    nums, names = static_args(static_argnums, static_argnames)
+    rule = _policy(policy)
 
     @functools.wraps(fun)
     @api_boundary
     def remat_f(*args: P.args, **kwargs: P.kwargs) -> R:
-        call = flatten_call(fun, args, kwargs, nums, ())
+        call = flatten_call(fun, args, kwargs, nums, names)
         traced = trace_function(fun, call, "checkpoint")
         closed, consts = consts_as_invars(traced.closed)
-        outs = bind_remat(closed, consts, call.leaves, prevent_cse, policy)
+        outs = bind_remat(closed, consts, call.leaves, prevent_cse, rule)
         # out_tree is the structure of fun's own result, so the rebuilt value is an R.
         return cast(R, tree_unflatten(traced.out_tree, outs))
 
@@ -54,6 +83,17 @@ def bind_remat(closed: Any, consts: Sequence[Any], leaves: Sequence[Any], preven
     """Bind ``remat2`` over a traced function."""
     return bind(remat_p, *consts, *leaves, jaxpr=closed, prevent_cse=prevent_cse,
                 differentiated=False, policy=policy)
+
+
+def checkpoint_name(x: T, name: str) -> T:
+    """``x`` (a pytree), each leaf labelled ``name`` for the policies of
+    :data:`checkpoint_policies` that select values by name.  The identity outside
+    any transformation."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: expected a str name, but got {name!r}")
+    if current_trace() is None:
+        return x
+    return cast(T, tree_map(lambda leaf: bind(name_p, leaf, name=name), x))
 
 
 remat = checkpoint

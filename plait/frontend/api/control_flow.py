@@ -20,6 +20,7 @@ from plait.frontend.api.device_put import device_put
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.promotion import result_type_info
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
 from plait.frontend.core.tracing import (
     Tracer,
@@ -237,11 +238,29 @@ def _strong(leaves: list[Any], avals: list[ShapedArray], positions: Sequence[int
     # strong literal, no equation); the body traced with the weak type is kept,
     # the carry types being equal up to weak types.
     for k in positions:
-        x = leaves[k]
-        if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
-            leaves[k] = Literal(scalar_literal(x, avals[k].dtype).val, avals[k].strip_weak_type())
-        else:
-            leaves[k] = lax.convert_element_type(x, avals[k].dtype, False)
+        leaves[k] = _as_type(leaves[k], avals[k].strip_weak_type())
+
+
+def _as_type(x: Any, aval: ShapedArray) -> Any:
+    if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
+        return Literal(scalar_literal(x, aval.dtype).val, aval)
+    return lax.convert_element_type(x, aval.dtype, aval.weak_type)
+
+
+def _retype_weak(leaves: list[Any], avals: list[ShapedArray],
+                 out_avals: Sequence[ShapedArray]) -> bool:
+    """Give a weakly typed initial carry whose dtype the body changes the dtype both
+    promote to (``0.`` carrying float32 sums under x64 becomes float32), as JAX does;
+    whether any changed (then the body is traced again)."""
+    changed = False
+    for k, (a, b) in enumerate(zip(avals, out_avals)):
+        if a.weak_type and a.shape == b.shape and a.dtype != b.dtype:
+            dtype, _ = result_type_info([(a.dtype, True), (b.dtype, b.weak_type)])
+            if dtype != a.dtype:
+                avals[k] = a.update(dtype=dtype, weak_type=False)
+                leaves[k] = _as_type(leaves[k], avals[k])
+                changed = True
+    return changed
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
@@ -262,6 +281,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     leaves, in_tree, paths = _leaves(init_val, "init_val")
     avals = _avals(leaves, paths, "while_loop")
     body = trace_to_jaxpr(body_fun, in_tree, avals, "while_loop", unpack=False)
+    if _retype_weak(leaves, avals, body.out_avals):
+        body = trace_to_jaxpr(body_fun, in_tree, avals, "while_loop", unpack=False)
     _strong(leaves, avals, _check_carry("while_loop", avals, body, in_tree, paths, body.out_avals))
     cond_b = trace_to_jaxpr(cond_fun, in_tree, avals, "while_loop", unpack=False)
     p = cond_b.out_avals
@@ -411,7 +432,7 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
     in_tree = _pair_tree(c_tree, x_tree, len(c_leaves), len(x_leaves))
 
     def traced() -> tuple[TracedFunction, list[Any]]:
-        in_avals = c_avals + slice_avals
+        in_avals = c_avals + slice_avals  # (c_avals as they are now: see _retype_weak)
         body = trace_to_jaxpr(lambda c, x: _pair_out(f(c, x)), in_tree, in_avals, "scan",
                               DebugInfo(fun_name(f), ("",) * len(in_avals), ()))
         kids = body.out_tree.children()
@@ -421,6 +442,8 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
         return body, list(body.out_avals[:len(c_leaves)])
 
     body, outs_c = traced()
+    if _retype_weak(c_leaves, c_avals, outs_c):
+        body, outs_c = traced()
     _strong(c_leaves, c_avals, _check_carry("scan", c_avals, body, c_tree, c_paths, outs_c))
     body_j, body_consts = _lifted(body)
     nk, nc = len(body_consts), len(c_leaves)

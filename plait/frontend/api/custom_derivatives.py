@@ -18,7 +18,7 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, cast
 import attrs
 
 from plait.frontend import lax
-from plait.frontend.api.autodiff import float0_zeros
+from plait.frontend.api.pullback import float0_zeros
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
@@ -40,7 +40,13 @@ from plait.ir.debug_info import DebugInfo
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.ir.lists import fill_in
-from plait.ir.primitives import custom_jvp_call_p, custom_vjp_call_p, io_callback_p, pure_callback_p
+from plait.ir.primitives import (
+    custom_jvp_call_p,
+    custom_vjp_call_p,
+    io_callback_p,
+    pure_callback_p,
+    while_p,
+)
 from plait.transforms.dce import dce_jaxpr
 from plait.transforms.jvp import tangent_aval
 
@@ -49,7 +55,7 @@ __all__ = ["custom_jvp", "custom_vjp"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
-MAX_RULE_DEPTH = 3
+MAX_RULE_DEPTH = 4
 """How deeply a rule that calls its own function on other arguments is traced.
 
 The documented pattern, a rule calling its function on its own primal arguments
@@ -140,6 +146,13 @@ class _CustomFunction(Generic[P, R]):
     def _bind(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    def __getattr__(self, name: str) -> Any:
+        # Attributes of the wrapped function (a custom_vmap's def_vmap, say) read
+        # through, as in JAX; only called for names the instance lacks.
+        if name == "fun":
+            raise AttributeError(name)
+        return getattr(self.fun, name)
+
     @api_boundary
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         missing = self._missing_rule()
@@ -172,19 +185,20 @@ class _CustomFunction(Generic[P, R]):
             return None
         closed = frame.traced.closed
         if _opaque(closed.jaxpr):
-            # Its computation cannot be differentiated (a host callback): a custom call
-            # again, so that a derivative of the rule uses the rule (as JAX's lazily
-            # traced rules do), up to MAX_RULE_DEPTH.
+            # Its computation has no reverse derivative (a host callback, a while
+            # loop): a custom call again, so that a derivative of the rule uses the
+            # rule (as JAX's lazily traced rules do), up to MAX_RULE_DEPTH.
             return None
         outs = apply_jaxpr(closed.jaxpr, closed.consts, leaves, frame.traced.debug_info.func_name)
         return tree_unflatten(frame.traced.out_tree, outs)
 
 
-_OPAQUE: Final = frozenset({pure_callback_p, io_callback_p})
+_OPAQUE: Final = frozenset({pure_callback_p, io_callback_p, while_p})
 
 
 def _opaque(jaxpr: Jaxpr) -> bool:
-    """Whether ``jaxpr`` calls a host callback that has no derivative (at any depth)."""
+    """Whether ``jaxpr`` has a host callback or a while loop, which reverse mode cannot
+    differentiate (at any depth)."""
     for eqn in jaxpr.eqns:
         if eqn.primitive in _OPAQUE:
             return True

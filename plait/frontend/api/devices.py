@@ -11,6 +11,7 @@ import hashlib
 import math
 import socket
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,10 +27,15 @@ from plait.ir.avals import ShapedArray
 from plait.ir.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 from plait.lowering import multi_device, runtime
 
-__all__ = ["make_mesh", "local_devices", "process_index", "process_count",
+__all__ = ["make_mesh", "local_devices", "process_index", "process_count", "process_indices",
+           "host_id", "host_count", "host_ids", "copy_to_host_async", "Device",
            "make_array_from_callback", "make_array_from_single_device_arrays",
            "make_array_from_process_local_data", "initialize", "shutdown", "is_initialized",
            "process_allgather", "sync_global_devices"]
+
+
+Device = _jax.Device
+"""The type of a device (``plait.devices()[0]``), as ``jax.Device``."""
 
 
 def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
@@ -49,6 +55,46 @@ def process_index(backend: str | None = None) -> int:
 def process_count(backend: str | None = None) -> int:
     """The number of processes of a distributed run (1 alone)."""
     return len({d.process_index for d in runtime.devices()})
+
+
+def process_indices(backend: str | None = None) -> list[int]:
+    """The indices of the processes of a distributed run, sorted (``[0]`` alone)."""
+    return sorted({d.process_index for d in runtime.devices()})
+
+
+def _renamed(old: str, new: str) -> None:
+    warnings.warn(f"plait.{old} is JAX's old name of plait.{new}; use {new}", stacklevel=3)
+
+
+def host_id(backend: str | None = None) -> int:
+    """``process_index`` under its old name (warns, as JAX does)."""
+    _renamed("host_id", "process_index")
+    return process_index(backend)
+
+
+def host_count(backend: str | None = None) -> int:
+    """``process_count`` under its old name (warns, as JAX does)."""
+    _renamed("host_count", "process_count")
+    return process_count(backend)
+
+
+def host_ids(backend: str | None = None) -> list[int]:
+    """``process_indices`` under its old name (warns, as JAX does)."""
+    _renamed("host_ids", "process_indices")
+    return process_indices(backend)
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """Start copying the Arrays among the leaves of ``x`` to host memory (so that a
+    later ``np.asarray`` waits less); other leaves are left alone.  Returns ``x``."""
+    def start(leaf: Any) -> Any:
+        method = getattr(leaf, "copy_to_host_async", None) if isinstance(leaf, ArrayImpl) \
+            else None
+        if method is not None:
+            method()
+        return leaf
+    tree_map(start, x)
+    return x
 
 
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], *,

@@ -20,7 +20,8 @@ from plait.ir.avals import ShapedArray
 from plait.lowering import runtime
 
 __all__ = ["device_count", "local_device_count", "default_backend", "block_until_ready",
-           "device_get", "typeof", "print_environment_info", "enable_x64", "live_arrays"]
+           "device_get", "typeof", "print_environment_info", "enable_x64", "live_arrays",
+           "effects_barrier"]
 
 
 def _check_backend(backend: Any) -> None:
@@ -54,6 +55,12 @@ def block_until_ready(x: Any) -> Any:
         return leaf
     tree_map(wait, x)
     return x
+
+
+def effects_barrier() -> None:
+    """Wait until every host callback launched so far has run (``debug.print``,
+    ``io_callback``...).  In plait that is always true already: a program with
+    callbacks runs to completion before its call returns.  Kept for JAX code."""
 
 
 def live_arrays(platform: str | None = None) -> list[Array]:

@@ -58,6 +58,23 @@ class ShapeDtypeStruct:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
+    @classmethod
+    def like(cls, x: Any) -> ShapeDtypeStruct:
+        """The shape, dtype and weak type of ``x`` (an array, a scalar, a tracer or a
+        ShapeDtypeStruct); as ``jax.ShapeDtypeStruct.like``, for the result types of
+        callbacks (``ShapeDtypeStruct.like(x)``).
+
+        Raises:
+          ArgumentError: ``x`` is not an array-like value.
+        """
+        try:
+            aval = abstractify(x, "x", "ShapeDtypeStruct.like")
+        except ArgumentError:
+            raise ArgumentError(f"ShapeDtypeStruct.like: expected an array, a scalar or a "
+                                f"ShapeDtypeStruct, but got {type(x).__name__} ({x!r})"
+                                ) from None
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
 
 def fun_name(fun: Any) -> str:
     """The name of a callable, as JAX reports it."""

@@ -87,7 +87,8 @@ class Trace:
         self.invars: list[Var] = []
         self.debug_info = debug_info
         self.purpose = purpose
-        self._const_index: dict[int, Var] = {}
+        # By id, with the object itself: kept alive, its id cannot be reused by another.
+        self._const_index: dict[int, tuple[Var, Any]] = {}
         self.consts: list[tuple[Var, Any]] = []
         """(constvar, value) in first-use order; a value is an array or an outer Tracer."""
 
@@ -114,12 +115,14 @@ class Trace:
     def _capture(self, t: Tracer) -> Var:
         if not t._trace.active:
             raise UnexpectedTracerError(_leak_message(t))
-        v = self._const_index.get(id(t))
-        if v is None:
-            v = self._const_index[id(t)] = Var(t.aval)
-            self.consts.append((v, t))
-            if self.known is not None:
-                self.known[v] = t
+        hit = self._const_index.get(id(t))
+        if hit is not None:
+            return hit[0]
+        v = Var(t.aval)
+        self._const_index[id(t)] = (v, t)
+        self.consts.append((v, t))
+        if self.known is not None:
+            self.known[v] = t
         return v
 
     def _hoist(self, x: Any) -> Atom:
@@ -133,12 +136,14 @@ class Trace:
         # inline (both are record dtypes).
         if aval.shape == () and aval.dtype.names is None:
             return Literal(np.asarray(arr).item(), aval)
-        v = self._const_index.get(id(x))
-        if v is None:
-            v = self._const_index[id(x)] = Var(aval)
-            self.consts.append((v, arr))
-            if self.known is not None:
-                self.known[v] = arr
+        hit = self._const_index.get(id(x))
+        if hit is not None:
+            return hit[0]
+        v = Var(aval)
+        self._const_index[id(x)] = (v, x)
+        self.consts.append((v, arr))
+        if self.known is not None:
+            self.known[v] = arr
         return v
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 import functools
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
 
 import jaxlib._jax as _jax
 
@@ -25,9 +25,13 @@ __all__ = [
     "all_leaves", "tree_all", "DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey",
     "broadcast_prefix", "tree_reduce", "tree_transpose", "treedef_children", "treedef_tuple",
     "flatten_one_level", "register_pytree_with_keys", "register_pytree_with_keys_class",
-    "TreePrefixError",
+    "TreePrefixError", "tree_reduce_associative", "tree_broadcast", "is_tree_node",
+    "flatten_one_level_with_keys", "default_registry", "KeyEntry",
 ]
 
+KeyEntry = TypeVar("KeyEntry", bound=Any)
+"""One key of a key path (:class:`DictKey`, :class:`SequenceKey`, :class:`GetAttrKey`,
+:class:`FlattenedIndexKey`, or a custom node's own), as ``jax.tree_util.KeyEntry``."""
 KeyPath: TypeAlias = tuple[Any, ...]
 
 if TYPE_CHECKING:
@@ -59,6 +63,7 @@ if TYPE_CHECKING:
                           flatten_with_keys: Callable[[Any], Any] | None = None, /) -> Any: ...
         def register_dataclass_node(self, nodetype: type[Any], data_fields: Sequence[str],
                                     meta_fields: Sequence[str], /) -> Any: ...
+        def is_node(self, nodetype: type[Any], /) -> bool: ...
 
     class _PyTreeModule(Protocol):
         DictKey: Any
@@ -84,6 +89,9 @@ FlattenedIndexKey = _pt.FlattenedIndexKey
 
 _registry = _pt.PyTreeRegistry(enable_none=True, enable_tuple=True, enable_namedtuple=True,
                                enable_list=True, enable_dict=True)
+default_registry = _registry
+"""The registry every pytree function of plait flattens with (jaxlib's
+``PyTreeRegistry``; plait's own, not JAX's)."""
 
 dispatch_registry = _pt.PyTreeRegistry(enable_none=True, enable_tuple=True,
                                        enable_namedtuple=True, enable_list=True, enable_dict=True)
@@ -249,7 +257,19 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
     Raises:
       ValueError: ``tree`` is a leaf.
     """
-    out = _registry.flatten_one_level(tree)
+    return _not_leaf(tree, _registry.flatten_one_level(tree))
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], Hashable]:
+    """The (key, child) pairs and node data of the root of ``tree``.
+
+    Raises:
+      ValueError: ``tree`` is a leaf.
+    """
+    return _not_leaf(tree, _registry.flatten_one_level_with_keys(tree))
+
+
+def _not_leaf(tree: Any, out: T | None) -> T:
     if out is None:
         raise ValueError(f"can't flatten a leaf of type {type(tree).__name__} one level")
     return out
@@ -274,32 +294,87 @@ def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
     return inner_treedef.unflatten(outer_treedef.unflatten(col) for col in zip(*rows))
 
 
-def tree_all(tree: Any) -> bool:
+def tree_all(tree: Any, *, is_leaf: LeafPredicate = None) -> bool:
     """Whether every leaf is truthy."""
-    return all(tree_leaves(tree))
+    return all(tree_leaves(tree, is_leaf))
 
 
-def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
+def tree_reduce_associative(operation: Callable[[T, T], T], tree: Any, *,
+                            identity: Any = ..., is_leaf: LeafPredicate = None) -> T:
+    """Combine the leaves of ``tree`` with the associative ``operation``, pairing them
+    as a balanced tree (halves first, as JAX does, so rounding matches).
+
+    Raises:
+      TypeError: an empty tree and no ``identity``.
+    """
+    def reduce(xs: list[Any]) -> Any:
+        if len(xs) == 1:
+            return xs[0]
+        half = len(xs) // 2
+        return operation(reduce(xs[:half]), reduce(xs[half:]))
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is ...:
+            raise TypeError("tree_reduce_associative: expected an identity for an empty "
+                            "tree, but got none; pass identity=...")
+        return cast(T, identity)
+    return cast(T, reduce(leaves))
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any, is_leaf: LeafPredicate = None) -> Any:
+    """``full_tree``'s structure, each leaf the leaf of ``prefix_tree`` above it.
+
+    Raises:
+      TreePrefixError: ``prefix_tree`` is not a tree prefix of ``full_tree``.
+    """
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    subtrees = _flatten_up_to(treedef, prefix_tree, full_tree, "tree_broadcast prefix_tree",
+                              is_leaf)
+    out: list[Any] = []
+    for leaf, sub in zip(leaves, subtrees):
+        out.extend([leaf] * tree_structure(sub).num_leaves)
+    return tree_structure(full_tree).unflatten(out)
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether instances of ``typ`` are pytree nodes (built in, namedtuple or registered)."""
+    return bool(_registry.is_node(typ))
+
+
+def _path_predicate(is_leaf: Callable[..., bool] | None, takes_path: bool
+                    ) -> Callable[[Any, Any], bool] | None:
+    """The ``(path, x)`` predicate jaxlib's flatten_with_path calls."""
+    if is_leaf is None or takes_path:
+        return is_leaf
+    return lambda _, x: is_leaf(x)
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                           is_leaf_takes_path: bool = False
                            ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
-    """Like :func:`tree_flatten`, each leaf paired with its key path."""
-    return _registry.flatten_with_path(tree, is_leaf)
+    """Like :func:`tree_flatten`, each leaf paired with its key path.  ``is_leaf``
+    takes the node, or its key path and the node with ``is_leaf_takes_path=True``."""
+    return _registry.flatten_with_path(tree, _path_predicate(is_leaf, is_leaf_takes_path))
 
 
-def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None
-                          ) -> list[tuple[KeyPath, Any]]:
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
     """The (key path, leaf) pairs of ``tree``."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
-                       is_leaf: LeafPredicate = None) -> Any:
+                       is_leaf: Callable[..., bool] | None = None,
+                       is_leaf_takes_path: bool = False) -> Any:
     """Like :func:`tree_map`, calling ``f(path, *leaves)``.
 
     Raises:
       TreePrefixError: a tree in ``rest`` does not have ``tree``'s structure.
     """
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
-    others = [_flatten_up_to(treedef, tree, r, "tree_map_with_path tree", is_leaf) for r in rest]
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    # (The error message's walk asks is_leaf about nodes without their paths.)
+    plain = None if is_leaf_takes_path else is_leaf
+    others = [_flatten_up_to(treedef, tree, r, "tree_map_with_path tree", plain) for r in rest]
     return treedef.unflatten(f(p, x, *xs) for (p, x), *xs in zip(pairs, *others))
 
 
@@ -310,10 +385,10 @@ def _simple_key(k: Any) -> str:
     return str(k)
 
 
-def keystr(path: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
     """The text of a key path, such as ``[1]['w']`` or ``.x``; with ``simple=True``
     only the keys themselves (``1``, ``w``, ``x``), joined by ``separator``."""
-    return separator.join((_simple_key if simple else str)(k) for k in path)
+    return separator.join((_simple_key if simple else str)(k) for k in keys)
 
 
 def register_pytree_node(nodetype: type[T],

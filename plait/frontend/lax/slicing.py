@@ -37,7 +37,8 @@ from plait.ir.primitives.indexing import (
 __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
     "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
-    "scatter_apply", "index_take", "dynamic_update_index_in_dim", "top_k",
+    "scatter_apply", "index_take", "dynamic_update_index_in_dim", "top_k", "approx_max_k",
+    "approx_min_k",
 ]
 
 
@@ -187,3 +188,44 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Array, Array]:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     values, indices = bind_n(P.top_k_p, operand, k=k, axis=ax % nd)
     return values, indices
+
+
+def _approx_k(operand: Any, k: int, reduction_dimension: int, recall_target: float,
+              is_max_k: bool, reduction_input_size_override: int,
+              aggregate_to_topk: bool) -> tuple[Array, Array]:
+    what = "approx_max_k" if is_max_k else "approx_min_k"
+    nd = len(_shape_of(operand))
+    if nd == 0:
+        raise TypeError(f"{what}: expected an operand of rank at least 1, but got a scalar")
+    if not -nd <= reduction_dimension < nd:
+        raise ValueError(f"{what}: expected reduction_dimension in [{-nd}, {nd}), but got "
+                         f"{reduction_dimension}")
+    if not aggregate_to_topk:
+        raise NotImplementedError(f"{what}: aggregate_to_topk=False (the approximate, "
+                                  "TPU-sized result) is not implemented; plait computes the "
+                                  "exact top k, as JAX does on CPU")
+    values, indices = bind_n(P.approx_top_k_p, operand, k=int(k),
+                             reduction_dimension=int(reduction_dimension),
+                             recall_target=float(recall_target), is_max_k=is_max_k,
+                             reduction_input_size_override=int(reduction_input_size_override),
+                             aggregate_to_topk=True)
+    return values, indices
+
+
+def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True) -> tuple[Array, Array]:
+    """The ``k`` largest entries of a floating-point ``operand`` along
+    ``reduction_dimension`` and their indices.  Approximate on TPUs in JAX; exact on
+    CPU, where plait runs (NaN counts as largest, ties keep index order)."""
+    return _approx_k(operand, k, reduction_dimension, recall_target, True,
+                     reduction_input_size_override, aggregate_to_topk)
+
+
+def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True) -> tuple[Array, Array]:
+    """The ``k`` smallest entries of a floating-point ``operand`` along
+    ``reduction_dimension`` and their indices (exact on CPU; NaN counts as largest)."""
+    return _approx_k(operand, k, reduction_dimension, recall_target, False,
+                     reduction_input_size_override, aggregate_to_topk)

@@ -117,7 +117,8 @@ def power(x: Any, y: Any) -> Array:
     if dt.is_integer(d):
         return _pow_int_int(xp, yp)
     if dt.is_inexact(dtype_of(xs)) and dt.is_integer(dtype_of(ys)):
-        return lax.pow(xs, ys)
+        # (The promoted base: a Python float base would take the exponent's int dtype.)
+        return lax.pow(xp, ys)
     return lax.pow(xp, yp)
 
 

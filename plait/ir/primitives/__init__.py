@@ -25,13 +25,12 @@ from plait.ir.primitives.control_flow import cond_p, platform_index_p, scan_p, w
 from plait.ir.primitives.conversions import bitcast_convert_type_p, mulhi_p, reduce_precision_p
 from plait.ir.primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
 from plait.ir.primitives.custom import (
-                                             POLICIES,
-                                             RematPolicy,
                                              custom_jvp_call_p,
                                              custom_lin_p,
                                              custom_vjp_call_p,
                                              remat_p,
 )
+from plait.ir.primitives.custom_batching import VmapRule, custom_vmap_call_p
 from plait.ir.primitives.elementwise import (
                                              RoundingMethod,
                                              abs_p,
@@ -157,9 +156,17 @@ from plait.ir.primitives.reductions import (
                                              reduce_sum_p,
                                              reduce_xor_p,
 )
+from plait.ir.primitives.remat_policies import (
+                                             POLICIES,
+                                             POLICY_CONSTRUCTORS,
+                                             Offloadable,
+                                             RematPolicy,
+                                             custom_policy,
+                                             name_p,
+)
 from plait.ir.primitives.rng import RandomAlgorithm, rng_bit_generator_p, rng_uniform_p
 from plait.ir.primitives.solves import LinearSolveTuple, custom_linear_solve_p
-from plait.ir.primitives.sorting import sort_p, top_k_p
+from plait.ir.primitives.sorting import approx_top_k_p, sort_p, top_k_p
 from plait.ir.primitives.special import (
                                              bessel_i0e_p,
                                              bessel_i1e_p,
@@ -217,10 +224,13 @@ __all__ = [
     "complex_p", "conj_p", "imag_p", "real_p", "broadcast_in_dim_p", "concatenate_p",
     "dynamic_slice_p", "dynamic_update_slice_p",
     "iota_p", "pad_p", "reshape_p", "rev_p", "slice_p", "squeeze_p", "transpose_p", "jit_p",
-    "cond_p", "scan_p", "while_p", "POLICIES", "RematPolicy", "custom_jvp_call_p", "custom_lin_p",
+    "cond_p", "scan_p", "while_p", "POLICIES", "POLICY_CONSTRUCTORS", "RematPolicy",
+    "Offloadable", "custom_policy", "name_p", "custom_jvp_call_p", "custom_lin_p",
     "custom_vjp_call_p", "remat_p", "GatherDimensionNumbers", "GatherScatterMode",
+    "VmapRule", "custom_vmap_call_p",
     "ScatterDimensionNumbers", "SCATTERS", "gather_p", "scatter_p", "scatter_add_p",
     "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p", "top_k_p",
+    "approx_top_k_p",
     "shift_left_p", "shift_right_arithmetic_p", "shift_right_logical_p", "population_count_p",
     "clz_p", "stop_gradient_p", "erf_p", "erfc_p", "erf_inv_p", "lgamma_p", "digamma_p",
     "polygamma_p", "zeta_p", "bessel_i0e_p", "bessel_i1e_p", "ConvDimensionNumbers",

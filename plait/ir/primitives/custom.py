@@ -11,21 +11,19 @@ are recomputed, not saved, in reverse mode (as its ``policy`` says).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
-
-import attrs
 
 from plait.ir.avals import AbstractValue
 from plait.ir.errors import TransformError
-from plait.ir.jaxpr import ClosedJaxpr, Eqn
+from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import ParamDef, decode_bool, decode_int, decode_str
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
 from plait.ir.primitives.control_flow import body_effects, same_types
+from plait.ir.primitives.remat_policies import RematPolicy, decode_policy
 
-__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "remat_p", "RematPolicy",
-           "POLICIES", "nonlinear_bwd_error"]
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "remat_p",
+           "nonlinear_bwd_error"]
 
 
 def _decode_jaxpr(value: Any) -> ClosedJaxpr:
@@ -104,36 +102,6 @@ custom_lin_p = Primitive("custom_lin", _custom_lin_rule, (
 mode can use this equation)."""
 
 
-@attrs.frozen
-class RematPolicy:
-    """Which intermediates of a ``checkpoint`` region reverse mode may save."""
-
-    name: str
-    """Printed in jaxprs (``policy=dots_saveable``)."""
-    saveable: Callable[[Eqn], bool] = attrs.field(eq=False, hash=False, repr=False)
-    """Whether the outputs of an equation may be saved as residuals."""
-
-    def __str__(self) -> str:
-        return self.name
-
-
-POLICIES: dict[str, RematPolicy] = {
-    p.name: p for p in [
-        RematPolicy("nothing_saveable", lambda eqn: False),
-        RematPolicy("everything_saveable", lambda eqn: True),
-        RematPolicy("dots_saveable", lambda eqn: eqn.primitive.name == "dot_general"),
-    ]
-}
-
-
-def _decode_policy(value: Any) -> RematPolicy | None:
-    if value is None or isinstance(value, RematPolicy):
-        return value
-    if isinstance(value, str) and value in POLICIES:
-        return POLICIES[value]
-    raise ValueError(f"expected None or a policy among {sorted(POLICIES)}, but got {value!r}")
-
-
 def _remat_rule(*avals: AbstractValue, jaxpr: ClosedJaxpr, prevent_cse: bool,
                 differentiated: bool, policy: RematPolicy | None) -> tuple[AbstractValue, ...]:
     return _call_rule(*avals, call_jaxpr=jaxpr)
@@ -143,5 +111,5 @@ remat_p = Primitive("remat2", _remat_rule, (
     ParamDef("jaxpr", decode=_decode_jaxpr),
     ParamDef("prevent_cse", True, decode=decode_bool),
     ParamDef("differentiated", False, decode=decode_bool),
-    ParamDef("policy", None, decode=_decode_policy),
+    ParamDef("policy", None, decode=decode_policy),
 ), multiple_results=True, effects_rule=body_effects)

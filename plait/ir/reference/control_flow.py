@@ -83,6 +83,7 @@ impl_rules[P.while_p] = _while
 impl_rules[P.scan_p] = _scan
 impl_rules[P.custom_jvp_call_p] = _call
 impl_rules[P.custom_vjp_call_p] = _call
+impl_rules[P.custom_vmap_call_p] = lambda *args, call, **_: _run(call, *args)
 impl_rules[P.custom_lin_p] = _custom_lin
 impl_rules[P.custom_linear_solve_p] = _linear_solve
 impl_rules[P.remat_p] = lambda *args, jaxpr, **_: _run(jaxpr, *args)

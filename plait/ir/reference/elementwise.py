@@ -41,6 +41,7 @@ _UNPARAMETRIZED: list[tuple[Primitive, Callable[..., Any]]] = [
 ]
 for _prim, _fn in _UNPARAMETRIZED:
     _def(_prim, _ignore_params(_fn))
+_def(P.name_p, _ignore_params(np.copy))  # checkpoint_name's label
 
 
 def _sign(x: np.ndarray) -> np.ndarray:

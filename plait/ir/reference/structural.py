@@ -277,3 +277,20 @@ def _top_k(x: np.ndarray, *, k: int, axis: int) -> list[np.ndarray]:
 
 
 impl_rules[P.top_k_p] = _top_k
+
+
+def _approx_top_k(x: np.ndarray, *, k: int, reduction_dimension: int, is_max_k: bool,
+                  **_: Any) -> list[np.ndarray]:
+    # Exact on CPU: the largest as top_k gives them; the smallest ascending, NaNs last,
+    # ties in index order.
+    axis = reduction_dimension % x.ndim
+    if is_max_k:
+        return _top_k(x, k=k, axis=axis)
+    moved = np.moveaxis(x, axis, -1)
+    key = moved.astype(np.float64)
+    order = np.lexsort((np.where(np.isnan(key), np.inf, key), np.isnan(key)), axis=-1)[..., :k]
+    values = np.take_along_axis(moved, order, axis=-1)
+    return [np.moveaxis(values, -1, axis), np.moveaxis(order.astype(np.int32), -1, axis)]
+
+
+impl_rules[P.approx_top_k_p] = _approx_top_k

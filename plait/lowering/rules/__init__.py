@@ -1,6 +1,7 @@
 """Lowering rules, one per primitive, registered in :data:`plait.lowering.lower.lowering_rules`."""
 
 from plait.lowering.rules import (  # noqa: F401
+    approx_top_k,
     assembly,
     callbacks,
     calls,

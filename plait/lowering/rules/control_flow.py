@@ -175,6 +175,7 @@ def _inline(key: str) -> Any:
 for _p in (P.custom_jvp_call_p, P.custom_vjp_call_p):
     register(_p)(_inline("call_jaxpr"))
 register(P.remat_p)(_inline("jaxpr"))
+register(P.custom_vmap_call_p)(_inline("call"))
 
 
 @register(P.custom_linear_solve_p)

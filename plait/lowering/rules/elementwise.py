@@ -51,6 +51,11 @@ def _copy(ctx: LoweringContext, x: Value) -> Sequence[Value]:
     return [x]
 
 
+@register(P.name_p)
+def _checkpoint_name(ctx: LoweringContext, x: Value, name: str) -> Sequence[Value]:
+    return [x]  # a label for checkpoint's policies only
+
+
 @register(P.conj_p)
 def _conj(ctx: LoweringContext, x: Value) -> Sequence[Value]:
     out = shaped(ctx.avals_out[0])
