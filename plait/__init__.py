@@ -91,6 +91,7 @@ from plait.frontend.api.environment import (
     print_environment_info,
     typeof,
 )
+from plait.frontend.api.fwd_and_bwd import fwd_and_bwd
 from plait.frontend.api.jit import jit
 from plait.frontend.api.make_jaxpr import eval_shape, make_jaxpr
 from plait.frontend.api.pmap import pmap
@@ -132,6 +133,6 @@ __all__ = [
     "process_index", "process_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_array_from_process_local_data", "set_mesh",
     "NamedSharding", "P", "Device", "copy_to_host_async", "host_count", "host_id", "host_ids",
-    "process_indices",
+    "process_indices", "fwd_and_bwd",
 ]
 __version__ = "0.1.0"

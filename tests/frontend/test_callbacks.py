@@ -373,3 +373,24 @@ def test_shape_dtype_struct_like_as_jax(value: Any) -> None:
     with pytest.raises(TypeError, match="expected an array, a scalar or a ShapeDtypeStruct, "
                                         "but got str"):
         plait.ShapeDtypeStruct.like("a")
+
+
+def test_callbacks_receive_arrays_as_jax() -> None:
+    # Under jit both libraries hand the callback their own Array type, strongly typed.
+    seen: dict[str, list[str]] = {"plait": [], "jax": []}
+    for name, lib in (("plait", plait), ("jax", jax)):
+        def show(*vals: Any, name: str = name) -> Any:
+            seen[name].extend(repr(v) for v in vals)
+            return vals[0]
+        f32 = lib.ShapeDtypeStruct((), np.float32)
+
+        def prog(x: Any, i: Any, lib: Any = lib, show: Any = show, f32: Any = f32) -> Any:
+            lib.debug.callback(show, x, i, 2.0)
+            return lib.pure_callback(show, f32, x) + io_or(lib)(show, f32, x)
+        lib.jit(prog)(1.0, np.int8(3))
+    assert seen["plait"] == [r.replace("jax", "plait") for r in seen["jax"]]
+    assert seen["plait"][0] == "Array(1., dtype=float32)"
+
+
+def io_or(lib: Any) -> Any:
+    return io_callback if lib is plait else jax_io_callback

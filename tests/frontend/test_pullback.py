@@ -66,3 +66,34 @@ def test_pullback_leaves_are_its_residuals_and_errors_are_kept() -> None:
         pb(np.ones(4, np.float32))
     with pytest.raises(ArgumentError, match="expected a cotangent of structure"):
         pb((CT, CT))
+
+
+@pytest.mark.parametrize("argnums", [(0, 1), 1, (1,), (-1, 0)])
+@pytest.mark.parametrize("jitted", [True, False])
+def test_fwd_and_bwd_match_jax(argnums: Any, jitted: bool) -> None:
+    def run(lib: Any) -> Any:
+        fn = f(JAX if lib is jax else PLAIT)
+        fwd, bwd = lib.fwd_and_bwd(fn, argnums=argnums, jitted=jitted)
+        y, res = fwd(W, X)
+        return y, bwd(res, CT)
+    assert_close(run(plait), run(jax), rtol=1e-5, atol=1e-6)
+
+
+def test_fwd_and_bwd_compile_once_and_carry_aux() -> None:
+    from plait.lowering import compile_count
+    fwd, bwd = plait.fwd_and_bwd(lambda w, x: (f(PLAIT)(w, x), {"n": x[0]}), argnums=0,
+                                 has_aux=True)
+    jfwd, jbwd = jax.fwd_and_bwd(lambda w, x: (f(JAX)(w, x), {"n": x[0]}), argnums=0,
+                                 has_aux=True)
+    for i in range(3):
+        y, res, aux = fwd(W, X + i)
+        if i == 0:
+            compiled = compile_count()
+        jy, jres, jaux = jfwd(W, X + i)
+        assert_close((y, bwd(res, CT), aux), (jy, jbwd(jres, CT), jaux), rtol=1e-5, atol=1e-6)
+    assert compile_count() == compiled + 1  # bwd, once
+    with pytest.raises(ArgumentError, match=r"argnums \(2,\) expected at least 3 positional "
+                                            r"arguments, but got 2"):
+        plait.fwd_and_bwd(f(PLAIT), argnums=2)[0](W, X)
+    with pytest.raises(TypeError, match="expected argnums an int or a sequence of ints"):
+        plait.fwd_and_bwd(f(PLAIT), argnums="w")  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core.arguments import fun_name
+from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import bind
 from plait.frontend.core.tree_util import tree_flatten, tree_unflatten
@@ -69,7 +70,10 @@ def _flat_results(out: Any, tree: Any) -> tuple[np.ndarray, ...]:
 
 def _flat_callback(callback: Callable[..., Any], in_tree: Any, out_tree: Any) -> HostCallback:
     def flat(*arrays: Any) -> Sequence[Any]:
-        args, kwargs = tree_unflatten(in_tree, [np.asarray(a) for a in arrays])
+        # plait Arrays, as JAX passes jax Arrays (each a copy, which device_put makes:
+        # the buffers XLA hands over live only for the call).
+        args, kwargs = tree_unflatten(in_tree, [ArrayImpl.from_numpy(np.asarray(a))
+                                                for a in arrays])
         out = callback(*args, **kwargs)
         return () if out_tree is None else _flat_results(out, out_tree)
     return HostCallback(flat, f"_FlatCallback(callback_func={fun_name(callback)}, "

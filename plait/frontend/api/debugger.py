@@ -23,7 +23,6 @@ from typing import IO, Any
 import attrs
 
 from plait.frontend.api.callbacks import debug_callback
-from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.traceback_util import is_plait_code
 from plait.frontend.core.tracing import Tracer
 from plait.frontend.core.tree_util import tree_flatten, tree_unflatten
@@ -200,17 +199,10 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,  # noq
                  for f in frames]
         rest = iter(values)
         for fi, name, tree, n in slots:
-            leaves = [_as_array(next(rest)) for _ in range(n)]
+            leaves = [next(rest) for _ in range(n)]
             shown[fi].locals[name] = tree_unflatten(tree, leaves)
         with _lock:
             Jdb(shown, stdin=kwargs.get("stdin"), stdout=kwargs.get("stdout")).cmdloop()
 
     debug_callback(stop, operands, token, ordered=ordered)
     return token
-
-
-def _as_array(value: Any) -> Any:
-    # A plait Array, as the traced variable was (JAX's debugger shows jax Arrays).
-    if isinstance(value, Tracer) or type(value) is ArrayImpl:
-        return value
-    return ArrayImpl.from_numpy(value)
