@@ -65,12 +65,12 @@ def _directory() -> str | None:
 
 
 def compile_cached(client: Any, module: str | bytes, devices: Any, options: Any,
-                   compile_fn: Callable[[], Any]) -> Any:
-    """``compile_fn()``'s loaded executable, read from the cache when it holds the
-    program, else compiled (and stored, if it took long enough)."""
+                   compile_fn: Callable[[str | bytes, Any, Any], Any]) -> Any:
+    """``compile_fn(module, devices, options)``'s loaded executable, read from the cache
+    when it holds the program, else compiled (and stored, if it took long enough)."""
     directory = _directory()
     if directory is None:
-        return compile_fn()
+        return compile_fn(module, devices, options)
     ids = tuple(d.id for d in devices)
     path = os.path.join(directory, cache_key(module, options, ids, client.platform_version))
     loaded = _read(client, path, devices, options)
@@ -79,7 +79,7 @@ def compile_cached(client: Any, module: str | bytes, devices: Any, options: Any,
         return loaded
     _stats["misses"] += 1
     start = time.perf_counter()
-    loaded = compile_fn()
+    loaded = compile_fn(module, devices, options)
     took = time.perf_counter() - start
     if took >= _config.persistent_cache_min_compile_time_secs:
         _write(client, path, loaded)

@@ -386,8 +386,7 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
                                            host_callbacks=callbacks.functions)
         _compile_count[0] += 1
         return Executable(loaded, dev, out_avals, callbacks)
-    loaded = compile_cached(client(), module_code, devices, options, lambda: _compile(
-        module_code, devices, options))
+    loaded = compile_cached(client(), module_code, devices, options, _compile)
     return Executable(loaded, dev, out_avals)
 
 
@@ -423,8 +422,7 @@ class SpmdLayout:
 def _compile_spmd(text: str, out_avals: Sequence[ShapedArray], spmd: SpmdLayout) -> Executable:
     mesh = spmd.mesh
     devices, options = multi_device.device_list(mesh), multi_device.compile_options(mesh)
-    loaded = compile_cached(client(), text, devices, options,
-                            lambda: _compile(text, devices, options))
+    loaded = compile_cached(client(), text, devices, options, _compile)
     chosen = loaded.get_output_shardings()
     outs = []
     for i, (a, named) in enumerate(zip(out_avals, spmd.out_shardings)):

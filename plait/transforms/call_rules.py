@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from plait.ir import primitives as P
 from plait.ir.atoms import Var
 from plait.ir.jaxpr import ClosedJaxpr, Eqn
+from plait.transforms.ad import split_forwarded
 from plait.transforms.dce import dce_call, dce_rules
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
 
@@ -23,11 +24,8 @@ def _jit_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
     # A residual that is one of the callee's known inputs is passed on from outside,
     # not returned by the call (which would copy it, and hide where it comes from).
     n_known_out = len(known.outvars) - nres
-    index = {v: i for i, v in enumerate(known.invars)}
-    forwarded = [index.get(r) if type(r) is Var else None for r in known.outvars[n_known_out:]]
-    kept = [r for r, i in zip(known.outvars[n_known_out:], forwarded) if i is None]
-    known = known.replace(outvars=known.outvars[:n_known_out] + tuple(kept))
-    new_res = iter([Var(r.aval) for r in kept])
+    known, forwarded = split_forwarded(known, n_known_out)
+    new_res = iter([Var(r.aval) for r in known.outvars[n_known_out:]])
     outer_res = [k_in[i] if i is not None else next(new_res) for i in forwarded]
     computed = [a for a, i in zip(outer_res, forwarded) if i is None]
     residuals = [a for a in outer_res if type(a) is Var]

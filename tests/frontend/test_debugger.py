@@ -18,7 +18,7 @@ import pytest
 import plait
 import plait.numpy as pnp
 
-COMMANDS = "p z\npp (x, y)\nw\nu\np a\nd\nl\nnot_a_name\nc\n"
+COMMANDS = "p z\npp (x, y)\np pair\nw\nu\np a\nd\nl\nnot_a_name\nc\n"
 
 
 def session(L: Any, np_: Any, how: str) -> str:
@@ -27,6 +27,7 @@ def session(L: Any, np_: Any, how: str) -> str:
 
     def f(x: Any, y: Any) -> Any:
         z = np_.sin(x) / y
+        pair = (z, "tag", 3)  # noqa: F841  (a local for the debugger: traced and untraced leaves)
         L.debug.breakpoint(stdin=commands, stdout=out)
         return z
 
@@ -47,6 +48,7 @@ def session(L: Any, np_: Any, how: str) -> str:
 def test_session_matches_jax(how: str) -> None:
     got, want = session(plait, pnp, how), session(jax, jnp, how)
     assert "Entering jdb:" in got and "*** NameError: name 'not_a_name' is not defined" in got
+    assert "'tag', 3)" in got
     if how in ("grad", "vmap"):
         # JAX runs these eagerly, so its values there are the concrete (weakly typed)
         # arrays; plait traces them, and a program's values have strong types.

@@ -185,22 +185,24 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,  # noq
         infos = [i for i in infos if not is_plait_code(i.filename)]
     frames = [_capture(i) for i in infos[:num_frames]]
     del infos
+    # The traced leaves of the locals become the callback's operands; the other leaves
+    # stay as they are.
     operands: list[Any] = []
-    slots: list[tuple[int, str, Any, int]] = []
+    slots: list[tuple[int, str, Any, list[Any]]] = []
     for fi, frame in enumerate(frames):
         for name, value in frame.locals.items():
             flat = _leaves(value)
             if flat is not None:
-                slots.append((fi, name, flat[1], len(flat[0])))
-                operands.extend(flat[0])
+                slots.append((fi, name, flat[1], flat[0]))
+                operands.extend(x for x in flat[0] if isinstance(x, Tracer))
 
     def stop(values: Sequence[Any], _token: Any) -> None:
         shown = [Frame(f.filename, f.lineno, dict(f.locals), f.source, f.offset)
                  for f in frames]
         rest = iter(values)
-        for fi, name, tree, n in slots:
-            leaves = [next(rest) for _ in range(n)]
-            shown[fi].locals[name] = tree_unflatten(tree, leaves)
+        for fi, name, tree, leaves in slots:
+            shown[fi].locals[name] = tree_unflatten(
+                tree, [next(rest) if isinstance(x, Tracer) else x for x in leaves])
         with _lock:
             Jdb(shown, stdin=kwargs.get("stdin"), stdout=kwargs.get("stdout")).cmdloop()
 

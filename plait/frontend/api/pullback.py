@@ -28,7 +28,7 @@ from plait.ir.lists import fill_in
 __all__ = ["Pullback", "PullbackSpec", "float0_zeros", "zeros_for"]
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # (jit's dispatch hashes it on every call taking one)
 class PullbackSpec:
     """What a pullback knows besides its residuals (its static node data)."""
 

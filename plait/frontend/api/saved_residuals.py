@@ -11,8 +11,8 @@ from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.ir import dtypes
 from plait.ir.atoms import Var
-from plait.ir.avals import ShapedArray
-from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
+from plait.ir.avals import ShapedArray, shaped
+from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, convert_constvars
 from plait.ir.primitives import jit_p, name_p, remat_p
 from plait.transforms.ad import linearize_jaxpr
 
@@ -44,14 +44,13 @@ def _describe(eqn: Eqn, index: int) -> str:
 def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any
                     ) -> list[tuple[ShapedArray, str]]:
     """The values reverse-mode differentiation of ``f`` (w.r.t. its floating-point
-    arguments) saves for the backward pass: each one's type and where it comes from
+    and complex arguments) saves for the backward pass: each one's type and where it comes from
     (an argument, by its path, or an operation, with its source line)."""
     call = flatten_call(f, args, kwargs, (), ())
     traced = trace_function(f, call, "saved_residuals")
-    jaxpr = traced.closed.jaxpr
-    n_consts = len(jaxpr.constvars)
-    jaxpr = jaxpr.replace(constvars=(), invars=jaxpr.constvars + jaxpr.invars)
-    diff = [False] * n_consts + [dtypes.is_float(a.dtype) for a in traced.in_avals]
+    n_consts = len(traced.closed.jaxpr.constvars)
+    jaxpr = convert_constvars(traced.closed.jaxpr)
+    diff = [False] * n_consts + [dtypes.is_inexact(a.dtype) for a in traced.in_avals]
     primal, _, nres, _ = linearize_jaxpr(jaxpr, diff)
     residuals = primal.outvars[len(primal.outvars) - nres:]
     names = call.debug_info.arg_names
@@ -64,8 +63,7 @@ def saved_residuals(f: Callable[..., Any], *args: Any, **kwargs: Any
         if type(r) is not Var or r in seen:
             continue
         seen.add(r)
-        aval = r.aval
-        assert isinstance(aval, ShapedArray)
+        aval = shaped(r.aval)
         i = inputs.get(r)
         if i is not None:
             what = ("from a constant" if i < n_consts else

@@ -522,6 +522,12 @@ def _shape_of(x: Any) -> tuple[int, ...]:
     return tuple(av.shape) if av is not None else np.shape(x)
 
 
+def _dtype_of(x: Any) -> np.dtype[Any]:
+    # (Host data's canonical dtype: int64 NumPy data is int32 outside x64 mode.)
+    av = _aval(x)
+    return np.dtype(av.dtype) if av is not None else dt.canonicalize(np.result_type(x))
+
+
 def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Array:
     """A slice of static size ``slice_sizes`` at traced ``start_indices`` (negative ones
     count from the end; the slice is then clamped into bounds)."""

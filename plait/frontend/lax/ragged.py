@@ -16,6 +16,7 @@ import numpy as np
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import promote_types
 from plait.frontend.lax.ops import (
+    _dtype_of,
     _shape_of,
     bitwise_and,
     broadcast_in_dim,
@@ -33,10 +34,6 @@ from plait.ir import dtypes as dt
 from plait.ir.errors import ArgumentError
 
 __all__ = ["ragged_dot"]
-
-
-def _dtype_of(x: Any) -> np.dtype[Any]:
-    return np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype)
 
 
 def ragged_dot(lhs: Any, rhs: Any, group_sizes: Any, precision: Any = None,

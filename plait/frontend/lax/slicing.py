@@ -12,6 +12,7 @@ from plait.frontend.core.trace_to_jaxpr import trace_to_jaxpr
 from plait.frontend.core.tracing import bind1, bind_n
 from plait.frontend.core.tree_util import tree_structure
 from plait.frontend.lax.ops import (
+    _dtype_of,
     _operands,
     _shape_of,
     add,
@@ -20,7 +21,6 @@ from plait.frontend.lax.ops import (
     expand_dims,
     rem,
 )
-from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray
 from plait.ir.errors import ArgumentError
@@ -44,12 +44,6 @@ __all__ = [
 
 def _ints(xs: Sequence[Any]) -> tuple[int, ...]:
     return tuple(int(x) for x in xs)
-
-
-def _dtype_of(x: Any) -> np.dtype[Any]:
-    aval = getattr(x, "aval", None)
-    d: np.dtype[Any] = aval.dtype if aval is not None else np.result_type(x)
-    return d if aval is not None else dt.canonicalize(d)
 
 
 def _python_scalar(v: Any) -> Any:

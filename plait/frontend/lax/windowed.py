@@ -20,7 +20,7 @@ from plait.frontend.core.tracing import Tracer, bind1, bind_n
 from plait.frontend.core.tree_util import tree_flatten, tree_structure, tree_unflatten
 from plait.frontend.lax import ops
 from plait.frontend.lax.convolution import padtype_to_pads
-from plait.frontend.lax.ops import _operands, _shape_of
+from plait.frontend.lax.ops import _dtype_of, _operands, _shape_of
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray
@@ -51,11 +51,6 @@ def _ints(name: str, value: Sequence[int] | None, rank: int, default: int) -> tu
         raise TypeError(f"reduce_window: expected {rank} {name} for an operand of rank "
                         f"{rank}, but got {tuple(value)}")
     return out
-
-
-def _dtype_of(x: Any) -> np.dtype[Any]:
-    av = getattr(x, "aval", None)
-    return np.dtype(av.dtype if av is not None else dt.canonicalize(np.result_type(x)))
 
 
 def _is_weak(x: Any) -> bool:

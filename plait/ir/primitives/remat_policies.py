@@ -109,13 +109,16 @@ def save_anything_except_these_names(*names: str) -> RematPolicy:
                        lambda eqn: _label(eqn) not in skip)
 
 
-def save_from_both_policies(policy_1: RematPolicy, policy_2: RematPolicy) -> RematPolicy:
-    """Save what either policy saves."""
-    for p in (policy_1, policy_2):
-        if not isinstance(p, RematPolicy):
-            raise TypeError(f"save_from_both_policies: expected two policies, but got {p!r}")
-    return RematPolicy(_call_text("save_from_both_policies", policy_1, policy_2),
-                       lambda eqn: policy_1.saveable(eqn) or policy_2.saveable(eqn))
+def save_from_both_policies(policy_1: RematPolicy | Callable[..., Any],
+                            policy_2: RematPolicy | Callable[..., Any]) -> RematPolicy:
+    """Save what either policy (built in, or a user's function) saves."""
+    p1, p2 = (p if isinstance(p, RematPolicy) else custom_policy(p) if callable(p) else None
+              for p in (policy_1, policy_2))
+    if p1 is None or p2 is None:
+        raise TypeError(f"save_from_both_policies: expected two policies, but got "
+                        f"{policy_1!r} and {policy_2!r}")
+    return RematPolicy(_call_text("save_from_both_policies", p1, p2),
+                       lambda eqn: p1.saveable(eqn) or p2.saveable(eqn), (p1, p2))
 
 
 def save_and_offload_only_these_names(*, names_which_can_be_saved: Any,
