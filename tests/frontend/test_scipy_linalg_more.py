@@ -174,9 +174,13 @@ def test_array_builders_as_scipy() -> None:
         _array_equal(psl.fiedler(a), scipy.linalg.fiedler(a))
 
 
+# (No subnormals: XLA's CPU code flushes them to zero, in JAX as in plait.)
+_FLOATS = st.floats(-9, 9, width=32, allow_subnormal=False)
+
+
 @settings(max_examples=6, deadline=None)
-@given(hnp.arrays(np.float32, st.integers(1, 6), elements=st.floats(-9, 9, width=32)),
-       hnp.arrays(np.float32, st.integers(1, 6), elements=st.floats(-9, 9, width=32)))
+@given(hnp.arrays(np.float32, st.integers(1, 6), elements=_FLOATS),
+       hnp.arrays(np.float32, st.integers(1, 6), elements=_FLOATS))
 def test_toeplitz_hankel_structure(c: np.ndarray, r: np.ndarray) -> None:
     t, h = np.asarray(psl.toeplitz(c, r)), np.asarray(psl.hankel(c, r))
     _array_equal(t, scipy.linalg.toeplitz(c, r).astype(np.float32) + 0.0)
