@@ -28,6 +28,7 @@ from plait import (
     nn,
     numpy,
     random,
+    ref,
     scipy,
     sharding,
     test_util,
@@ -95,6 +96,7 @@ from plait.frontend.api.fwd_and_bwd import fwd_and_bwd
 from plait.frontend.api.jit import jit
 from plait.frontend.api.make_jaxpr import eval_shape, make_jaxpr
 from plait.frontend.api.pmap import pmap
+from plait.frontend.api.refs import Ref, empty_ref, free_ref, freeze, new_ref
 from plait.frontend.api.shard_map import shard_map
 from plait.frontend.api.stages import Compiled, Lowered, Traced
 from plait.frontend.api.vmap import vmap
@@ -114,7 +116,7 @@ jacobian = jacrev
 
 __all__ = [
     "ad_checkpoint", "config", "custom_batching", "debug", "dtypes", "errors", "experimental",
-    "export", "flatten_util", "image", "ir", "lax", "nn", "numpy", "random", "scipy",
+    "export", "flatten_util", "image", "ir", "lax", "nn", "numpy", "random", "ref", "scipy",
     "test_util", "transforms", "tree", "tree_util", "typing", "block_until_ready",
     "default_backend", "device_count", "device_get", "enable_x64", "local_device_count",
     "print_environment_info", "effects_barrier",
@@ -133,6 +135,6 @@ __all__ = [
     "process_index", "process_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_array_from_process_local_data", "set_mesh",
     "NamedSharding", "P", "Device", "copy_to_host_async", "host_count", "host_id", "host_ids",
-    "process_indices", "fwd_and_bwd",
+    "process_indices", "fwd_and_bwd", "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
 ]
 __version__ = "0.1.0"

@@ -408,8 +408,13 @@ def _divmod(a: Dim, b: Dim) -> tuple[Dim, Dim]:
             raise ZeroDivisionError("division of a dimension by zero")
         if isinstance(a, int):
             return divmod(a, b)
-        if all(c % b == 0 for _, c in a._terms):
-            return _make({t: c // b for t, c in a._terms}), 0
+        if all(c % b == 0 for t, c in a._terms if t):
+            # (k*m + c) // k = m + c // k for an integer m: the constant splits off.
+            const = sum(c for t, c in a._terms if not t)
+            q = {t: c // b for t, c in a._terms if t}
+            if const // b:
+                q[()] = const // b
+            return _make(q), const % b
         return (DimExpr({((("floordiv", a, b), 1),): 1}),
                 DimExpr({((("mod", a, b), 1),): 1}))
     # A symbolic divisor: exact division by one monomial only.

@@ -31,6 +31,7 @@ __all__ = [
     "TypePromotionError",
     "ArgumentError",
     "StaticArgumentError",
+    "RefError",
 ]
 
 
@@ -153,3 +154,10 @@ class TreePrefixError(ArgumentError, ValueError):
 class StaticArgumentError(ArgumentError, ValueError):
     """A static argument is not hashable.  jit's C++ dispatcher raises a plain
     ``ValueError`` with the same message (JAX's) before any plait code runs."""
+
+
+class RefError(PlaitError, ValueError):
+    """A mutable array reference (:class:`plait.Ref`) used where it may not be: a
+    value of the wrong shape or dtype written to it, a Ref returned from or passed
+    twice to a transformed function, a Ref closed over by a transformation that
+    cannot carry it (``vmap``), or a Ref used after the trace that created it ended."""

@@ -18,10 +18,12 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.api.pullback import Pullback, PullbackSpec, float0_zeros, zeros_for
+from plait.frontend.api.refs import with_finals, write_finals
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify
 from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
+from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import Tracer
@@ -54,13 +56,13 @@ R = TypeVar("R")
 A = TypeVar("A")
 
 
-def _trace(fun: Callable[..., Any], args: Sequence[Any], purpose: str, concrete: bool = True
-           ) -> tuple[TracedFunction, Jaxpr, tuple[Any, ...]]:
+def _trace(fun: Callable[..., Any], args: Sequence[Any], purpose: str, concrete: bool = True,
+           refs: object = None) -> tuple[TracedFunction, Jaxpr, tuple[Any, ...]]:
     """Trace ``fun`` on ``args``; its constants become leading inputs.  Concrete arguments
     make a trace whose values Python may branch on (as JAX's autodiff tracers carry their
     primal values), unless ``concrete`` is false."""
     call = flatten_call(fun, tuple(args), {}, (), ())
-    traced = trace_function(fun, call, purpose, concrete)
+    traced = trace_function(fun, call, purpose, concrete, refs)
     closed, consts = consts_as_invars(traced.closed)
     return traced, closed.jaxpr, consts
 
@@ -100,7 +102,20 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if p_tree != t_tree:
         raise ArgumentError(f"jvp: primal and tangent arguments must have equal structures, "
                             f"but got {p_tree} and {t_tree}")
-    traced, jaxpr, consts = _trace(fun, primals, "jvp")
+
+    def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+        if not refs:
+            return _jvp(fun, primals, p_leaves, t_leaves, has_aux, token)
+        out, t_out, aux = _jvp(with_finals(fun, refs, has_aux), primals, p_leaves, t_leaves,
+                               True, token)
+        user_aux = write_finals(refs, aux, has_aux)
+        return (out, t_out, user_aux) if has_aux else (out, t_out)
+    return carrying_refs(attempt)
+
+
+def _jvp(fun: Callable[..., Any], primals: Sequence[Any], p_leaves: list[Any],
+         t_leaves: list[Any], has_aux: bool, token: object) -> Any:
+    traced, jaxpr, consts = _trace(fun, primals, "jvp", refs=token)
     n_c = len(consts)
     nonzeros = []
     tangent_args = []
@@ -159,7 +174,21 @@ def _as_value(x: Any, aval: Any) -> Any:
 @api_boundary
 def linearize(fun: Callable[..., R], *primals: Any) -> tuple[R, Callable[..., R]]:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linearized function."""
-    traced, jaxpr, consts = _trace(fun, primals, "linearize")
+    def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+        if not refs:
+            return _linearize(fun, primals, token)
+        (out, aux), f_jvp_r = _linearize(with_finals(fun, refs, False), primals, token)
+        write_finals(refs, aux, False)
+
+        def f_jvp(*tangents: Any) -> Any:
+            return f_jvp_r(*tangents)[0]
+        return out, f_jvp
+    return carrying_refs(attempt)  # type: ignore[no-any-return]  # (the pair built above)
+
+
+def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], token: object
+               ) -> tuple[Any, Callable[..., Any]]:
+    traced, jaxpr, consts = _trace(fun, primals, "linearize", refs=token)
     n_c = len(consts)
     diff = [False] * n_c + [dt.is_inexact(a.dtype) for a in traced.in_avals]
     primal, linear, _, out_nz = linearize_jaxpr(jaxpr, diff)
@@ -197,7 +226,18 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     Integer and boolean inputs get ``float0`` cotangents.  With ``has_aux``,
     ``fun`` returns ``(out, aux)`` and ``vjp`` returns ``(out, f_vjp, aux)``.
     """
-    traced, jaxpr, consts = _trace(fun, primals, "vjp")
+    def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+        if not refs:
+            return _vjp(fun, primals, has_aux, token)
+        out, f_vjp, aux = _vjp(with_finals(fun, refs, has_aux), primals, True, token)
+        user_aux = write_finals(refs, aux, has_aux)
+        return (out, f_vjp, user_aux) if has_aux else (out, f_vjp)
+    return carrying_refs(attempt)
+
+
+def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, token: object
+         ) -> Any:
+    traced, jaxpr, consts = _trace(fun, primals, "vjp", refs=token)
     n_c = len(consts)
     diff = [dt.is_inexact(a.dtype) for a in traced.in_avals]
     n_out = len(jaxpr.outvars)
@@ -272,9 +312,8 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
     nums, single = _argnums_tuple(argnums)
     name = getattr(fun, "__name__", "fun")
 
-    @functools.wraps(fun)
-    @api_boundary
-    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+    def run(fun: Callable[..., Any], has_aux: bool, token: object, args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> Any:
         n = len(args)
         for i in nums:
             if not -n <= i < n:
@@ -293,7 +332,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
             return fun(*full, **kwargs)
         dyn_fun.__name__ = name
         call = flatten_call(dyn_fun, tuple(args[i] for i in selected), {}, (), ())
-        traced = trace_function(dyn_fun, call, "grad", concrete=True)
+        traced = trace_function(dyn_fun, call, "grad", concrete=True, refs=token)
         closed, consts = consts_as_invars(traced.closed)
         jaxpr = closed.jaxpr
         if holomorphic or not allow_int:
@@ -327,6 +366,17 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
         grads = tuple(dyn_grads[selected.index(i % n)] for i in nums)
         g = grads[0] if single else grads
         return value, g
+
+    @functools.wraps(fun)
+    @api_boundary
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+            if not refs:
+                return run(fun, has_aux, token, args, kwargs)
+            (main, aux), g = run(with_finals(fun, refs, has_aux), True, token, args, kwargs)
+            user_aux = write_finals(refs, aux, has_aux)
+            return ((main, user_aux) if has_aux else main), g
+        return carrying_refs(attempt)
 
     return value_and_grad_f
 
@@ -374,9 +424,16 @@ def _unravel(j: Any, axis: int, avals: Sequence[ShapedArray], tree: PyTreeDef) -
 def _apply_traced(fun: Callable[..., Any], args: tuple[Any, ...], name: str) -> Any:
     """``fun(*args)``, traced once and applied as one program (one compile when not
     tracing, however many operations assembling the result takes)."""
-    traced, jaxpr, consts = _trace(fun, args, name)
-    outs = apply_jaxpr(jaxpr, (), [*consts, *tree_flatten(args)[0]], name)
-    return tree_unflatten(traced.out_tree, outs)
+    def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+        f = with_finals(fun, refs, False) if refs else fun
+        traced, jaxpr, consts = _trace(f, args, name, refs=token)
+        outs = apply_jaxpr(jaxpr, (), [*consts, *tree_flatten(args)[0]], name)
+        out = tree_unflatten(traced.out_tree, outs)
+        if not refs:
+            return out
+        write_finals(refs, out[1], False)
+        return out[0]
+    return carrying_refs(attempt)
 
 
 def _dyn_args(args: tuple[Any, ...], nums: Sequence[int], what: str) -> tuple[Any, ...]:

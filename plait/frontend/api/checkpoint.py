@@ -15,7 +15,9 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar, cast
 
+from plait.frontend.api.refs import with_finals, write_finals
 from plait.frontend.core.arguments import static_args
+from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import bind, current_trace
@@ -68,12 +70,21 @@ def checkpoint(fun: Callable[P, R], *, prevent_cse: bool = True,
     @functools.wraps(fun)
     @api_boundary
     def remat_f(*args: P.args, **kwargs: P.kwargs) -> R:
-        call = flatten_call(fun, args, kwargs, nums, names)
-        traced = trace_function(fun, call, "checkpoint")
-        closed, consts = consts_as_invars(traced.closed)
-        outs = bind_remat(closed, consts, call.leaves, prevent_cse, rule)
-        # out_tree is the structure of fun's own result, so the rebuilt value is an R.
-        return cast(R, tree_unflatten(traced.out_tree, outs))
+        def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+            # Refs the function uses are plumbing: their final values are results of
+            # the checkpointed call, written back after it.
+            f = with_finals(fun, refs, False) if refs else fun
+            call = flatten_call(f, args, kwargs, nums, names)
+            traced = trace_function(f, call, "checkpoint", refs=token)
+            closed, consts = consts_as_invars(traced.closed)
+            outs = bind_remat(closed, consts, call.leaves, prevent_cse, rule)
+            out = tree_unflatten(traced.out_tree, outs)
+            if not refs:
+                return out
+            write_finals(refs, out[1], False)
+            return out[0]
+        # The rebuilt value has the structure of fun's own result, so it is an R.
+        return cast(R, carrying_refs(attempt))
 
     return remat_f
 

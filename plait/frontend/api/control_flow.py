@@ -21,6 +21,7 @@ from plait.frontend.api.vmap import vmap
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import result_type_info
+from plait.frontend.core.refs import Ref, borrowed, carrying_refs, read, write
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
 from plait.frontend.core.tracing import (
     Tracer,
@@ -168,9 +169,40 @@ def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,
 def _switch(what: str, index: Any, branches: Sequence[Callable[..., Any]],
             operands: tuple[Any, ...], names: Sequence[str], order: Sequence[int],
             branches_platforms: Platforms | None = None) -> Any:
+    def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+        if not refs:
+            return _switch_traced(what, index, branches, operands, names, order,
+                                  branches_platforms, token)
+        # The Refs the branches use: their values go in as operands, out as results.
+        wrapped = [_with_refs(b, refs) for b in branches]
+        out, finals = _switch_traced(what, index, wrapped, ([read(r) for r in refs],
+                                                          *operands),
+                                     names, order, branches_platforms, token)
+        _write_all(refs, finals)
+        return out
+    return carrying_refs(attempt)
+
+
+def _with_refs(fun: Callable[..., Any], refs: Sequence[Ref]) -> Callable[..., Any]:
+    """``fun`` taking the values of ``refs`` first and returning their final values too."""
+    def wrapped(values: list[Any], *args: Any) -> Any:
+        with borrowed(refs, values):
+            out = fun(*args)
+            return out, [read(r) for r in refs]
+    return wrapped
+
+
+def _write_all(refs: Sequence[Ref], values: Sequence[Any]) -> None:
+    for r, v in zip(refs, values, strict=True):
+        write(r, v)
+
+
+def _switch_traced(what: str, index: Any, branches: Sequence[Callable[..., Any]],
+                   operands: tuple[Any, ...], names: Sequence[str], order: Sequence[int],
+                   branches_platforms: Platforms | None, token: object) -> Any:
     leaves, in_tree, paths = _leaves(operands, "operands")
     avals = _avals(leaves, paths, "cond")
-    by_k = {k: trace_to_jaxpr(branches[k], in_tree, avals, "cond") for k in order}
+    by_k = {k: trace_to_jaxpr(branches[k], in_tree, avals, "cond", refs=token) for k in order}
     traced = [by_k[k] for k in range(len(branches))]
     ref = order[0]
     for k in order[1:]:
@@ -278,13 +310,35 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
             return val
         except ConcretizationTypeError:
             pass  # a traced predicate (under vmap, say): stage the loop after all
+
+    def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+        if not refs:
+            return _while_traced(cond_fun, body_fun, init_val, token)
+
+        # The Refs the loop uses are part of its state.
+        def cond_r(carry: Any) -> Any:
+            with borrowed(refs, carry[1]):
+                return cond_fun(carry[0])
+
+        def body_r(carry: Any) -> Any:
+            with borrowed(refs, carry[1]):
+                out = body_fun(carry[0])
+                return out, [read(r) for r in refs]
+        out, finals = _while_traced(cond_r, body_r, (init_val, [read(r) for r in refs]), token)
+        _write_all(refs, finals)
+        return out
+    return carrying_refs(attempt)
+
+
+def _while_traced(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+                  init_val: Any, token: object) -> Any:
     leaves, in_tree, paths = _leaves(init_val, "init_val")
     avals = _avals(leaves, paths, "while_loop")
-    body = trace_to_jaxpr(body_fun, in_tree, avals, "while_loop", unpack=False)
+    body = trace_to_jaxpr(body_fun, in_tree, avals, "while_loop", unpack=False, refs=token)
     if _retype_weak(leaves, avals, body.out_avals):
-        body = trace_to_jaxpr(body_fun, in_tree, avals, "while_loop", unpack=False)
+        body = trace_to_jaxpr(body_fun, in_tree, avals, "while_loop", unpack=False, refs=token)
     _strong(leaves, avals, _check_carry("while_loop", avals, body, in_tree, paths, body.out_avals))
-    cond_b = trace_to_jaxpr(cond_fun, in_tree, avals, "while_loop", unpack=False)
+    cond_b = trace_to_jaxpr(cond_fun, in_tree, avals, "while_loop", unpack=False, refs=token)
     p = cond_b.out_avals
     if len(p) != 1 or p[0].shape != () or p[0].dtype != dt.bool_:
         raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) "
@@ -406,7 +460,7 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
          reverse: bool = False, unroll: int | bool = 1) -> Any:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
     ``(final carry, stacked ys)``.  Staged as one ``scan``."""
-    c_leaves, c_tree, c_paths = _leaves(init, "init")
+    _leaves(init, "init")  # (checked first; _scan_traced flattens it)
     x_leaves, x_tree, x_paths = _leaves(xs, "xs")
     x_avals = _avals(x_leaves, x_paths, "scan")
     lengths = {a.shape[0] if a.ndim else None for a in x_avals}
@@ -427,6 +481,27 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
     assert n is not None
     if _config.disable_jit:
         return _python_scan(f, init, x_leaves, x_tree, n, reverse)
+
+    def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+        if not refs:
+            return _scan_traced(f, init, x_leaves, x_tree, x_avals, n, reverse, unroll, token)
+
+        # The Refs the body uses are part of the carry.
+        def body(carry: Any, x: Any) -> Any:
+            with borrowed(refs, carry[1]):
+                c, y = _pair_out(f(carry[0], x))
+                return (c, [read(r) for r in refs]), y
+        (c, finals), ys = _scan_traced(body, (init, [read(r) for r in refs]), x_leaves,
+                                       x_tree, x_avals, n, reverse, unroll, token)
+        _write_all(refs, finals)
+        return c, ys
+    return carrying_refs(attempt)
+
+
+def _scan_traced(f: Callable[[Any, Any], Any], init: Any, x_leaves: list[Any],
+                 x_tree: PyTreeDef, x_avals: list[ShapedArray], n: int, reverse: bool,
+                 unroll: int | bool, token: object) -> Any:
+    c_leaves, c_tree, c_paths = _leaves(init, "init")
     c_avals = _avals(c_leaves, c_paths, "scan")
     slice_avals = [a.update(shape=a.shape[1:]) for a in x_avals]
     in_tree = _pair_tree(c_tree, x_tree, len(c_leaves), len(x_leaves))
@@ -434,7 +509,7 @@ def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | 
     def traced() -> tuple[TracedFunction, list[Any]]:
         in_avals = c_avals + slice_avals  # (c_avals as they are now: see _retype_weak)
         body = trace_to_jaxpr(lambda c, x: _pair_out(f(c, x)), in_tree, in_avals, "scan",
-                              DebugInfo(fun_name(f), ("",) * len(in_avals), ()))
+                              DebugInfo(fun_name(f), ("",) * len(in_avals), ()), refs=token)
         kids = body.out_tree.children()
         if kids[0] != c_tree:
             raise TypeError(f"scan body function carry input and carry output must have the same "

@@ -22,6 +22,7 @@ import attrs
 from plait.frontend.api import dispatch
 from plait.frontend.api.compile import compile_traced, execute
 from plait.frontend.api.dispatch import FastPath
+from plait.frontend.api.refs import pure_with_refs
 from plait.frontend.api.stages import Lowered, Traced
 from plait.frontend.core import cache_log
 from plait.frontend.core.arguments import (
@@ -34,6 +35,7 @@ from plait.frontend.core.arguments import (
 )
 from plait.frontend.core.array_impl import ArrayImpl, committed_device
 from plait.frontend.core.compile_cache import compile_logger
+from plait.frontend.core.refs import Ref, check_distinct, read, ref_leaves, write
 from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.trace_to_jaxpr import (
     FlatCall,
@@ -42,7 +44,7 @@ from plait.frontend.core.trace_to_jaxpr import (
     trace_function,
 )
 from plait.frontend.core.traceback_util import hide_plait_frames
-from plait.frontend.core.tracing import Tracer, _state, bind
+from plait.frontend.core.tracing import ForeignRef, Tracer, _state, bind
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plait.frontend.core.value_checks import check_jit_result
 from plait.frontend.lax.parallel import with_sharding_constraint
@@ -50,7 +52,7 @@ from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.caches import BoundedDict
 from plait.ir.config import values as _config
-from plait.ir.errors import ArgumentError
+from plait.ir.errors import ArgumentError, RefError
 from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
 from plait.ir.sharding import NamedSharding, PartitionSpec, current_mesh, resolve
@@ -137,6 +139,10 @@ class JitFunction:
         self.keep_unused = keep_unused
         self._cache: BoundedDict[tuple[Any, ...], _Entry] = BoundedDict(
             f"jit traces of {fun_name(fun)}")
+        self._closure_refs: tuple[Ref, ...] = ()
+        """The Refs the function closes over (found by tracing it)."""
+        self._live_refs: list[Ref] = []
+        self._pures: dict[tuple[Any, ...], Any] = {}
         # jaxlib's dispatcher takes static argument positions as given; plait counts
         # a negative one from the end of each call's arguments, which it cannot do.  Nor
         # does it see the current mesh, which bare PartitionSpecs among the shardings
@@ -185,7 +191,7 @@ class JitFunction:
         if entry is None:
             self._explain_miss(key, names)
             start = time.perf_counter()
-            traced = trace_function(self._constrained(call), call, "jit")
+            traced = trace_function(self._constrained(call), call, "jit", refs=self)
             if _config.log_compiles:
                 compile_logger.warning("Finished tracing %s for jit in %.9f sec",
                                        fun_name(self.fun), time.perf_counter() - start)
@@ -269,7 +275,16 @@ class JitFunction:
                 entry, leaves = hit
             else:
                 call = self._flat(args, kwargs)
-                entry, leaves = self._entry(call), call.leaves
+                if self._closure_refs or ref_leaves(call.leaves):
+                    return self._call_with_refs(call), None, False
+                try:
+                    entry = self._entry(call)
+                except ForeignRef as e:
+                    if e.claimed_by is not self:
+                        raise
+                    self._closure_refs += (e.ref,)
+                    return self._call_with_refs(call), None, False
+                leaves = call.leaves
                 if _state.stack:
                     return self._stage(call, entry.traced, entry.donated), None, False
             out = self._run(entry, leaves)
@@ -296,7 +311,7 @@ class JitFunction:
                                                            self.static_argnames)
             leaves, tree = tree_flatten((dyn_args, dyn_kwargs))
             avals = _arg_avals(leaves, ())
-        except ArgumentError:
+        except (ArgumentError, RefError):
             return None  # the named path raises it again, naming the argument
         if self.in_shardings is not None:
             return None  # (the named path resolves them against the arguments)
@@ -309,6 +324,37 @@ class JitFunction:
         if entry is None or entry.executable is None:
             return None
         return entry, leaves
+
+    def _call_with_refs(self, call: FlatCall) -> Any:
+        """A call of a function that takes or closes over Refs: the jitted function of
+        their values (:func:`~plait.frontend.api.refs.pure_with_refs`), run or staged,
+        and its final values written back to the Refs."""
+        if self.in_shardings is not None or self.out_shardings is not None or \
+                self.donate_argnums:
+            raise RefError(f"jit({fun_name(self.fun)}): in_shardings, out_shardings and "
+                           "donate_argnums are not supported for functions that take or "
+                           "close over Refs")
+        pos = ref_leaves(call.leaves)
+        refs = [call.leaves[i] for i in pos] + list(self._closure_refs)
+        check_distinct(refs, f"jit({fun_name(self.fun)})")
+        key = (call.in_tree, tuple(pos), call.static_key, len(self._closure_refs))
+        pure = self._pures.get(key)
+        if pure is None:
+            fun = pure_with_refs(self.fun, call.in_tree, pos, call.static_key,
+                                 lambda: self._live_refs)
+            functools.update_wrapper(fun, self.fun)
+            pure = self._pures[key] = jit(fun, keep_unused=self.keep_unused)
+        others = [x for i, x in enumerate(call.leaves) if i not in pos]
+        values = [read(r) for r in refs]
+        self._live_refs = refs
+        try:
+            # (A Ref found while tracing ``pure`` is carried by ``pure``'s own jit.)
+            out, finals = pure(values, others)
+        finally:
+            self._live_refs = []
+        for r, v in zip(refs, finals):
+            write(r, v)
+        return out
 
     def _fast_path(self, entry: _Entry, leaves: Sequence[Any]) -> FastPath | None:
         if (entry.fast is None or not self._dispatchable
@@ -353,7 +399,17 @@ class JitFunction:
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """Stage out the function for these arguments (``ShapeDtypeStruct``\\ s allowed)."""
         call = self._flat(args, kwargs)
-        entry = self._entry(call)
+        if ref_leaves(call.leaves):
+            raise RefError(f"jit({fun_name(self.fun)}).trace/lower: Ref arguments are not "
+                           "supported ahead of time; call the function instead")
+        try:
+            entry = self._entry(call)
+        except ForeignRef as e:
+            if e.claimed_by is not self:
+                raise
+            raise RefError(f"jit({fun_name(self.fun)}).trace/lower: the function closes over "
+                           "a Ref; ahead-of-time stages take only functions without Refs "
+                           "(call it instead)") from None
         return Traced(entry.traced, entry.donated, self.keep_unused, entry.layouts,
                       self._out_layouts(entry))
 

@@ -6,7 +6,9 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, ParamSpec, overload
 
+from plait.frontend.api.refs import with_finals
 from plait.frontend.core.arguments import ShapeDtypeStruct, static_args
+from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tree_util import tree_unflatten
@@ -63,4 +65,13 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     Arguments may be arrays, scalars or :class:`ShapeDtypeStruct`\\ s; nothing is
     compiled or run.  Returns a pytree of ``ShapeDtypeStruct`` shaped like the result.
     """
-    return make_jaxpr(fun, return_shape=True)(*args, **kwargs)[1]
+    def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+        # Refs the function uses are read, never written: nothing runs.
+        f = with_finals(fun, refs, False) if refs else fun
+        call = flatten_call(f, args, kwargs, (), ())
+        traced = trace_function(f, call, "eval_shape", refs=token)
+        shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                  for a in shaped_avals(traced.closed.out_avals)]
+        out = tree_unflatten(traced.out_tree, shapes)
+        return out[0] if refs else out
+    return carrying_refs(attempt)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 import attrs
 
+from plait.frontend.api.refs import pure_with_refs
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
-from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
+from plait.frontend.core.refs import check_distinct, read, ref_leaves, write
+from plait.frontend.core.trace_to_jaxpr import FlatCall, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tree_util import (
     TreePrefixError,
@@ -92,6 +94,9 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
         call = flatten_call(fun, args, kwargs, (), ())
         names = call.debug_info.arg_names
         dims = _in_dims(in_axes, args, kwargs)
+        pos = ref_leaves(call.leaves)
+        if pos:
+            return _vmap_refs(fun, call, pos, dims, out_axes, axis_name, axis_size)
         # Unmapped leaves may be any Python object (they are not traced).
         avals = [abstractify(x, arg_path(names, i), "vmap") if d is not None else None
                  for i, (x, d) in enumerate(zip(call.leaves, dims))]
@@ -147,8 +152,9 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
             traced = trace_function(mapped_fun, inner_call, "vmap")
         closed, consts = consts_as_invars(traced.closed)
         out_example = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
-        out_dims = broadcast_prefix(out_axes, out_example, "vmap out_axes",
-                                    is_leaf=lambda x: x is None)
+        # (Only the prefix's Nones are leaves: a None among the results is an empty
+        # subtree, with no axis of its own.)
+        out_dims = broadcast_prefix(out_axes, out_example, "vmap out_axes")
         out_norm: list[int | None] = []
         for i, (d, out_aval) in enumerate(zip(out_dims, closed.out_avals)):
             if d is None:
@@ -166,3 +172,22 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
         return tree_unflatten(traced.out_tree, outs)
 
     return vmap_f
+
+
+def _vmap_refs(fun: Callable[..., Any], call: FlatCall, pos: list[int],
+               dims: Sequence[int | None], out_axes: Any, axis_name: str | None,
+               axis_size: int | None) -> Any:
+    """vmap of a call with Ref arguments: of the function of their values (mapped as the
+    Refs are), each Ref's final value written back along the same axis."""
+    refs = [call.leaves[i] for i in pos]
+    check_distinct(refs, f"vmap({call.debug_info.func_name})")
+    others = [x for i, x in enumerate(call.leaves) if i not in pos]
+    ref_dims = [dims[i] for i in pos]
+    pure = pure_with_refs(fun, call.in_tree, pos, None, lambda: refs)
+    functools.update_wrapper(pure, fun)
+    out, finals = vmap(pure, in_axes=(ref_dims, [d for i, d in enumerate(dims) if i not in pos]),
+                       out_axes=(out_axes, ref_dims), axis_name=axis_name,
+                       axis_size=axis_size)([read(r) for r in refs], others)
+    for r, v in zip(refs, finals):
+        write(r, v)
+    return out

@@ -11,12 +11,13 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from plait.frontend.core.promotion import python_scalar_dtype
+from plait.frontend.core.refs import Ref
 from plait.frontend.core.tree_util import KeyPath, PyTreeDef, keystr, tree_flatten_with_path
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
 from plait.ir.dims import dimension_value, is_symbolic
-from plait.ir.errors import ArgumentError, StaticArgumentError
+from plait.ir.errors import ArgumentError, RefError, StaticArgumentError
 
 __all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "debug_info_for", "result_paths",
            "mark_static", "unmark_static", "arg_path", "fun_name", "flatten_outputs"]
@@ -105,6 +106,9 @@ def abstractify(x: Any, path: str, what: str) -> ShapedArray:
       ArgumentError: the leaf is not an array, a scalar or a ShapeDtypeStruct;
         the message names its path.
     """
+    if type(x) is Ref:
+        raise RefError(f"{what}: got a Ref at {path}, which {what} does not take; pass its "
+                       "value (ref[...]) instead. jit and vmap take Ref arguments")
     if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
         if type(x) is int:
             info = np.iinfo(python_scalar_dtype(x))
@@ -192,6 +196,10 @@ def flatten_outputs(out: Any, what: str) -> tuple[list[Any], PyTreeDef, tuple[st
     pairs, tree = tree_flatten_with_path(out)
     leaves = []
     for path, leaf in pairs:
+        if type(leaf) is Ref:
+            raise RefError(f"{what}: cannot return a Ref (at result{keystr(path)}) from a "
+                           f"transformed function; return its value (plait.freeze(ref) or "
+                           "ref[...]) instead")
         if is_symbolic(leaf):  # a symbolic size returned: its value
             leaf = dimension_value(leaf)
         if not (hasattr(leaf, "aval") or isinstance(leaf, bool | int | float | complex | np.ndarray

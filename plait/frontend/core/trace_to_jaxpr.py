@@ -85,7 +85,7 @@ class TracedFunction:
 
 def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequence[ShapedArray],
                    purpose: str, debug_info: DebugInfo | None = None, *, unpack: bool = True,
-                   known: Sequence[Any] | None = None) -> TracedFunction:
+                   known: Sequence[Any] | None = None, refs: object = None) -> TracedFunction:
     """Trace ``fun`` on tracers of types ``in_avals`` arranged as ``in_tree``: the one way
     plait turns a Python function into a jaxpr (jit, make_jaxpr, autodiff, vmap, control
     flow and custom derivatives all come here).
@@ -99,6 +99,7 @@ def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequen
       known: concrete values of the inputs (``None`` where unknown): the tracers then
         know their values on demand (see :meth:`Trace.value_of`), and the jaxpr
         follows the Python branches taken.
+      refs: the token of a caller that carries Refs (see :func:`trace_flat`).
 
     Raises:
       ArgumentError: ``fun`` returned something that is not a pytree of arrays.
@@ -112,7 +113,7 @@ def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequen
         out_info[:] = [tree, paths]
         return leaves
 
-    closed, outs = trace_flat(flat_fun, in_avals, purpose, debug, known)
+    closed, outs = trace_flat(flat_fun, in_avals, purpose, debug, known, refs)
     out_tree, paths = out_info
     debug = debug.with_result_paths(paths)
     closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug))
@@ -120,7 +121,7 @@ def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequen
 
 
 def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
-                   concrete: bool = False) -> TracedFunction:
+                   concrete: bool = False, refs: object = None) -> TracedFunction:
     """Trace a user call: ``fun`` on abstract versions of the call's dynamic leaves, its
     static arguments passed as they are.
 
@@ -137,7 +138,7 @@ def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
 
     known = call.leaves if concrete and all(map(is_concretizable, call.leaves)) else None
     traced = trace_to_jaxpr(call_fun, call.in_tree, in_avals, purpose, call.debug_info,
-                            known=known)
+                            known=known, refs=refs)
     return attrs.evolve(traced, static_key=call.static_key, outs=())
 
 

@@ -35,6 +35,7 @@ from plait.ir.debug_info import DebugInfo, SourceInfo
 from plait.ir.dims import DimExpr, set_value_hook
 from plait.ir.errors import (
     ConcretizationTypeError,
+    RefError,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerError,
@@ -558,6 +559,23 @@ def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
     return [Tracer(trace, a) if type(a) is Var else a for a in map(read, jaxpr.outvars)]
 
 
+class ForeignRef(BaseException):
+    """Internal signal: ``ref`` (a :class:`~plait.frontend.core.refs.Ref`) was used in
+    ``trace``, which it does not belong to.
+
+    A ``BaseException``, so that a user's ``except Exception`` inside a traced
+    function cannot swallow it.  :func:`trace_flat` marks it claimed by the token
+    its caller passed, or turns it into a :class:`~plait.errors.RefError` when the
+    caller cannot carry Refs.
+    """
+
+    def __init__(self, ref: Any, trace: Trace) -> None:
+        super().__init__("a Ref used in a trace it does not belong to")
+        self.ref = ref
+        self.trace = trace
+        self.claimed_by: object = None
+
+
 def new_trace(purpose: str, debug_info: DebugInfo | None) -> Trace:
     """Push a fresh trace; pair with :func:`pop_trace`."""
     t = Trace(purpose, debug_info)
@@ -578,12 +596,18 @@ def pop_trace(trace: Trace) -> None:
 
 def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
                purpose: str, debug_info: DebugInfo | None,
-               known_args: Sequence[Any] | None = None) -> tuple[ClosedJaxpr, list[Any]]:
+               known_args: Sequence[Any] | None = None, refs: object = None
+               ) -> tuple[ClosedJaxpr, list[Any]]:
     """Trace ``fun`` (flat list of inputs to flat list of outputs) to a closed jaxpr.
 
     With ``known_args`` (one value per input, ``None`` where unknown), the trace
     knows concrete values and ``bool(x)``, ``int(x)`` ... work on the tracers (see
     :meth:`Trace.value_of`); the jaxpr is then specialized to the branches taken.
+
+    ``refs`` is the token of a caller that carries Refs (see
+    :func:`~plait.frontend.core.refs.carrying_refs`): a Ref of an enclosing trace used
+    here raises :class:`ForeignRef` claimed by it; without a token, a
+    :class:`~plait.errors.RefError`.
 
     Returns the closed jaxpr, whose consts may include tracers of enclosing
     traces (captured values), and the raw outputs ``fun`` returned.
@@ -596,6 +620,18 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
                            if x is not None}
         outs = list(fun(*args))
         out_atoms = [trace.to_atom(o) for o in outs]
+    except ForeignRef as e:
+        if e.trace is not trace:
+            raise
+        if refs is None:
+            raise RefError(f"a Ref created outside this {purpose} is used inside it, which "
+                           f"{purpose} does not support; read its value outside "
+                           "(ref[...]) and pass that in, or return the new value and write "
+                           "it to the Ref after the call. jit, scan, fori_loop, while_loop "
+                           "and cond carry Refs they close over; jit and vmap take Refs as "
+                           "arguments") from None
+        e.claimed_by = refs
+        raise
     finally:
         pop_trace(trace)
     constvars = [v for v, _ in trace.consts]
