@@ -12,6 +12,7 @@ import os as _os
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 from plait import (
+    ad,
     ad_checkpoint,
     config,
     custom_batching,
@@ -115,7 +116,7 @@ jacobian = jacrev
 """``jacrev`` (JAX's alias)."""
 
 __all__ = [
-    "ad_checkpoint", "config", "custom_batching", "debug", "dtypes", "errors", "experimental",
+    "ad", "ad_checkpoint", "config", "custom_batching", "debug", "dtypes", "errors", "experimental",
     "export", "flatten_util", "image", "ir", "lax", "nn", "numpy", "random", "ref", "scipy",
     "test_util", "transforms", "tree", "tree_util", "typing", "block_until_ready",
     "default_backend", "device_count", "device_get", "enable_x64", "local_device_count",

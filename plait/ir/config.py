@@ -38,6 +38,10 @@ may read it.  Options:
 ``platform_name``, ``platforms`` (str)
     The platform to run on: plait has only ``'cpu'`` (the empty string means the
     default); accepted so that programs which pin JAX to the CPU run unchanged.
+``remat3`` (bool)
+    JAX's switch to its newer ``checkpoint`` implementation, which saves and
+    recomputes the same values; plait has one implementation, so the option is
+    accepted and changes nothing (programs that turn it on run unchanged).
 
 Options read as attributes too: ``plait.config.jax_enable_x64``.
 """
@@ -86,6 +90,8 @@ class _Values:
         """Programs compiled faster than this are not stored."""
         self.persistent_cache_min_entry_size_bytes = 0
         """Programs whose serialized size is below this are not stored."""
+        self.remat3 = False
+        """Accepted for JAX's ``jax_remat3``; plait's ``checkpoint`` does not read it."""
         self.num_cpu_devices = int(os.environ.get("PLAIT_NUM_CPU_DEVICES", "-1"))
         """How many CPU devices the runtime makes (-1: as ``XLA_FLAGS`` says, else 1);
         read once, when the runtime starts."""
@@ -140,6 +146,7 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "platform_name": lambda v: v in ("", "cpu"),
     "export_calling_convention_version": lambda v: type(v) is int and v in (9, 10),
     "platforms": lambda v: v in ("", "cpu"),
+    "remat3": lambda v: isinstance(v, bool),
     "num_cpu_devices": lambda v: type(v) is int and (v == -1 or v >= 1),
     "compilation_cache_dir": lambda v: v is None or isinstance(v, str | os.PathLike),
     "enable_compilation_cache": lambda v: isinstance(v, bool),

@@ -254,6 +254,23 @@ def test_config_options_read_as_attributes_and_platform_pinning() -> None:
         plait.config.read("no_such_option")
 
 
+def test_remat3_is_accepted_and_checkpoint_is_unchanged() -> None:
+    def f(x: Any) -> Any:
+        return plait.checkpoint(lambda y: pnp.sin(pnp.sin(y)))(x) * x
+    before = plait.make_jaxpr(plait.grad(f))(2.0)
+    for lib in (plait, jax):
+        lib.config.update("jax_remat3", True)
+    try:
+        assert plait.config.jax_remat3 is jax.config.jax_remat3 is True  # type: ignore[attr-defined]  # (set above)
+        after = plait.make_jaxpr(plait.grad(f))(2.0)
+        assert str(after) == str(before)
+        with pytest.raises(ValueError, match="invalid value 1 for config option 'remat3'"):
+            plait.config.update("jax_remat3", 1)
+    finally:
+        for lib in (plait, jax):
+            lib.config.update("jax_remat3", False)
+
+
 def test_num_cpu_devices_as_jax() -> None:
     # A fresh process: this one's runtime has started (with 8 devices).
     code = """

@@ -859,6 +859,11 @@ def _api_pairs() -> list[tuple[str, Callable[[Any, Any, Any], Any]]]:
             lambda a, flag: a * 2 if flag else a, in_axes=(0, None))(y, True)),
         ("vmap_out_axes_none", lambda L, np_, lax_: L.vmap(
             lambda a, b: (a * 2, b), in_axes=(0, None), out_axes=(0, None))(x, y)),
+        # A None among the results has no axis spec of its own (a spec for it once
+        # shifted every later one).
+        ("vmap_out_axes_with_none_output", lambda L, np_, lax_: L.vmap(
+            lambda a, b: (None, [a * 2, b]), in_axes=(0, None),
+            out_axes=(0, [1, None]))(np_.stack([x, x], 1), y)),
         ("vmap_axis_size", lambda L, np_, lax_: L.vmap(lambda b: b * 2, in_axes=None,
                                                        axis_size=4)(y)),
         ("vmap_constant_outputs", lambda L, np_, lax_: L.vmap(lambda a: (np_.ones(2), 3.0))(x)),

@@ -17,13 +17,20 @@ from typing import Any, Literal, ParamSpec, TypeVar, overload
 import numpy as np
 
 from plait.frontend import lax
-from plait.frontend.api.pullback import Pullback, PullbackSpec, float0_zeros, zeros_for
-from plait.frontend.api.refs import with_finals, write_finals
+from plait.frontend.api.pullback import (
+    DontWant,
+    Pullback,
+    PullbackSpec,
+    float0_zeros,
+    leaf_routes,
+    zeros_for,
+)
+from plait.frontend.api.refs import pure_with_refs, with_finals, write_finals
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify
 from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
-from plait.frontend.core.refs import Ref, carrying_refs
+from plait.frontend.core.refs import Ref, carrying_refs, check_distinct, read, ref_leaves
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import Tracer
@@ -36,7 +43,7 @@ from plait.frontend.core.tree_util import (
 )
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped
-from plait.ir.errors import ArgumentError
+from plait.ir.errors import ArgumentError, RefError
 from plait.ir.jaxpr import Jaxpr, consts_as_invars
 from plait.ir.lists import fill_in
 from plait.transforms.ad import (
@@ -226,6 +233,11 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     Integer and boolean inputs get ``float0`` cotangents.  With ``has_aux``,
     ``fun`` returns ``(out, aux)`` and ``vjp`` returns ``(out, f_vjp, aux)``.
     """
+    leaves, tree = tree_flatten(tuple(primals))
+    pos = ref_leaves(leaves)
+    if pos:
+        return _vjp_ref_args(fun, leaves, tree, pos, has_aux)
+
     def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
         if not refs:
             return _vjp(fun, primals, has_aux, token)
@@ -233,6 +245,61 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         user_aux = write_finals(refs, aux, has_aux)
         return (out, f_vjp, user_aux) if has_aux else (out, f_vjp)
     return carrying_refs(attempt)
+
+
+def _vjp_ref_args(fun: Callable[..., Any], leaves: list[Any], tree: PyTreeDef, pos: list[int],
+                  has_aux: bool) -> Any:
+    """vjp with Ref arguments: differentiated with respect to their values now; the
+    function's writes to them happen (as when it is called), and the pullback
+    accumulates their cotangents into the Refs given to ``with_refs``."""
+    refs = [leaves[i] for i in pos]
+    check_distinct(refs, "vjp")
+    others = [x for i, x in enumerate(leaves) if i not in pos]
+    args_tree = tree_structure((tree_unflatten(tree, [0] * len(leaves)), {}))
+    pure = pure_with_refs(fun, args_tree, pos, None, lambda: refs)
+
+    def pure_aux(values: list[Any], rest: list[Any]) -> Any:
+        out, finals = pure(values, rest)
+        return (out[0], (out[1], finals)) if has_aux else (out, finals)
+    pure_aux.__name__ = getattr(fun, "__name__", "fun")
+    out, pull, aux = vjp(pure_aux, [read(r) for r in refs], others, has_aux=True)
+    user_aux = write_finals(refs, aux, has_aux)
+    f_vjp = RefArgsPullback(pull, tree, pos)
+    return (out, f_vjp, user_aux) if has_aux else (out, f_vjp)
+
+
+class RefArgsPullback:
+    """The pullback of a function of Refs: usable only through ``with_refs``, which
+    must name a Ref (or ``DontWant()``) for each Ref argument, since the cotangent of
+    a Ref is accumulated into a Ref."""
+
+    def __init__(self, pull: Pullback, tree: PyTreeDef, pos: list[int]) -> None:
+        self._pull, self._tree, self._pos = pull, tree, pos
+
+    def __call__(self, *cts: Any) -> Any:
+        raise RefError("vjp function: the function was differentiated with respect to a Ref "
+                       "argument, whose gradient must be accumulated into a Ref: call "
+                       "f_vjp.with_refs(grad_ref, ...)(ct), with a Ref (or "
+                       "plait.ad.DontWant()) for each Ref argument")
+
+    def with_refs(self, *entries: Any) -> Callable[..., Any]:
+        """The pullback with each argument's cotangent routed as ``Pullback.with_refs``
+        routes it; a Ref argument's must go to a Ref or be ``DontWant()``."""
+        routes = leaf_routes(entries, self._tree)
+        for i in self._pos:
+            if not isinstance(routes[i], Ref | DontWant):
+                raise RefError(f"with_refs: leaf {i} of the arguments is a Ref, whose "
+                               f"gradient must be accumulated into a Ref, but its entry is "
+                               f"{routes[i]!r}; pass a Ref of the same type")
+        inner = self._pull.with_refs([routes[i] for i in self._pos],
+                                     [r for i, r in enumerate(routes) if i not in self._pos])
+
+        def pull(*cts: Any) -> Any:
+            from_refs, from_rest = inner(*cts)
+            a, b = iter(from_refs), iter(from_rest)
+            return tree_unflatten(self._tree, [next(a) if i in self._pos else next(b)
+                                               for i in range(len(routes))])
+        return pull
 
 
 def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, token: object

@@ -4,7 +4,7 @@ as JAX's (``jax.vjp``'s ``VJP`` object)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -13,8 +13,10 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.refs import Ref, addupdate
 from plait.frontend.core.tree_util import (
     PyTreeDef,
+    broadcast_prefix,
     register_pytree_node,
     tree_flatten,
     tree_unflatten,
@@ -24,8 +26,10 @@ from plait.ir.avals import ShapedArray
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.lists import fill_in
+from plait.transforms.dce import dce_jaxpr
 
-__all__ = ["Pullback", "PullbackSpec", "float0_zeros", "zeros_for"]
+__all__ = ["Pullback", "PullbackSpec", "leaf_routes", "float0_zeros", "zeros_for", "GradValue",
+           "DontWant", "GradRef", "DidntWant"]
 
 
 @attrs.frozen(cache_hash=True)  # (jit's dispatch hashes it on every call taking one)
@@ -50,6 +54,59 @@ class PullbackSpec:
     """Which inputs are differentiated (the others get float0 cotangents)."""
 
 
+class _Marker:
+    """A ``with_refs`` entry or placeholder (compared by type, printed as constructed)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+
+class GradValue(_Marker):
+    """A ``with_refs`` entry: return this argument's cotangent as a value (the default)."""
+
+
+class DontWant(_Marker):
+    """A ``with_refs`` entry: do not compute this argument's cotangent at all."""
+
+
+class GradRef(_Marker):
+    """What a pullback returns for an argument whose cotangent went into a Ref."""
+
+
+class DidntWant(_Marker):
+    """What a pullback returns for an argument marked :class:`DontWant`."""
+
+
+def leaf_routes(entries: Sequence[Any], in_tree: PyTreeDef) -> list[Any]:
+    """One ``with_refs`` route per leaf of the differentiated function's arguments
+    (``in_tree``, their tuple), each entry a pytree prefix of its argument.
+
+    Raises:
+      ArgumentError: not one entry per argument, or an entry of another kind.
+    """
+    args = tree_unflatten(in_tree, [0] * in_tree.num_leaves)
+    if len(entries) != len(args):
+        raise ArgumentError(f"with_refs: expected one entry per argument of the "
+                            f"differentiated function ({len(args)}), but got {len(entries)}")
+    routes: list[Any] = []
+    for i, (entry, arg) in enumerate(zip(entries, args)):
+        per_leaf = broadcast_prefix(entry, arg, f"with_refs entry {i}",
+                                    is_leaf=lambda x: isinstance(x, _Marker | Ref))
+        for r in per_leaf:
+            if not isinstance(r, GradValue | DontWant | Ref):
+                raise ArgumentError(f"with_refs entry {i}: expected a Ref, GradValue() or "
+                                    f"DontWant() for each leaf of the argument, but got "
+                                    f"{type(r).__name__}: {r!r}")
+        routes.extend(per_leaf)
+    return routes
+
+
 class Pullback:
     """``f_vjp(ct)``: the cotangents of ``fun``'s inputs for the cotangent ``ct`` of its
     output.  A pytree whose children are the residuals."""
@@ -62,6 +119,22 @@ class Pullback:
         return f"Pullback({len(self.residuals)} residuals)"
 
     def __call__(self, *cts: Any) -> Any:
+        return self._pull(cts, None)
+
+    def with_refs(self, *entries: Any) -> Callable[..., Any]:
+        """The pullback with each argument's cotangent routed by ``entries`` (one per
+        argument of the differentiated function, each a pytree prefix of it): a
+        :class:`~plait.Ref` accumulates the cotangent into the Ref (``ref[...] +=``) and
+        returns :class:`GradRef` in its place, :class:`GradValue` returns it as usual,
+        :class:`DontWant` skips computing it and returns :class:`DidntWant`.
+
+        Raises:
+          ArgumentError: not one entry per argument, or an entry of another kind.
+        """
+        routes = leaf_routes(entries, self.spec.in_tree)
+        return lambda *cts: self._pull(cts, routes)
+
+    def _pull(self, cts: tuple[Any, ...], routes: list[Any] | None) -> Any:
         s = self.spec
         ct = cts[0] if len(cts) == 1 else cts
         ct_leaves, ct_tree = tree_flatten(ct)
@@ -77,8 +150,27 @@ class Pullback:
         used = [c for c, has in zip(ct_leaves, s.out_tangent[:s.n_main]) if has]
         used += [zeros_for(a) for a, has in zip(s.out_avals[s.n_main:], s.out_tangent[s.n_main:])
                  if has]
-        grads = apply_jaxpr(s.bwd, (), [*self.residuals, *used], "vjp_backward")
-        return tree_unflatten(s.in_tree, fill_in(s.diff, grads, s.in_avals, float0_zeros))
+        if routes is None:
+            grads = apply_jaxpr(s.bwd, (), [*self.residuals, *used], "vjp_backward")
+            return tree_unflatten(s.in_tree, fill_in(s.diff, grads, s.in_avals, float0_zeros))
+        # Cotangents not wanted are not computed: their part of the backward program is
+        # dead code.
+        wanted = [not isinstance(r, DontWant) for r, d in zip(routes, s.diff) if d]
+        bwd = dce_jaxpr(s.bwd, wanted)[0] if not all(wanted) else s.bwd
+        it = iter(apply_jaxpr(bwd, (), [*self.residuals, *used], "vjp_backward"))
+        out: list[Any] = []
+        for r, d, a in zip(routes, s.diff, s.in_avals):
+            if isinstance(r, DontWant):
+                out.append(DidntWant())
+                continue
+            g = next(it) if d else float0_zeros(a)
+            if isinstance(r, Ref):
+                if d:
+                    addupdate(r, Ellipsis, g)
+                out.append(GradRef())
+            else:
+                out.append(g)
+        return tree_unflatten(s.in_tree, out)
 
 
 def float0_zeros(aval: ShapedArray) -> np.ndarray:
@@ -95,3 +187,7 @@ def zeros_for(aval: Any) -> Any:
 
 register_pytree_node(Pullback, lambda p: (p.residuals, p.spec),
                      lambda spec, residuals: Pullback(spec, list(residuals)))
+# The placeholders a pullback returns are empty pytrees, as JAX's: a result holding
+# them can leave jit and pass through tree_map.
+register_pytree_node(GradRef, lambda x: ((), None), lambda _, __: GradRef())
+register_pytree_node(DidntWant, lambda x: ((), None), lambda _, __: DidntWant())

@@ -282,7 +282,12 @@ def addupdate(ref: Ref, index: Any, value: Any) -> None:
     """``ref[index] += value``, in one update."""
     current = read(ref)
     v = _converted(ref, index, value)
-    ref._value = current + v if _is_whole(index) else current.at[index].add(v)
+    new = current + v if _is_whole(index) else current.at[index].add(v)
+    aval = value_aval(current)
+    if value_aval(new) != aval:  # (a weakly typed Ref stays weakly typed)
+        new = bind1(P.convert_element_type_p, new, new_dtype=aval.dtype,
+                    weak_type=aval.weak_type, sharding=None)
+    ref._value = new
 
 
 @contextlib.contextmanager
