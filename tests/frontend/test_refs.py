@@ -16,7 +16,9 @@ from hypothesis import given, settings
 import plait
 import plait.numpy as pjnp
 from plait.errors import RefError
+from plait.frontend.api.pullback import NotNeeded
 from plait.ir import check_jaxpr
+from plait.ir.interpreter import eval_jaxpr
 
 LIBS = [(plait, pjnp), (jax, jjnp)]
 
@@ -339,6 +341,21 @@ def test_checkpoint_writes_plumbing_refs_once() -> None:
     assert float(log[...]) == 6.
 
 
+def test_make_jaxpr_shows_a_refs_value_and_final_value() -> None:
+    log = plait.new_ref(pjnp.ones(2))
+
+    def f(x: Any) -> Any:
+        log[...] += x * 2
+        return x * x
+    closed, shape = plait.make_jaxpr(f, return_shape=True)(pjnp.full(2, 3.))
+    check_jaxpr(closed.jaxpr)
+    assert len(closed.jaxpr.outvars) == 2 and shape.shape == (2,)
+    out, final = eval_jaxpr(closed.jaxpr, closed.consts, np.full(2, 3., np.float32))
+    np.testing.assert_array_equal(np.asarray(out), [9., 9.])
+    np.testing.assert_array_equal(np.asarray(final), [7., 7.])
+    np.testing.assert_array_equal(np.asarray(log[...]), [1., 1.])  # nothing was written
+
+
 def test_eval_shape_reads_refs_without_writing_them() -> None:
     def program(m: Any, jnp: Any) -> Any:
         r = m.new_ref(jnp.zeros(3))
@@ -425,8 +442,6 @@ def test_transformations_that_cannot_carry_a_closed_over_ref_say_so() -> None:
         x_ref[...] = x
     with pytest.raises(RefError, match="created outside this vmap"):
         plait.vmap(write)(pjnp.arange(3.))
-    with pytest.raises(RefError, match="created outside this make_jaxpr"):
-        plait.make_jaxpr(write)(1.)
     with pytest.raises(RefError, match=r"trace/lower: the function closes over a Ref"):
         plait.jit(write).lower(1.)
     with pytest.raises(RefError, match=r"trace/lower: Ref arguments are not supported"):
@@ -565,3 +580,53 @@ def test_with_refs_errors() -> None:
     with pytest.raises(plait.errors.ArgumentError, match="expected a Ref, GradValue.. or "
                        "DontWant.. for each leaf of the argument, but got int: 3"):
         f_vjp.with_refs(3, plait.ad.GradValue())
+
+
+def test_pullback_args_res_and_opaque_residuals_as_jax() -> None:
+    def program(m: Any, jnp: Any) -> Any:
+        def layer(w: Any, x: Any) -> Any:
+            return jnp.tanh(w @ x)
+        w, x = jnp.arange(6.).reshape(3, 2) / 6, jnp.ones(2)
+        y, f_vjp = m.vjp(layer, w, x)
+        args_res = [np.asarray(a) for a in f_vjp.args_res]
+        _, g_vjp = m.vjp(lambda a, b: jnp.sin(a) + b, 1., 2.)
+        f_vjp.args_res[0] = w * 2  # the backward pass uses what args_res holds
+        return args_res, repr(g_vjp.args_res), f_vjp(jnp.ones(3))
+    got, want = (program(m, n) for m, n in LIBS)
+    for a, b in zip(got[0], want[0]):
+        np.testing.assert_array_equal(a, b)
+    assert got[1] == want[1] == "[NotNeeded(), NotNeeded()]"
+    for a, b in zip(got[2], want[2]):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+    vjp: Any = plait.vjp  # (args_res is not in vjp's static type)
+    _, f = vjp(lambda w, x: w @ x, pjnp.ones((2, 2)), pjnp.ones(2))
+    assert len(f.opaque_residuals) == 0  # both residuals are arguments
+    f.args_res[1] = NotNeeded()
+    with pytest.raises(plait.errors.ArgumentError, match="leaf 1 is needed by the backward "
+                       "pass but args_res holds NotNeeded"):
+        f(pjnp.ones(2))
+
+
+def test_weak_types_after_writes_as_jax() -> None:
+    def program(m: Any, jnp: Any) -> Any:
+        out = []
+        for init, write in [(jnp.float32(0), lambda r: r.__setitem__(..., 5.)),
+                            (0., lambda r: r.__setitem__(..., jnp.float32(5.))),
+                            (0., lambda r: r.__setitem__(..., 5.)),
+                            (0., lambda r: m.ref.addupdate(r, ..., jnp.float32(2.))),
+                            (0., lambda r: m.ref.addupdate(r, ..., 2.)),
+                            (0., lambda r: r.__setitem__(..., r[...] + 2.)),
+                            (0, lambda r: r.__setitem__(..., r[...] + jnp.int32(5))),
+                            (jnp.zeros(3), lambda r: r.__setitem__(1, 5.))]:
+            r = m.new_ref(init)
+            write(r)
+            out.append(repr(r))
+        r = m.new_ref(0.)
+        m.jit(lambda: r.__setitem__(..., jnp.float32(3.)))()
+        out.append(repr(r))
+        r = m.new_ref(0.)
+        m.lax.fori_loop(0, 3, lambda i, c: r.__setitem__(..., r[...] + jnp.float32(1.)) or c, 0)
+        out.append(repr(r))
+        return out
+    got, want = (program(m, n) for m, n in LIBS)
+    assert got == want

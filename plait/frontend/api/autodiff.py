@@ -157,17 +157,18 @@ def _jvp(fun: Callable[..., Any], primals: Sequence[Any], p_leaves: list[Any],
 
 
 def _run_forward(fwd: Jaxpr, n_out: int, args: Sequence[Any], name: str
-                 ) -> tuple[list[Any], list[Any]]:
+                 ) -> tuple[list[Any], list[Any], list[int | None]]:
     """The outputs and residuals of the forward half of reverse mode or linearization,
     applied to ``args``.  Residuals that are inputs are not returned by the program
     (that would copy them) but taken from ``args``, as Arrays: a NumPy input is put
-    on the device once, so changing it later does not change the residual."""
+    on the device once, so changing it later does not change the residual.  Also
+    returns, per residual, which of ``args`` it is (``None``: computed)."""
     pruned, res_from = split_forwarded(fwd, n_out)
     outs = apply_jaxpr(pruned, (), args, name)
     computed = iter(outs[n_out:])
     residuals = [next(computed) if i is None else _as_value(args[i], fwd.invars[i].aval)
                  for i in res_from]
-    return outs[:n_out], residuals
+    return outs[:n_out], residuals, list(res_from)
 
 
 def _as_value(x: Any, aval: Any) -> Any:
@@ -201,7 +202,7 @@ def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], token: object
     primal, linear, _, out_nz = linearize_jaxpr(jaxpr, diff)
     p_leaves, _ = tree_flatten(tuple(primals))
     n_out = len(jaxpr.outvars)
-    primal_outs, residuals = _run_forward(primal, n_out, [*consts, *p_leaves],
+    primal_outs, residuals, _ = _run_forward(primal, n_out, [*consts, *p_leaves],
                                           f"linearize_{traced.debug_info.func_name}")
     in_tree = tree_structure(tuple(primals))
 
@@ -317,12 +318,13 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, token
     n_main = n_out - aux_n
     pieces = vjp_jaxprs(jaxpr, [False] * n_c + diff)
     p_leaves, in_tree = tree_flatten(tuple(primals))
-    primal_outs, residuals = _run_forward(pieces.fwd, n_out, [*consts, *p_leaves],
-                                          f"vjp_{traced.debug_info.func_name}")
+    primal_outs, residuals, res_from = _run_forward(pieces.fwd, n_out, [*consts, *p_leaves],
+                                                    f"vjp_{traced.debug_info.func_name}")
     main_tree = traced.out_tree.children()[0] if has_aux else traced.out_tree
     spec = PullbackSpec(pieces.bwd, main_tree, tuple(shaped(v.aval) for v in jaxpr.outvars),
                         tuple(pieces.out_tangent), n_main, in_tree, tuple(traced.in_avals),
-                        tuple(diff))
+                        tuple(diff), tuple(None if i is None or i < n_c else i - n_c
+                                           for i in res_from))
     f_vjp = Pullback(spec, residuals)
     out = tree_unflatten(traced.out_tree, primal_outs)
     if has_aux:

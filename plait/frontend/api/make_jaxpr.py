@@ -47,14 +47,20 @@ def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), 
     @functools.wraps(fun)
     @api_boundary
     def make_jaxpr_f(*args: Any, **kwargs: Any) -> Any:
-        call = flatten_call(fun, args, kwargs, nums, names)
-        traced = trace_function(fun, call, "make_jaxpr")
-        closed: ClosedJaxpr = traced.closed
-        if return_shape:
+        def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
+            # A Ref of the caller the function uses: its value is a constant of the
+            # program and its final value one more output (nothing is written).
+            f = with_finals(fun, refs, False) if refs else fun
+            call = flatten_call(f, args, kwargs, nums, names)
+            traced = trace_function(f, call, "make_jaxpr", refs=token)
+            closed: ClosedJaxpr = traced.closed
+            if not return_shape:
+                return closed
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
                       for a in shaped_avals(closed.out_avals)]
-            return closed, tree_unflatten(traced.out_tree, shapes)
-        return closed
+            out = tree_unflatten(traced.out_tree, shapes)
+            return closed, out[0] if refs else out
+        return carrying_refs(attempt)
 
     return make_jaxpr_f
 

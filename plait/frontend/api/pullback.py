@@ -29,7 +29,7 @@ from plait.ir.lists import fill_in
 from plait.transforms.dce import dce_jaxpr
 
 __all__ = ["Pullback", "PullbackSpec", "leaf_routes", "float0_zeros", "zeros_for", "GradValue",
-           "DontWant", "GradRef", "DidntWant"]
+           "DontWant", "GradRef", "DidntWant", "NotNeeded"]
 
 
 @attrs.frozen(cache_hash=True)  # (jit's dispatch hashes it on every call taking one)
@@ -52,6 +52,8 @@ class PullbackSpec:
     """The types of the primal inputs."""
     diff: tuple[bool, ...]
     """Which inputs are differentiated (the others get float0 cotangents)."""
+    res_from: tuple[int | None, ...] = ()
+    """Per residual, the input (flat index) it is verbatim, or ``None`` (computed)."""
 
 
 class _Marker:
@@ -107,6 +109,33 @@ def leaf_routes(entries: Sequence[Any], in_tree: PyTreeDef) -> list[Any]:
     return routes
 
 
+class NotNeeded(_Marker):
+    """In ``args_res``: an argument (leaf) the backward pass does not need."""
+
+
+def _per_argument(in_tree: PyTreeDef, entries: list[Any]) -> list[Any]:
+    """One entry per argument: the leaf's entry, or a tuple of one per leaf."""
+    out, k = [], 0
+    for child in in_tree.children():
+        n = child.num_leaves
+        out.append(entries[k] if n == 1 and child.num_nodes == 1 else tuple(entries[k:k + n]))
+        k += n
+    return out
+
+
+def _per_leaf(in_tree: PyTreeDef, per_argument: Sequence[Any]) -> list[Any]:
+    """Inverse of :func:`_per_argument` (an argument given whole is flattened)."""
+    out: list[Any] = []
+    for child, entry in zip(in_tree.children(), per_argument, strict=True):
+        if child.num_leaves == 1 and child.num_nodes == 1:
+            out.append(entry)
+        elif isinstance(entry, tuple) and len(entry) == child.num_leaves:
+            out.extend(entry)
+        else:
+            out.extend(tree_flatten(entry, is_leaf=lambda x: isinstance(x, NotNeeded))[0])
+    return out
+
+
 class Pullback:
     """``f_vjp(ct)``: the cotangents of ``fun``'s inputs for the cotangent ``ct`` of its
     output.  A pytree whose children are the residuals."""
@@ -114,6 +143,46 @@ class Pullback:
     def __init__(self, spec: PullbackSpec, residuals: Sequence[Any]) -> None:
         self.spec = spec
         self.residuals = list(residuals)
+        self._args_res: list[Any] | None = None
+
+    @property
+    def args_res(self) -> list[Any]:
+        """The arguments the backward pass needs as they were, one entry per argument
+        (a leaf's value, or a tuple of one per leaf), :class:`NotNeeded` where it
+        needs none; assigning an entry (``f_vjp.args_res[0] = W``) replaces that
+        argument's residuals, as JAX's."""
+        if self._args_res is None:
+            s = self.spec
+            by_leaf: dict[int, Any] = {j: r for j, r in zip(s.res_from, self.residuals)
+                                       if j is not None}
+            entries = [by_leaf.get(j, NotNeeded()) for j in range(s.in_tree.num_leaves)]
+            self._args_res = _per_argument(s.in_tree, entries)
+        return self._args_res
+
+    @property
+    def opaque_residuals(self) -> list[Any]:
+        """The residuals the forward pass computed (not arguments)."""
+        return [r for j, r in zip(self.spec.res_from, self.residuals) if j is None]
+
+    def _current_residuals(self, strict: bool = True) -> list[Any]:
+        """The residuals, with the entries of ``args_res`` as they are now."""
+        if self._args_res is None:
+            return self.residuals
+        flat = _per_leaf(self.spec.in_tree, self._args_res)
+        out = []
+        for j, r in zip(self.spec.res_from, self.residuals):
+            if j is None:
+                out.append(r)
+            elif isinstance(flat[j], NotNeeded):
+                if not strict:
+                    out.append(r)
+                    continue
+                raise ArgumentError(f"vjp function: argument leaf {j} is needed by the backward "
+                                    "pass but args_res holds NotNeeded() for it; restore it "
+                                    "(f_vjp.args_res[i] = value) first")
+            else:
+                out.append(flat[j])
+        return out
 
     def __repr__(self) -> str:
         return f"Pullback({len(self.residuals)} residuals)"
@@ -151,13 +220,14 @@ class Pullback:
         used += [zeros_for(a) for a, has in zip(s.out_avals[s.n_main:], s.out_tangent[s.n_main:])
                  if has]
         if routes is None:
-            grads = apply_jaxpr(s.bwd, (), [*self.residuals, *used], "vjp_backward")
+            grads = apply_jaxpr(s.bwd, (), [*self._current_residuals(), *used],
+                                "vjp_backward")
             return tree_unflatten(s.in_tree, fill_in(s.diff, grads, s.in_avals, float0_zeros))
         # Cotangents not wanted are not computed: their part of the backward program is
         # dead code.
         wanted = [not isinstance(r, DontWant) for r, d in zip(routes, s.diff) if d]
         bwd = dce_jaxpr(s.bwd, wanted)[0] if not all(wanted) else s.bwd
-        it = iter(apply_jaxpr(bwd, (), [*self.residuals, *used], "vjp_backward"))
+        it = iter(apply_jaxpr(bwd, (), [*self._current_residuals(), *used], "vjp_backward"))
         out: list[Any] = []
         for r, d, a in zip(routes, s.diff, s.in_avals):
             if isinstance(r, DontWant):
@@ -185,7 +255,7 @@ def zeros_for(aval: Any) -> Any:
     return lax.full(aval.shape, 0, aval.dtype)
 
 
-register_pytree_node(Pullback, lambda p: (p.residuals, p.spec),
+register_pytree_node(Pullback, lambda p: (p._current_residuals(strict=False), p.spec),
                      lambda spec, residuals: Pullback(spec, list(residuals)))
 # The placeholders a pullback returns are empty pytrees, as JAX's: a result holding
 # them can leave jit and pass through tree_map.

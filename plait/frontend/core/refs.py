@@ -232,12 +232,13 @@ def _value_type(x: Any) -> ShapedArray:
     return value_aval(x)
 
 
-def _converted(ref: Ref, index: Any, value: Any) -> Any:
-    """``value`` checked against the part of ``ref`` it replaces, in the Ref's dtype.
+def _checked(ref: Ref, index: Any, value: Any) -> tuple[ShapedArray, ShapedArray]:
+    """The types of ``ref``'s value and of ``value``, checked against each other.
 
     Raises:
-      RefError: a shape other than that part's, or a dtype other than the Ref's (a
-        weakly typed value of the same kind, like a Python float, is converted).
+      RefError: a shape other than that of the part of ``ref`` written, or a dtype
+        other than the Ref's (a weakly typed value of the same kind, like a Python
+        float, is converted).
     """
     aval = value_aval(ref._value)
     want = aval.shape if _is_whole(index) else _indexed_shape(aval.shape, index)
@@ -251,17 +252,17 @@ def _converted(ref: Ref, index: Any, value: Any) -> Any:
         raise RefError(f"Invalid shape for a Ref write: the Ref has shape {aval.shape} and "
                        f"the indexed part shape {want}, but the value has shape "
                        f"{tuple(vaval.shape)} (values are not broadcast)")
-    whole = _is_whole(index)
-    if isinstance(value, Array):
-        if vaval == aval if whole else vaval.dtype == aval.dtype:
-            return value
-        return bind1(P.convert_element_type_p, value, new_dtype=aval.dtype,
-                     weak_type=aval.weak_type and whole, sharding=None)
-    if not whole and type(value) in (int, float, complex):
-        return value  # (the update converts a Python scalar itself)
-    # Host data is converted on the host: no equation for a constant.
-    return ArrayImpl.from_numpy(as_host_array(value).astype(aval.dtype),
-                                aval.weak_type and whole)
+    return aval, vaval
+
+
+def _as_type(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
+    """``x`` (an Array, or host data converted on the host) with this dtype and weak type."""
+    if not isinstance(x, Array):
+        return ArrayImpl.from_numpy(as_host_array(x).astype(dtype), weak)
+    a = value_aval(x)
+    if a.dtype == dtype and a.weak_type == weak:
+        return x
+    return bind1(P.convert_element_type_p, x, new_dtype=dtype, weak_type=weak, sharding=None)
 
 
 def swap(ref: Ref, index: Any, value: Any) -> Array:
@@ -272,22 +273,24 @@ def swap(ref: Ref, index: Any, value: Any) -> Array:
 
 
 def set_(ref: Ref, index: Any, value: Any) -> None:
-    """``ref[index] = value``."""
+    """``ref[index] = value``.  As in JAX, a write leaves the Ref strongly typed."""
     current = read(ref)
-    v = _converted(ref, index, value)
-    ref._value = v if _is_whole(index) else current.at[index].set(v)
+    aval, _ = _checked(ref, index, value)
+    if _is_whole(index):
+        ref._value = _as_type(value, aval.dtype, False)
+        return
+    # (A Python scalar goes in as it is: the update converts it itself.)
+    v = value if type(value) in (int, float, complex) else _as_type(value, aval.dtype, False)
+    ref._value = _as_type(current.at[index].set(v), aval.dtype, False)
 
 
 def addupdate(ref: Ref, index: Any, value: Any) -> None:
-    """``ref[index] += value``, in one update."""
+    """``ref[index] += value``, in one update (weakly typed if both sides are)."""
     current = read(ref)
-    v = _converted(ref, index, value)
+    aval, vaval = _checked(ref, index, value)
+    v = _as_type(value, aval.dtype, vaval.weak_type)
     new = current + v if _is_whole(index) else current.at[index].add(v)
-    aval = value_aval(current)
-    if value_aval(new) != aval:  # (a weakly typed Ref stays weakly typed)
-        new = bind1(P.convert_element_type_p, new, new_dtype=aval.dtype,
-                    weak_type=aval.weak_type, sharding=None)
-    ref._value = new
+    ref._value = _as_type(new, aval.dtype, aval.weak_type and vaval.weak_type)
 
 
 @contextlib.contextmanager
