@@ -142,6 +142,11 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
             name = self.dtype.name
         return f"{name}[{','.join(map(str, self.shape))}]"
 
+    def __str__(self) -> str:
+        # JAX's: ``float32[3,4]``, ``~float32[]`` for a weak type.
+        name = self.dtype.name if self.dtype.names is None else dtypes.short_name(self.dtype)
+        return f"{'~' if self.weak_type else ''}{name}[{','.join(map(str, self.shape))}]"
+
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
         name = self.dtype.name if self.dtype.names is None else dtypes.short_name(self.dtype)

@@ -66,10 +66,11 @@ defjvp(P.asinh_p, lambda e, t, x: e.mul(t, e.unary(P.rsqrt_p, e.add(_sq(e, x), _
 defjvp(P.acosh_p, lambda e, t, x: e.mul(t, e.unary(
     P.rsqrt_p, e.mul(e.sub(x, _c(e, x, 1)), e.add(x, _c(e, x, 1))), accuracy=None)))
 defjvp(P.atanh_p, lambda e, t, x: e.div(t, e.sub(_c(e, x, 1), _sq(e, x))))
-defjvp2(P.sqrt_p, lambda e, t, ans, x, **_: e.div(t, e.mul(ans, _c(e, x, 2))))
-defjvp2(P.rsqrt_p, lambda e, t, ans, x, **_: e.mul(t, e.div(e.mul(ans, _c(e, x, -0.5)), x)))
+# (The same operations in the same order as JAX's rules: the same jaxprs, the same bits.)
+defjvp2(P.sqrt_p, lambda e, t, ans, x, **_: e.mul(t, e.div(_c(e, x, 0.5), ans)))
+defjvp2(P.rsqrt_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(_c(e, x, -0.5), e.div(ans, x))))
 defjvp2(P.cbrt_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(
-    e.bind1(P.integer_pow_p, ans, y=-2), _c(e, x, 1 / 3))))
+    _c(e, x, 1 / 3), e.bind1(P.integer_pow_p, ans, y=-2))))
 
 
 def _abs_jvp(e: Emitter, t: Atom, ans: Atom, x: Atom) -> Atom:

@@ -427,6 +427,26 @@ def test_device_put_lays_out_as_jax(spec: tuple[Any, ...]) -> None:
     assert_close(pjnp.sum(a), jjnp.sum(b))
 
 
+def test_transformations_outside_jit_of_sharded_arguments_match_jax() -> None:
+    # grad, vjp and jacrev outside jit run their programs over the arguments' mesh (they
+    # once compiled for one device and failed in the runtime).
+    ours_mesh, theirs_mesh = _meshes((4, 2), ("x", "y"))
+    x, w = _x(8, 4), _x(4, 2)
+
+    def run(lib: Any, np_: Any, mesh: Any, sharding: Any, p: Any) -> Any:
+        xs = lib.device_put(x, sharding(mesh, p("x", None)))
+        ws = lib.device_put(w, sharding(mesh, p()))
+
+        def loss(w_: Any, x_: Any) -> Any:
+            return np_.sum((x_ @ w_) ** 2)
+        y, pull = lib.vjp(loss, ws, xs)
+        return (lib.grad(loss, argnums=(0, 1))(ws, xs), pull(np_.float32(1.)),
+                lib.jacrev(lambda v: v @ ws)(xs[0]), lib.value_and_grad(loss)(ws, xs))
+    got = run(plait, pjnp, ours_mesh, NamedSharding, P)
+    want = run(jax, jjnp, theirs_mesh, JNamedSharding, JP)
+    assert_close(got, want)
+
+
 def test_sharded_matmul_equals_unsharded_and_uses_collectives() -> None:
     mesh, _ = _meshes((4, 2), ("x", "y"))
     rng = np.random.default_rng(1)

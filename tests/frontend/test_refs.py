@@ -630,3 +630,57 @@ def test_weak_types_after_writes_as_jax() -> None:
         return out
     got, want = (program(m, n) for m, n in LIBS)
     assert got == want
+
+
+@st.composite
+def _ops(draw: Any) -> list[tuple[str, Any, float]]:
+    n = draw(st.integers(1, 6))
+    ops = []
+    for _ in range(n):
+        kind = draw(st.sampled_from(["set", "add", "swap"]))
+        idx = draw(st.sampled_from([Ellipsis, 0, 2, slice(1, 3), (slice(None, None, 2),)]))
+        ops.append((kind, idx, draw(st.floats(-4, 4, width=32))))
+    return ops
+
+
+def _apply(ref: Any, ops: list[tuple[str, Any, float]], np_: Any) -> list[Any]:
+    """Run ``ops`` on a Ref, or (the oracle) on a NumPy array in place; what swaps return."""
+    is_ref = isinstance(ref, plait.Ref)
+    out = []
+    for kind, idx, v in ops:
+        val = np_.full(np.zeros(4)[idx].shape, v, np_.float32)
+        if kind == "set":
+            ref[idx] = val
+        elif kind == "add" and is_ref:
+            plait.ref.addupdate(ref, idx, val)
+        elif kind == "add":
+            ref[idx] += val
+        elif is_ref:
+            out.append(plait.ref.swap(ref, idx, val))
+        else:
+            out.append(ref[idx].copy())
+            ref[idx] = val
+    return out
+
+
+@settings(max_examples=15, deadline=None)
+@given(_ops())
+def test_ref_programs_agree_eagerly_under_jit_and_in_loops(ops: list[Any]) -> None:
+    """The same Ref operations, run eagerly, in a jitted function closing over the Ref,
+    in one taking it as an argument and in a loop body, give NumPy's results."""
+    want_arr = np.arange(4, dtype=np.float32)
+    want = _apply(want_arr, ops, np)
+    runs: list[Callable[[plait.Ref], Any]] = [
+        lambda r: _apply(r, ops, pjnp),
+        lambda r: plait.jit(lambda: _apply(r, ops, pjnp))(),
+        lambda r: plait.jit(lambda rr: _apply(rr, ops, pjnp))(r),
+        lambda r: plait.lax.fori_loop(0, 1, lambda i, c: c + len(_apply(r, ops, pjnp)), 0),
+    ]
+    for run in runs:
+        r = plait.new_ref(np.arange(4, dtype=np.float32))
+        got = run(r)
+        np.testing.assert_array_equal(np.asarray(r[...]), want_arr)
+        if isinstance(got, list):
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(np.asarray(g), w)

@@ -990,3 +990,20 @@ def test_vmap_of_grad_top_level(c: Case) -> None:
     fs = _scalar_fns(c)[0]
     got = plait.vmap(plait.grad(fs, argnums=_argnums(c)))(*_batched(c, 0))
     assert_tree_close(got, _oracle(c)["vmap_grad"], c.rtol, f"{c.name} vmap(grad)")
+
+
+@pytest.mark.parametrize("jac", ["jacfwd", "jacrev", "hessian"])
+def test_jacobian_dtypes_and_weak_types_match_jax(jac: str) -> None:
+    # A Jacobian block takes its output's type (jacfwd) or its input's (jacrev), weak
+    # type included, as JAX's do.
+    def run(L: Any, np_: Any) -> Any:
+        fs = [lambda x: x * x, lambda x: np_.sin(x) * 2, lambda x: x.astype(np_.float16) * 2,
+              lambda x: (x * 3, np_.cos(x))]
+        out = []
+        for x in [3., np.float32(3.), np.arange(3., dtype=np.float16)]:
+            for f in fs:
+                r = getattr(L, jac)(f)(x)
+                out.append(L.tree_util.tree_map(
+                    lambda a: (str(a.dtype), bool(a.weak_type), a.shape), r))
+        return out
+    assert run(plait, pnp) == run(jax, jnp)

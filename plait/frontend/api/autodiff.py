@@ -33,7 +33,7 @@ from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.core.refs import Ref, carrying_refs, check_distinct, read, ref_leaves
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import Tracer
+from plait.frontend.core.tracing import Tracer, value_aval
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     tree_flatten,
@@ -559,8 +559,11 @@ def jacfwd(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
         def whole(*d: Any) -> Any:
             partial_fun = _substitute(fun, args, nums, kwargs)
 
+            out_avals: list[ShapedArray] = []
+
             def push(t: Any) -> Any:
                 res = jvp(partial_fun, d, t, has_aux=has_aux)
+                out_avals[:] = [value_aval(y) for y in tree_flatten(res[0])[0]]
                 # Integer outputs have float0 tangents: their Jacobian is integer zeros.
                 tan = tree_map(lambda o, tt: np.zeros(np.shape(o), o.dtype) if _is_float0(tt)
                                else tt, res[0], res[1])
@@ -568,7 +571,10 @@ def jacfwd(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
 
             out = vmap(push, out_axes=(-1, None) if has_aux else -1)(basis)
             jac, aux = out if has_aux else (out, None)
-            jac = tree_map(lambda j: _unravel(j, len(j.shape) - 1, avals, example), jac)
+            # As JAX: each block takes its output's dtype and weak type.
+            j_leaves, j_tree = tree_flatten(jac)
+            jac = tree_unflatten(j_tree, [_unravel(_like(j, a), len(j.shape) - 1, avals, example)
+                                          for j, a in zip(j_leaves, out_avals, strict=True)])
             return (jac, aux) if has_aux else jac
 
         return _apply_traced(whole, dyn, "jacfwd")
@@ -609,8 +615,9 @@ def jacrev(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
                 return [None if _is_float0(g) else g for g in tree_flatten(f_vjp(ct))[0]]
 
             cols = vmap(pull)(basis)
+            # As JAX: each block takes its input's dtype and weak type.
             cols = [np.zeros((sum(a.size for a in y_avals),) + a.shape, dt.float0) if c is None
-                    else c for c, a in zip(cols, avals)]
+                    else _like(c, a) for c, a in zip(cols, avals)]
             per_out = [_unravel_rows(cols, start, a) for start, a in _offsets(y_avals)]
             jac = tree_unflatten(y_tree, [tree_unflatten(example, p) for p in per_out])
             return (jac, res[2]) if has_aux else jac
@@ -626,6 +633,13 @@ def _offsets(avals: Sequence[ShapedArray]) -> list[tuple[int, ShapedArray]]:
         out.append((start, a))
         start += a.size
     return out
+
+
+def _like(x: Any, aval: ShapedArray) -> Any:
+    """``x`` with the dtype and weak type of ``aval`` (its real part for a real one)."""
+    if dt.is_complex(np.dtype(x.dtype)) and not dt.is_complex(aval.dtype):
+        x = lax.real(x)
+    return lax.convert_element_type(x, aval.dtype, aval.weak_type)
 
 
 def _unravel_rows(cols: Sequence[Any], start: int, out: ShapedArray) -> list[Any]:

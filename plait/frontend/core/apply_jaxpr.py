@@ -15,6 +15,7 @@ import numpy as np
 
 from plait.frontend.core.array_impl import ArrayImpl, committed_device, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
+from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.tracing import Tracer, bind, current_trace, inline_into_trace
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import shaped_avals
@@ -56,8 +57,15 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
         return eval_jaxpr_bind(jaxpr, consts, args)
     flat = convert_constvars(jaxpr)
     values = [*consts, *args]
-    device = committed_device(values)  # (the computation follows its data)
-    exe = executable_for(ClosedJaxpr(flat), name, device=device)
+    layouts = [arg_sharding(x) for x in values]
+    if any(s is not None for s in layouts):
+        # Arguments over a mesh: an SPMD program over it, as an eager operation on them
+        # runs (a gradient of sharded arguments outside jit, say).
+        device = None
+        exe = executable_for(ClosedJaxpr(flat), name, in_shardings=layouts)
+    else:
+        device = committed_device(values)  # (the computation follows its data)
+        exe = executable_for(ClosedJaxpr(flat), name, device=device)
     bufs = [device_buffer(x, a, True, device)
             for x, a in zip(values, shaped_avals(flat.in_avals), strict=True)]
     outs = exe.execute(bufs)

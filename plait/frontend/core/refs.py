@@ -322,8 +322,11 @@ def carrying_refs(attempt: Callable[[object, tuple[Ref, ...]], T]) -> T:
         try:
             return attempt(token, refs)
         except ForeignRef as e:
-            if e.claimed_by is not token or any(e.ref is r for r in refs):
+            if e.claimed_by is not token:
                 raise
+            if any(e.ref is r for r in refs):  # (carried, yet met again: a plait bug)
+                raise RefError(f"plait could not carry a Ref through this {e.trace.purpose}; "
+                               "this is a bug in plait, please report it") from None
             refs += (e.ref,)
 
 
