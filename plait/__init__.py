@@ -41,9 +41,6 @@ from plait import (
 from plait.frontend.api import incomplete_special as _incomplete_special  # noqa: F401  (registers)
 from plait.frontend.api.autodiff import (
     grad,
-    hessian,
-    jacfwd,
-    jacrev,
     jvp,
     linear_transpose,
     linearize,
@@ -94,6 +91,7 @@ from plait.frontend.api.environment import (
     typeof,
 )
 from plait.frontend.api.fwd_and_bwd import fwd_and_bwd
+from plait.frontend.api.jacobians import hessian, jacfwd, jacrev
 from plait.frontend.api.jit import jit
 from plait.frontend.api.make_jaxpr import eval_shape, make_jaxpr
 from plait.frontend.api.pmap import pmap
