@@ -142,7 +142,8 @@ class JitFunction:
         self._closure_refs: tuple[Ref, ...] = ()
         """The Refs the function closes over (found by tracing it)."""
         self._live_refs: list[Ref] = []
-        self._pures: dict[tuple[Any, ...], Any] = {}
+        self._pures: BoundedDict[tuple[Any, ...], Any] = BoundedDict(
+            f"jit functions of {fun_name(fun)} with Refs")
         # jaxlib's dispatcher takes static argument positions as given; plait counts
         # a negative one from the end of each call's arguments, which it cannot do.  Nor
         # does it see the current mesh, which bare PartitionSpecs among the shardings
