@@ -15,6 +15,7 @@ from plait import (
     ad,
     ad_checkpoint,
     config,
+    core,
     custom_batching,
     debug,
     distributed,
@@ -114,9 +115,9 @@ jacobian = jacrev
 """``jacrev`` (JAX's alias)."""
 
 __all__ = [
-    "ad", "ad_checkpoint", "config", "custom_batching", "debug", "dtypes", "errors", "experimental",
-    "export", "flatten_util", "image", "ir", "lax", "nn", "numpy", "random", "ref", "scipy",
-    "test_util", "transforms", "tree", "tree_util", "typing", "block_until_ready",
+    "ad", "ad_checkpoint", "config", "core", "custom_batching", "debug", "dtypes", "errors",
+    "experimental", "export", "flatten_util", "image", "ir", "lax", "nn", "numpy", "random",
+    "ref", "scipy", "test_util", "transforms", "tree", "tree_util", "typing", "block_until_ready",
     "default_backend", "device_count", "device_get", "enable_x64", "local_device_count",
     "print_environment_info", "effects_barrier",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",

@@ -37,7 +37,7 @@ from plait.ir.avals import ShapedArray
 from plait.ir.dims import parse_dims
 from plait.ir.errors import JaxprParseError, JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
-from plait.ir.params import REQUIRED, Params, ParsedCall
+from plait.ir.params import REQUIRED, Params, ParsedCall, decode_any
 from plait.ir.primitive import PRIMITIVES, Primitive
 from plait.ir.primitives.remat_policies import POLICY_CONSTRUCTORS
 
@@ -354,6 +354,9 @@ class _Parser:
         params: dict[str, Any] = {}
         for name, (value, tok) in raw.items():
             d = defs.get(name)
+            if d is None and prim.open_params:
+                params[name] = decode_any(_resolve(value, self.shared))
+                continue
             if d is None:
                 self.error(f"{prim.name}: expected a parameter among ({', '.join(defs)}), "
                            f"but got {name!r}", tok)
@@ -373,6 +376,8 @@ class _Parser:
                 if d.default is REQUIRED:
                     self.error(f"{prim.name}: expected parameter {d.name!r}, but it is missing", at)
                 params[d.name] = d.default_for(in_avals, out_types)
+        if prim.open_params:
+            return Params(params)
         return Params({d.name: params[d.name] for d in prim.param_defs})
 
     def value(self) -> Any:

@@ -69,6 +69,10 @@ class Primitive:
     (``jit``): the printer names the callee's binders after the operands."""
     print_first: tuple[str, ...] = ()
     """Params printed before the others (which follow sorted by name)."""
+    open_params: bool = False
+    """True for a primitive defined outside plait (``plait.extend.core.Primitive``): it
+    takes any hashable params, undeclared, and a later one may take its name (as a
+    re-run notebook cell redefines it)."""
     params_by_name: Mapping[str, ParamDef] = attrs.field(init=False, repr=False)
     """:attr:`param_defs` indexed by name."""
     _defaults: Params | None = attrs.field(init=False, repr=False)
@@ -79,7 +83,8 @@ class Primitive:
                        for d in self.param_defs)
         defaults = Params({d.name: d.default for d in self.param_defs}) if constant else None
         object.__setattr__(self, "_defaults", defaults)
-        if self.name in PRIMITIVES:
+        old = PRIMITIVES.get(self.name)
+        if old is not None and not (self.open_params and old.open_params):
             raise ValueError(f"a primitive named {self.name!r} already exists")
         PRIMITIVES[self.name] = self
 
@@ -106,6 +111,8 @@ class Primitive:
         defs = self.params_by_name
         if not defs and not params:
             return EMPTY_PARAMS
+        if self.open_params:
+            return _open_params(self.name, params)
         unknown = [k for k in params if k not in defs]
         if unknown:
             raise JaxprTypeError(
@@ -142,3 +149,16 @@ class Primitive:
         """The effects an equation with these params has."""
         rule = self.effects_rule
         return NO_EFFECTS if rule is None else rule(params)
+
+
+def _open_params(name: str, params: Mapping[str, Any]) -> Params:
+    """``params`` of a primitive that declares none, checked to be hashable (they are
+    part of an equation's structural key)."""
+    for k, v in params.items():
+        try:
+            hash(v)
+        except TypeError:
+            raise JaxprTypeError(f"{name}: expected hashable parameters, but {k}={v!r} is a "
+                                 f"{type(v).__name__}: pass a tuple for a list, or a "
+                                 "hashable wrapper") from None
+    return params if isinstance(params, Params) else Params(params)

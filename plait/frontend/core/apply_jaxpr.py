@@ -16,11 +16,12 @@ import numpy as np
 from plait.frontend.core.array_impl import ArrayImpl, committed_device, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.spmd import arg_sharding
-from plait.frontend.core.tracing import Tracer, bind, current_trace, inline_into_trace
+from plait.frontend.core.tracing import Tracer, current_trace, inline_into_trace
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import shaped_avals
 from plait.ir.config import values as _values
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
+from plait.lowering.lower import lowering_rules
 
 __all__ = ["apply_jaxpr", "eval_jaxpr_bind"]
 
@@ -34,10 +35,17 @@ def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) ->
         return a if type(a) is Literal else env[a]
 
     for eqn in jaxpr.eqns:
-        outs = bind(eqn.primitive, *[read(a) for a in eqn.invars], **eqn.params)
+        # (The primitive's own bind: a user primitive runs its impl.)
+        outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
         for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
             env[v] = x
     return [read(a) for a in jaxpr.outvars]
+
+
+def _unlowerable(jaxpr: Jaxpr) -> bool:
+    """Whether an equation applies a user primitive that has no lowering rule."""
+    return any(e.primitive.open_params and e.primitive not in lowering_rules
+               for e in jaxpr.eqns)
 
 
 def _literal_value(lit: Literal) -> ArrayImpl:
@@ -51,9 +59,11 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
     if trace is not None:
         return [_literal_value(x) if type(x) is Literal else x
                 for x in inline_into_trace(trace, jaxpr, consts, args)]
-    if _values.check_values or any(type(x) is Tracer for x in (*consts, *args)):
+    if (_values.check_values or any(type(x) is Tracer for x in (*consts, *args))
+            or _unlowerable(jaxpr)):
         # Operation by operation: with debug_nans/debug_infs each result is checked (as
-        # JAX's transformations outside jit run); a leaked tracer raises its error.
+        # JAX's transformations outside jit run); a leaked tracer raises its error; a
+        # user primitive with an impl and no lowering runs its impl.
         return eval_jaxpr_bind(jaxpr, consts, args)
     flat = convert_constvars(jaxpr)
     values = [*consts, *args]

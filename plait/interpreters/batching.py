@@ -1,0 +1,8 @@
+"""``plait.interpreters.batching``: batching rules of user primitives, as
+``jax.interpreters.batching``."""
+
+# ``name as name`` marks a re-export for mypy --strict users.
+from plait.frontend.api.user_primitives import defvectorized as defvectorized
+from plait.frontend.api.user_primitives import primitive_batchers as primitive_batchers
+
+__all__ = ["defvectorized", "primitive_batchers"]
