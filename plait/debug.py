@@ -4,5 +4,7 @@
 from plait.frontend.api.callbacks import debug_callback as callback
 from plait.frontend.api.callbacks import debug_print as print  # noqa: A004  (JAX's name)
 from plait.frontend.api.debugger import breakpoint as breakpoint  # noqa: A004  (JAX's name)
+from plait.frontend.api.visualize import visualize_array_sharding as visualize_array_sharding
+from plait.frontend.api.visualize import visualize_sharding as visualize_sharding
 
-__all__ = ["breakpoint", "callback", "print"]
+__all__ = ["breakpoint", "callback", "print", "visualize_array_sharding", "visualize_sharding"]

@@ -2,13 +2,15 @@
 ``jax.sharding``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
+from plait.ir.sharding import AbstractMesh as AbstractMesh
 from plait.ir.sharding import AxisType as AxisType
 from plait.ir.sharding import Mesh as Mesh
 from plait.ir.sharding import NamedSharding as NamedSharding
 from plait.ir.sharding import PartitionSpec as PartitionSpec
 from plait.ir.sharding import current_mesh as get_mesh
+from plait.ir.sharding import get_abstract_mesh as get_abstract_mesh
 from plait.ir.sharding import set_mesh as set_mesh
 from plait.lowering.runtime import Sharding as SingleDeviceSharding
 
-__all__ = ["AxisType", "Mesh", "NamedSharding", "PartitionSpec", "SingleDeviceSharding",
-           "get_mesh", "set_mesh"]
+__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec",
+           "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "set_mesh"]

@@ -19,14 +19,16 @@ import enum
 import itertools
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 import attrs
 import numpy as np
 
-__all__ = ["AxisType", "Mesh", "PartitionSpec", "NamedSharding", "set_device_resolver",
-           "UNCONSTRAINED", "current_mesh", "set_mesh", "resolve"]
+__all__ = ["AxisType", "Mesh", "AbstractMesh", "abstract_mesh_of", "get_abstract_mesh",
+           "PartitionSpec", "NamedSharding", "set_device_resolver", "UNCONSTRAINED",
+           "current_mesh", "set_mesh", "resolve"]
 
 
 class AxisType(enum.Enum):
@@ -46,6 +48,16 @@ class AxisType(enum.Enum):
 
 
 _resolver: list[Callable[[int], Any]] = []
+
+
+def _axis_types(axis_types: AxisType | Sequence[AxisType] | None, n: int
+                ) -> tuple[AxisType, ...]:
+    """One type per axis: ``Auto`` unless given, one given type for every axis."""
+    if axis_types is None:
+        return (AxisType.Auto,) * n
+    if isinstance(axis_types, AxisType):
+        return (axis_types,) * n
+    return tuple(axis_types)
 
 
 def set_device_resolver(resolve: Callable[[int], Any]) -> None:
@@ -78,12 +90,7 @@ class Mesh:
             raise ValueError(f"expected a devices array with one dimension per axis name "
                              f"{names}, but got an array of shape {arr.shape}")
         ids = tuple(d if isinstance(d, int | np.integer) else d.id for d in arr.flat)
-        if axis_types is None:
-            types: tuple[AxisType, ...] = (AxisType.Auto,) * len(names)
-        elif isinstance(axis_types, AxisType):
-            types = (axis_types,) * len(names)
-        else:
-            types = tuple(axis_types)
+        types = _axis_types(axis_types, len(names))
         for name, v in (("axis_names", names), ("axis_sizes", tuple(arr.shape)),
                         ("device_ids", tuple(int(i) for i in ids)), ("axis_types", types)):
             object.__setattr__(self, name, v)
@@ -145,6 +152,11 @@ class Mesh:
         """Each device's position in the flat device order, in the mesh's shape."""
         return np.arange(self.size).reshape(self.axis_sizes)
 
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """The mesh without its devices."""
+        return abstract_mesh_of(self)
+
     def __str__(self) -> str:
         axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
         sep = ", " if axes else ""
@@ -194,6 +206,97 @@ class set_mesh:  # noqa: N801  (a function to its callers, as JAX's)
 
     def __exit__(self, *exc: object) -> None:
         del _ambient.stack[self._depth - 1:]
+
+
+@attrs.frozen(repr=False, init=False)
+class AbstractMesh:
+    """``AbstractMesh(axis_sizes, axis_names, axis_types=None)``: axes without devices.
+
+    Equal abstract meshes (same sizes, names, types and device kind) compare and
+    hash alike.
+    """
+
+    axis_sizes: tuple[int, ...]
+    """The number of devices along each axis."""
+    axis_names: tuple[str, ...]
+    """The axis names, outermost first."""
+    axis_types: tuple[AxisType, ...]
+    """Each axis's type (``Auto`` unless given)."""
+    device_kind: str | None
+    """The kind of the devices (``'cpu'``) when known, else ``None``."""
+
+    def __init__(self, axis_sizes: Sequence[int], axis_names: Sequence[str],
+                 axis_types: AxisType | Sequence[AxisType] | None = None, *,
+                 device_kind: str | None = None) -> None:
+        sizes = tuple(int(s) for s in axis_sizes)
+        names = tuple(axis_names)
+        types = _axis_types(axis_types, len(names))
+        if not len(sizes) == len(names) == len(types):
+            raise ValueError(f"AbstractMesh: expected one size and one type per axis name "
+                             f"{names}, but got sizes {sizes} and types {types}")
+        if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"AbstractMesh: expected distinct string axis names, but got "
+                             f"{names}")
+        if not all(isinstance(t, AxisType) for t in types):
+            raise TypeError(f"AbstractMesh: expected AxisType axis types, but got {types}")
+        for field, value in (("axis_sizes", sizes), ("axis_names", names),
+                             ("axis_types", types), ("device_kind", device_kind)):
+            object.__setattr__(self, field, value)
+
+    @property
+    def shape(self) -> OrderedDict[str, int]:
+        """The size of each axis, by name (in axis order)."""
+        return OrderedDict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        """``(name, size)`` per axis."""
+        return tuple(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        """The number of devices."""
+        n = 1
+        for s in self.axis_sizes:
+            n *= s
+        return n
+
+    @property
+    def empty(self) -> bool:
+        """Whether the mesh has no axes (no mesh is set)."""
+        return not self.axis_names
+
+    def update(self, axis_sizes: Sequence[int] | None = None,
+               axis_names: Sequence[str] | None = None,
+               axis_types: Sequence[AxisType] | None = None) -> AbstractMesh:
+        """A copy with the given fields changed."""
+        return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                            self.axis_names if axis_names is None else axis_names,
+                            self.axis_types if axis_types is None else axis_types,
+                            device_kind=self.device_kind)
+
+    def __str__(self) -> str:
+        if self.empty:
+            return "AbstractMesh((), axis_types=())"
+        axes = ", ".join(f"{n!r}: {s}" for n, s in zip(self.axis_names, self.axis_sizes))
+        devices = ("" if self.device_kind is None else
+                   f", device_kind={self.device_kind}, num_cores=None, "
+                   f"platform={self.device_kind}")
+        return f"AbstractMesh({axes}, axis_types={_types(self.axis_types)}{devices})"
+
+    __repr__ = __str__
+
+
+def abstract_mesh_of(mesh: Mesh) -> AbstractMesh:
+    """``mesh`` without its devices (the devices' kind kept)."""
+    kind: Any = getattr(mesh.devices.flat[0], "platform", None) if mesh.size else None
+    return AbstractMesh(mesh.axis_sizes, mesh.axis_names, mesh.axis_types, device_kind=kind)
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The current mesh's axes (an empty abstract mesh when none is set)."""
+    mesh = current_mesh()
+    return AbstractMesh((), ()) if mesh is None else abstract_mesh_of(mesh)
 
 
 def resolve(sharding: Any, what: str) -> Any:

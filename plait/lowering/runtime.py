@@ -164,6 +164,10 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
         """Trivially true for one device."""
         return True
 
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple[slice, ...]]:
+        """The one device, holding the whole array."""
+        return {self._device: tuple(slice(None) for _ in global_shape)}
+
     @property
     def is_fully_addressable(self) -> bool:
         """Trivially true for one local device."""

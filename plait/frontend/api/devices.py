@@ -97,8 +97,8 @@ def copy_to_host_async(x: Any) -> Any:
     return x
 
 
-def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], *,
-              axis_types: AxisType | Sequence[AxisType] | None = None,
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
+              axis_types: AxisType | Sequence[AxisType] | None = None, *,
               devices: Sequence[Any] | None = None) -> Mesh:
     """A mesh of ``axis_shapes`` over the first ``prod(axis_shapes)`` devices (or over
     ``devices``), in device order.
