@@ -49,6 +49,9 @@ class ModuleEmitter:
     mesh: Mesh | None = None
     """The devices of an SPMD program (``None``: one device)."""
     manual: frozenset[str] = frozenset()
+    meshes: dict[str, str] = attrs.field(factory=dict)
+    """Further ``sdy.mesh`` declarations the ops need, by symbol name (a host callback's
+    one device: ``maximal_mesh_0``)."""
     """The mesh axes of the ``shard_map`` body being lowered (empty outside one)."""
     scope_prefix: str = ""
     """Put before the name stack of an equation in a ``named_scope`` to name its ops
@@ -366,8 +369,9 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     functions = module.functions
     if mesh is not None:
         axes = ", ".join(f'"{n}"={s}' for n, s in zip(mesh.axis_names, mesh.axis_sizes))
-        functions = [f'"sdy.mesh"() <{{mesh = #sdy.mesh<[{axes}]>, sym_name = "mesh"}}> '
-                     ": () -> ()", *functions]
+        meshes = {"mesh": f"[{axes}]", **module.meshes}
+        functions = [*(f'"sdy.mesh"() <{{mesh = #sdy.mesh<{m}>, sym_name = "{n}"}}> : () -> ()'
+                       for n, m in meshes.items()), *functions]
     text = (f"module {symbol(name)} attributes {{{mattrs}}} {{\n"
             + "\n".join(functions) + "\n}\n")
     return ModuleText(text, name, shaped_avals(jaxpr.in_avals), shaped_avals(jaxpr.out_avals),

@@ -227,6 +227,12 @@ def gather(buf: Any, aval: ShapedArray, to_numpy: Any) -> np.ndarray:
     if s.is_fully_replicated:
         with no_jax(s._devices[0]):
             return np.asarray(to_numpy(parts[0], _piece_aval(aval, aval.shape)))
+    hlo = s._hlo_sharding
+    if hlo.is_maximal():  # (all of it on one device: a host callback's result, say)
+        device = s._devices[hlo.tile_assignment_devices()[0]]
+        piece = next(p for p in parts if piece_device(p) == device)
+        with no_jax(device):
+            return np.asarray(to_numpy(piece, _piece_aval(aval, aval.shape)))
     if s.named is None:
         raise NotImplementedError(f"copying an array of layout {s} to the host")
     if len(parts) != s.named.mesh.size:

@@ -376,7 +376,7 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
     its host-callback custom calls call ``host_callbacks`` by index.  With ``spmd``, the
     module is an SPMD program over a mesh."""
     if spmd is not None:
-        return _compile_spmd(text, out_avals, spmd)
+        return _compile_spmd(text, out_avals, spmd, host_callbacks)
     dev = device if device is not None else default_device()
     # (A dynamic dimension: refined into bytecode, which compile_and_load takes too.)
     module_code: str | bytes = refine_shapes(text) if "?x" in text else text
@@ -423,10 +423,18 @@ class SpmdLayout:
     """The results' layouts (``None``: the partitioner's choice)."""
 
 
-def _compile_spmd(text: str, out_avals: Sequence[ShapedArray], spmd: SpmdLayout) -> Executable:
+def _compile_spmd(text: str, out_avals: Sequence[ShapedArray], spmd: SpmdLayout,
+                  host_callbacks: Sequence[Callable[..., Any]]) -> Executable:
     mesh = spmd.mesh
     devices, options = multi_device.device_list(mesh), multi_device.compile_options(mesh)
-    loaded = compile_cached(client(), text, devices, options, _compile)
+    callbacks = None
+    if host_callbacks:
+        callbacks = _Callbacks(host_callbacks)
+        loaded = client().compile_and_load(parse_module(text), devices, options,
+                                           host_callbacks=callbacks.functions)
+        _compile_count[0] += 1
+    else:
+        loaded = compile_cached(client(), text, devices, options, _compile)
     chosen = loaded.get_output_shardings()
     outs = []
     for i, (a, named) in enumerate(zip(out_avals, spmd.out_shardings)):
@@ -445,8 +453,8 @@ def _compile_spmd(text: str, out_avals: Sequence[ShapedArray], spmd: SpmdLayout)
     ins = [multi_device.mesh_sharding(s, _as_stored(a).ndim)
            for s, a in zip(spmd.in_shardings, spmd.in_avals)]
     first = mesh.devices.flat[0]
-    return Executable(loaded, first, out_avals, in_shardings=ins, out_shardings=outs,
-                      in_avals=spmd.in_avals)
+    return Executable(loaded, first, out_avals, callbacks, in_shardings=ins,
+                      out_shardings=outs, in_avals=spmd.in_avals)
 
 
 def refine_shapes(text: str) -> bytes:

@@ -82,11 +82,9 @@ def _spmd_executable(closed: ClosedJaxpr, name: str, result_paths: Sequence[str]
         module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated,
                                     mesh=spmd.mesh, in_shardings=spmd.in_shardings,
                                     out_shardings=spmd.out_shardings)
-        if module.host_callbacks:
-            raise NotImplementedError(
-                f"host callbacks (pure_callback, io_callback, debug.print ...) in a program "
-                f"over several devices ({spmd.mesh}) are not supported yet")
-        exe = _cache[key] = runtime.compile_text(module.text, module.out_avals, spmd=spmd)
+        exe = _cache[key] = runtime.compile_text(module.text, module.out_avals,
+                                                 host_callbacks=module.host_callbacks,
+                                                 spmd=spmd)
     return exe
 
 

@@ -49,7 +49,11 @@ def arg_sharding(x: Any) -> NamedSharding | None:
     if buf is None:
         return None
     s = buf._sharding
-    return s.named if type(s) is multi_device.MeshSharding else None
+    if type(s) is not multi_device.MeshSharding:
+        return None
+    # A layout XLA chose that no spec describes (all on one device, after a host
+    # callback): the program takes it replicated, moved there through the host.
+    return s.named if s.named is not None else NamedSharding(s.mesh, PartitionSpec())
 
 
 def spmd_layout(jaxpr: Jaxpr, in_avals: Sequence[ShapedArray],

@@ -63,11 +63,30 @@ def _emit(ctx: LoweringContext, args: Sequence[Value], callback: HostCallback,
     outs = fn.op("stablehlo.custom_call", operands, types,
                  f'call_target_name = "{CALLBACK_TARGET}", api_version = 4 : i32, '
                  f"has_side_effect = {str(side_effect).lower()}, "
-                 f"backend_config = {{index = {index} : ui64}}")
+                 f"backend_config = {{index = {index} : ui64}}",
+                 discardable=_placement(ctx, result_avals, ordered is not None))
     if ordered is not None:
         fn.set_token(ordered, outs[0])
         outs = outs[1:]
     return outs
+
+
+def _placement(ctx: LoweringContext, result_avals: Sequence[ShapedArray],
+               ordered: bool) -> str:
+    """Where the callback runs in a program over several devices (as JAX places it): once,
+    on the mesh's first device, with the whole values; inside ``shard_map``, on every
+    device with its own parts.  Nothing for a one-device program."""
+    module = ctx.module
+    if module.mesh is None:
+        return ""
+    ranks = [0] * ordered + [len(a.shape) for a in result_avals] or [0]
+    if module.manual:
+        module.meshes["empty_mesh"] = "[]"
+        values = [f"<@empty_mesh, [{', '.join(['{}'] * r)}]>" for r in ranks]
+    else:
+        module.meshes["maximal_mesh_0"] = "[], device_ids=[0]"
+        values = ["<@maximal_mesh_0, []>"] * len(ranks)
+    return f"sdy.sharding = #sdy.sharding_per_value<[{', '.join(values)}]>"
 
 
 @register(P.pure_callback_p)
