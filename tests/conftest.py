@@ -184,9 +184,28 @@ def _spread(n: int, keep: int) -> set[int]:
     return {round(i * (n - 1) / (keep - 1)) for i in range(keep)}
 
 
+HYPOTHESIS_SHARE = 3
+"""The default run draws a third of each property test's examples (at least 5): a
+representative share, each test still drawing fresh ones; ``-m slow`` draws them all."""
+
+
+def _fewer_examples(items: list[pytest.Item]) -> None:
+    for item in items:
+        fn = getattr(item, "obj", None)
+        current = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if current is not None and not getattr(fn, "_plait_share", False):
+            fewer = max(5, current.max_examples // HYPOTHESIS_SHARE)
+            fn._hypothesis_internal_use_settings = hypothesis.settings(  # type: ignore[union-attr]  # (a hypothesis test)
+                current, max_examples=min(fewer, current.max_examples))
+            fn._plait_share = True  # type: ignore[union-attr]  # (once per function)
+
+
 @pytest.hookimpl(tryfirst=True)  # before the ``-m`` deselection reads the marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark all but the representative cases of the :data:`REPRESENTATIVE` tests slow."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark all but the representative cases of the :data:`REPRESENTATIVE` tests slow;
+    in the default run, property tests draw a share of their examples."""
+    if "not slow" in (config.getoption("markexpr") or ""):
+        _fewer_examples(items)
     groups: dict[str, list[pytest.Item]] = defaultdict(list)
     for item in items:
         base = item.nodeid.split("[", 1)[0]

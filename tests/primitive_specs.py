@@ -1910,4 +1910,7 @@ UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_valu
                          # with JAX, the reference interpreter and finite differences.
                          P.psum_p, P.pmax_p, P.pmin_p, P.all_gather_p, P.reduce_scatter_p,
                          P.ppermute_p, P.axis_index_p, P.all_to_all_p, P.pbroadcast_p,
-                         P.shard_map_p, P.sharding_constraint_p})
+                         P.shard_map_p, P.sharding_constraint_p,
+                         # Made into error values by checkify; compared with JAX's checkify
+                         # in tests/frontend/test_checkify.py.
+                         P.check_p})

@@ -17,6 +17,7 @@ __all__ = [
     "IncompatibleShapesError",
     "TreePrefixError",
     "TransformError",
+    "CheckError",
     "CallbackError",
     "InconclusiveDimensionOperation",
     "UnsupportedTransformError",
@@ -71,6 +72,10 @@ class RuleNotImplementedError(PlaitError, NotImplementedError):
         super().__init__(f"{transform} rule for '{primitive}' not implemented")
         self.transform = transform
         self.primitive = primitive
+
+
+class CheckError(PlaitError, RuntimeError):
+    """A ``checkify.check`` failed where the reference interpreter evaluated it."""
 
 
 class TransformError(PlaitError, ValueError):

@@ -9,6 +9,7 @@ from plait.transforms import assembly_rules as _assembly_rules  # noqa: F401  (r
 from plait.transforms import batching_rules as _batching_rules  # noqa: F401
 from plait.transforms import call_rules as _call_rules  # noqa: F401
 from plait.transforms import callback_rules as _callback_rules  # noqa: F401
+from plait.transforms import checkify as _checkify  # noqa: F401
 from plait.transforms import composite_rules as _composite_rules  # noqa: F401
 from plait.transforms import control_flow_rules as _control_flow_rules  # noqa: F401
 from plait.transforms import conversion_rules as _conversion_rules  # noqa: F401

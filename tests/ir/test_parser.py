@@ -485,6 +485,9 @@ _UNPARSEABLE = {"call_exported", "call_exported_lin", "pure_callback", "io_callb
                 "debug_callback",
                 # A custom_vmap rule is a Python function, not in the text.
                 "custom_vmap_call",
+                # A check's formatting structure is not in the text, and JAX refuses to
+                # stage a check (tests/frontend/test_checkify.py tests both).
+                "check",
                 # A mesh's devices are not in the text; the collectives JAX prints only
                 # inside shard_map (tests/frontend/test_multi_device.py parses plait's
                 # printed shard_map bodies back).

@@ -20,6 +20,7 @@ from plait.ir.primitives.callbacks import (
                                              pure_callback_p,
 )
 from plait.ir.primitives.calls import jit_p
+from plait.ir.primitives.checks import CheckMessage, check_p
 from plait.ir.primitives.composite import composite_p
 from plait.ir.primitives.control_flow import cond_p, platform_index_p, scan_p, while_p
 from plait.ir.primitives.conversions import bitcast_convert_type_p, mulhi_p, reduce_precision_p
@@ -207,6 +208,7 @@ from plait.ir.primitives.windowed import (
 )
 
 __all__ = [
+    "CheckMessage", "check_p",
     "HostCallback", "debug_callback_p", "io_callback_p", "pure_callback_p",
     "dim_as_value_p",
     "ExportedModule", "call_exported_p", "call_exported_lin_p",

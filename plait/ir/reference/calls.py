@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from plait.ir import primitives as P
+from plait.ir.errors import CheckError
 from plait.ir.interpreter import eval_jaxpr, impl_rules
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitives import jit_p
@@ -41,3 +42,13 @@ def _callback(*args: np.ndarray, callback: P.HostCallback, **_: Any) -> list[np.
 impl_rules[P.pure_callback_p] = _callback
 impl_rules[P.io_callback_p] = _callback
 impl_rules[P.debug_callback_p] = _callback
+
+
+def _check(pred: np.ndarray, *fmt: np.ndarray, message: P.CheckMessage, batch_ndim: int,
+           debug: bool) -> list[np.ndarray]:
+    if not debug and not np.all(pred):
+        raise CheckError(f"check failed: {message.text}")
+    return []
+
+
+impl_rules[P.check_p] = _check

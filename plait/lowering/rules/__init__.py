@@ -5,6 +5,7 @@ from plait.lowering.rules import (  # noqa: F401
     assembly,
     callbacks,
     calls,
+    checks,
     composite,
     control_flow,
     conversions,
