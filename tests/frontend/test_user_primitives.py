@@ -341,6 +341,21 @@ def test_a_lowering_rule_of_the_wrong_type_is_named() -> None:
         plait.jit(lambda x: p.bind(x))(pjnp.ones(3))
 
 
+def test_ir_constant_and_aval_to_ir_type_build_ops_in_a_rule() -> None:
+    def run(L: Any) -> Any:
+        p = L.core.Primitive("plus_one")
+        p.def_abstract_eval(lambda x: L.ShapedArray(x.shape, x.dtype))
+        L.mlir.register_lowering(p, lambda ctx, x: [hlo.AddOp(x, L.mlir.ir_constant(
+            np.ones((3,), np.float32))).result])
+        return np.asarray(L.m.jit(lambda x: p.bind(x))(np.arange(3, dtype=np.float32)))
+    ours, theirs = _both(run)
+    np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(TypeError, match="expected the abstract evaluation rule"):
+        p = pcore.Primitive("not_a_type")
+        p.def_abstract_eval(lambda x: "f32[3]")
+        plait.make_jaxpr(lambda x: p.bind(x))(pjnp.ones(3))
+
+
 def test_only_multiple_results_can_be_set() -> None:
     p = pcore.Primitive("frozen_rest")
     with pytest.raises(AttributeError, match="only multiple_results can be set"):

@@ -77,8 +77,8 @@ class Primitive(ir_primitive.Primitive):
         """``rule(*avals, **params)`` gives the output type (a list of them with
         ``multiple_results``)."""
         object.__setattr__(self, "_abstract_eval", rule)
-        clear_caches()  # (a trace that failed for want of it may be cached nowhere, but
-        return rule     #  one traced with an earlier rule would be stale)
+        clear_caches()  # (programs traced with an earlier rule would be stale)
+        return rule
 
     def def_effectful_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         """Refused: plait's IR has no user-defined effects."""
