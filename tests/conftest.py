@@ -185,8 +185,9 @@ def _spread(n: int, keep: int) -> set[int]:
 
 
 HYPOTHESIS_SHARE = 3
-"""The default run draws a third of each property test's examples (at least 5): a
-representative share, each test still drawing fresh ones; ``-m slow`` draws them all."""
+"""The default run (``-m 'not slow'``) draws a third of each property test's examples (at
+least 5): a representative share, each test still drawing fresh ones; any other ``-m``
+(``-m ''``: everything) draws them all."""
 
 
 def _fewer_examples(items: list[pytest.Item]) -> None:
