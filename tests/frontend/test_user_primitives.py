@@ -377,3 +377,36 @@ def test_jaxpr_as_fun_applies_a_jaxpr_under_transformations() -> None:
     np.testing.assert_allclose(plait.grad(lambda x: f(x)[0])(0.5), 2 * np.cos(0.5), rtol=1e-6)
     with pytest.raises(TypeError, match="jaxpr_as_fun: expected a ClosedJaxpr"):
         pcore.jaxpr_as_fun(closed.jaxpr)  # type: ignore[arg-type]  # (the error under test)
+
+
+def test_in_loops_and_branches_with_captured_constants() -> None:
+    """Against the same program with ``*``: the primitive in a scan body under grad and
+    vmap (its MLIR-bindings lowering inside a loop's region), and lower_fun capturing an
+    array, in a cond branch."""
+    p = pcore.Primitive("times")
+    p.def_abstract_eval(lambda x, y: plait.core.ShapedArray(x.shape, x.dtype))
+    pmlir.register_lowering(p, lambda ctx, x, y: [hlo.MulOp(x, y).result])
+    pad.defjvp(p, lambda t, x, y: p.bind(t, y), lambda t, x, y: p.bind(x, t))
+    pad.primitive_transposes[p] = lambda ct, x, y: (
+        p.bind(ct, y) if pad.is_undefined_primal(x) else None,
+        p.bind(x, ct) if pad.is_undefined_primal(y) else None)
+    pbatching.primitive_batchers[p] = lambda vals, dims: (
+        p.bind(*[pjnp.moveaxis(v, d, 0) for v, d in zip(vals, dims)]), 0)
+
+    def loop(times: Any) -> Callable[[Any], Any]:
+        def f(x: Any) -> Any:
+            return plait.lax.scan(lambda c, xi: (times(c, xi) + 1., c), pjnp.ones(3), x)[0].sum()
+        return f
+    x = np.arange(24, dtype=np.float32).reshape(2, 4, 3) / 10
+    cases: list[tuple[Callable[..., Any], Any]] = [
+        (plait.jit, x[0]), (lambda f: plait.jit(plait.grad(f)), x[0]),
+        (lambda f: plait.jit(plait.vmap(plait.grad(f))), x)]
+    for tr, arg in cases:
+        np.testing.assert_allclose(np.asarray(tr(loop(p.bind))(arg)),
+                                   np.asarray(tr(loop(lambda a, b: a * b))(arg)), rtol=1e-6)
+    w = np.arange(3.0, dtype=np.float32)
+    q = pcore.Primitive("plus_w")
+    q.def_abstract_eval(lambda x: plait.core.ShapedArray(x.shape, x.dtype))
+    pmlir.register_lowering(q, pmlir.lower_fun(lambda x: x + w, multiple_results=False))
+    got = plait.jit(lambda v: plait.lax.cond(v.sum() > 0, q.bind, lambda u: u, v))(pjnp.ones(3))
+    np.testing.assert_array_equal(np.asarray(got), 1 + w)

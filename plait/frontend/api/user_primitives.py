@@ -43,6 +43,7 @@ __all__ = ["Primitive", "UndefinedPrimal", "is_undefined_primal", "RuleTable",
            "primitive_jvps", "primitive_transposes", "primitive_batchers",
            "check_user_primitive", "trace_rule", "defjvp", "deflinear", "defvectorized"]
 
+
 class Primitive(ir_primitive.Primitive):
     """An operation defined outside plait, as ``jax.extend.core.Primitive``.
 
