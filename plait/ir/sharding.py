@@ -256,10 +256,7 @@ class AbstractMesh:
     @property
     def size(self) -> int:
         """The number of devices."""
-        n = 1
-        for s in self.axis_sizes:
-            n *= s
-        return n
+        return math.prod(self.axis_sizes)
 
     @property
     def empty(self) -> bool:

@@ -107,17 +107,24 @@ def _state_avals(layout: Sequence[Site]) -> list[ShapedArray]:
 
 
 class _Rewriter:
-    def __init__(self, errors: frozenset[str], codes: dict[Site, int]) -> None:
-        self.errors, self.codes = errors, codes
+    def __init__(self, errors: frozenset[str]) -> None:
+        self.errors = errors
+        self.codes: dict[Site, int] = {}
+        """Each site's code (set once the whole program's sites are known)."""
+        self._sites: dict[Jaxpr, list[Site]] = {}
 
     # -- which sites a program has ------------------------------------------
     def sites(self, jaxpr: Jaxpr) -> list[Site]:
-        """The sites of ``jaxpr``, in program order, each once."""
-        out: dict[Site, None] = {}
-        for eqn in jaxpr.eqns:
-            for s in self._eqn_sites(eqn):
-                out[s] = None
-        return list(out)
+        """The sites of ``jaxpr``, in program order, each once (remembered: nested
+        jaxprs are asked again as the rewrite enters them)."""
+        known = self._sites.get(jaxpr)
+        if known is None:
+            out: dict[Site, None] = {}
+            for eqn in jaxpr.eqns:
+                for s in self._eqn_sites(eqn):
+                    out[s] = None
+            known = self._sites[jaxpr] = list(out)
+        return known
 
     def _eqn_sites(self, eqn: Eqn) -> list[Site]:
         prim = eqn.primitive
@@ -390,8 +397,9 @@ def checkify_jaxpr(jaxpr: Jaxpr, errors: frozenset[str]) -> Checked:
     if unknown:
         raise ValueError(f"checkify: expected error kinds among {sorted(KINDS)}, but got "
                          f"{sorted(unknown)}")
-    sites = _Rewriter(errors, {}).sites(jaxpr)
-    rw = _Rewriter(errors, {s: i for i, s in enumerate(sites)})
+    rw = _Rewriter(errors)
+    sites = rw.sites(jaxpr)
+    rw.codes = {s: i for i, s in enumerate(sites)}
     e = Emitter()
     constvars = [Var(v.aval) for v in jaxpr.constvars]
     args = [Var(v.aval) for v in jaxpr.invars]

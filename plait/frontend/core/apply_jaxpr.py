@@ -20,8 +20,9 @@ from plait.frontend.core.tracing import Tracer, current_trace, inline_into_trace
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import shaped_avals
 from plait.ir.config import values as _values
+from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
-from plait.lowering.lower import lowering_rules
+from plait.ir.primitive import PRIMITIVES
 
 __all__ = ["apply_jaxpr", "eval_jaxpr_bind"]
 
@@ -42,10 +43,10 @@ def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) ->
     return [read(a) for a in jaxpr.outvars]
 
 
-def _unlowerable(jaxpr: Jaxpr) -> bool:
-    """Whether an equation applies a user primitive that has no lowering rule."""
-    return any(e.primitive.open_params and e.primitive not in lowering_rules
-               for e in jaxpr.eqns)
+def _user_primitive_unlowered(e: RuleNotImplementedError) -> bool:
+    """Whether ``e`` says a user primitive has no lowering (it may still have an impl)."""
+    prim = PRIMITIVES.get(e.primitive)
+    return e.transform == "Lowering" and prim is not None and prim.open_params
 
 
 def _literal_value(lit: Literal) -> ArrayImpl:
@@ -59,23 +60,28 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
     if trace is not None:
         return [_literal_value(x) if type(x) is Literal else x
                 for x in inline_into_trace(trace, jaxpr, consts, args)]
-    if (_values.check_values or any(type(x) is Tracer for x in (*consts, *args))
-            or _unlowerable(jaxpr)):
+    if _values.check_values or any(type(x) is Tracer for x in (*consts, *args)):
         # Operation by operation: with debug_nans/debug_infs each result is checked (as
-        # JAX's transformations outside jit run); a leaked tracer raises its error; a
-        # user primitive with an impl and no lowering runs its impl.
+        # JAX's transformations outside jit run); a leaked tracer raises its error.
         return eval_jaxpr_bind(jaxpr, consts, args)
     flat = convert_constvars(jaxpr)
     values = [*consts, *args]
     layouts = [arg_sharding(x) for x in values]
-    if any(s is not None for s in layouts):
-        # Arguments over a mesh: an SPMD program over it, as an eager operation on them
-        # runs (a gradient of sharded arguments outside jit, say).
-        device = None
-        exe = executable_for(ClosedJaxpr(flat), name, in_shardings=layouts)
-    else:
-        device = committed_device(values)  # (the computation follows its data)
-        exe = executable_for(ClosedJaxpr(flat), name, device=device)
+    try:
+        if any(s is not None for s in layouts):
+            # Arguments over a mesh: an SPMD program over it, as an eager operation on
+            # them runs (a gradient of sharded arguments outside jit, say).
+            device = None
+            exe = executable_for(ClosedJaxpr(flat), name, in_shardings=layouts)
+        else:
+            device = committed_device(values)  # (the computation follows its data)
+            exe = executable_for(ClosedJaxpr(flat), name, device=device)
+    except RuleNotImplementedError as e:
+        if not _user_primitive_unlowered(e):
+            raise
+        # A user primitive with an impl and no lowering: operation by operation, its
+        # impl run on values, as JAX's transformations outside jit run.
+        return eval_jaxpr_bind(jaxpr, consts, args)
     bufs = [device_buffer(x, a, True, device)
             for x, a in zip(values, shaped_avals(flat.in_avals), strict=True)]
     outs = exe.execute(bufs)
