@@ -91,6 +91,7 @@ from plait.frontend.api.environment import (
     print_environment_info,
     typeof,
 )
+from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.api.fwd_and_bwd import fwd_and_bwd
 from plait.frontend.api.jacobians import hessian, jacfwd, jacrev
 from plait.frontend.api.jit import jit
@@ -136,5 +137,6 @@ __all__ = [
     "make_array_from_single_device_arrays", "make_array_from_process_local_data", "set_mesh",
     "NamedSharding", "P", "Device", "copy_to_host_async", "host_count", "host_id", "host_ids",
     "process_indices", "fwd_and_bwd", "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
+    "reshard",
 ]
 __version__ = "0.1.0"

@@ -2,6 +2,9 @@
 ``jax.sharding``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
+from plait.frontend.api.explicit_sharding import auto_axes as auto_axes
+from plait.frontend.api.explicit_sharding import explicit_axes as explicit_axes
+from plait.frontend.api.explicit_sharding import reshard as reshard
 from plait.ir.sharding import AbstractMesh as AbstractMesh
 from plait.ir.sharding import AxisType as AxisType
 from plait.ir.sharding import Mesh as Mesh
@@ -10,7 +13,10 @@ from plait.ir.sharding import PartitionSpec as PartitionSpec
 from plait.ir.sharding import current_mesh as get_mesh
 from plait.ir.sharding import get_abstract_mesh as get_abstract_mesh
 from plait.ir.sharding import set_mesh as set_mesh
+from plait.ir.sharding import use_abstract_mesh as use_abstract_mesh
 from plait.lowering.runtime import Sharding as SingleDeviceSharding
 
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec",
-           "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "set_mesh"]
+           "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "set_mesh", "reshard",
+           "auto_axes", "explicit_axes",
+           "use_abstract_mesh"]

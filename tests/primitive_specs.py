@@ -1911,6 +1911,9 @@ UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_valu
                          P.psum_p, P.pmax_p, P.pmin_p, P.all_gather_p, P.reduce_scatter_p,
                          P.ppermute_p, P.axis_index_p, P.all_to_all_p, P.pbroadcast_p,
                          P.shard_map_p, P.sharding_constraint_p,
+                         # Its param is a sharding in types (an Explicit mesh around it):
+                         # tests/frontend/test_explicit_sharding.py compares it with JAX.
+                         P.reshard_p,
                          # Made into error values by checkify; compared with JAX's checkify
                          # in tests/frontend/test_checkify.py.
                          P.check_p})

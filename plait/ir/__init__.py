@@ -15,6 +15,8 @@ and imports nothing from the other layers.  Its pieces:
 
 from plait.ir import dtypes, primitives
 from plait.ir import reference as _reference  # noqa: F401  (registers the NumPy rules)
+from plait.ir import sharding_rules as _sharding_rules  # noqa: F401  (installs the sharding rules)
+from plait.ir import sharding_rules_more as _sharding_rules_more  # noqa: F401  (and the others)
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
 from plait.ir.builder import Builder, new_vars

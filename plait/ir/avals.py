@@ -7,6 +7,7 @@ object, so comparing and hashing them is comparing and hashing identities.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any, ClassVar, SupportsIndex, cast, final
@@ -19,8 +20,67 @@ from plait.ir import dtypes
 from plait.ir.caches import WeakInternTable
 from plait.ir.dims import DimExpr
 from plait.ir.errors import JaxprTypeError
+from plait.ir.sharding import (
+    AbstractMesh,
+    AxisType,
+    NamedSharding,
+    PartitionSpec,
+    get_abstract_mesh,
+)
 
 __all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals"]
+
+
+_KEEP: Any = object()
+
+
+def _at(entry: Any) -> str:
+    if entry is None:
+        return ""
+    return f"@{entry}" if isinstance(entry, str) else f"@({','.join(entry)})"
+
+
+def type_sharding(sharding: Any, shape: tuple[int, ...]) -> NamedSharding | None:
+    """``sharding`` as a type's :attr:`ShapedArray.explicit_sharding`: over the abstract
+    mesh, its spec one entry per dimension and only naming ``Explicit`` axes; ``None``
+    when it splits no dimension.
+
+    Raises:
+      TypeError: ``sharding`` is not a ``NamedSharding``.
+      JaxprTypeError: the spec does not fit the shape, names a non-``Explicit`` axis, or
+        splits a dimension unevenly.
+    """
+    if sharding is None:
+        return None
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"expected a NamedSharding or None as a type's sharding, but got "
+                        f"{sharding!r}")
+    mesh = sharding.mesh
+    amesh = mesh if isinstance(mesh, AbstractMesh) else mesh.abstract_mesh
+    if len(sharding.spec) > len(shape):
+        raise JaxprTypeError(f"expected a PartitionSpec of at most {len(shape)} entries for "
+                             f"shape {shape}, but got {sharding.spec!r}")
+    parts = sharding.spec.padded(len(shape))
+    kinds = dict(zip(amesh.axis_names, amesh.axis_types))
+    explicit = []
+    for d, p in enumerate(parts):
+        names = () if p is None else ((p,) if isinstance(p, str) else tuple(p))
+        if any(not isinstance(n, str) for n in names):
+            raise JaxprTypeError(f"expected mesh axis names in a type's PartitionSpec, but "
+                                 f"got {sharding.spec!r}")
+        kept = tuple(n for n in names if kinds.get(n) is AxisType.Explicit)
+        size = math.prod(amesh.shape[n] for n in kept)
+        if kept and type(shape[d]) is int and shape[d] % size:
+            raise JaxprTypeError(
+                f"Sharding spec {sharding.spec!r} implies that array axis {d} is partitioned "
+                f"{size} times, but does not evenly divide the dimension size {shape[d]}. Got "
+                f"shape: {shape}")
+        explicit.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+    if all(p is None for p in explicit):
+        return None
+    if amesh is mesh and tuple(explicit) == tuple(parts) and len(sharding.spec) == len(shape):
+        return sharding
+    return NamedSharding(amesh, PartitionSpec(*explicit))
 
 
 class AbstractValue:
@@ -43,14 +103,22 @@ class _InternedAval(type):
 
     _table: WeakInternTable
 
-    def __call__(cls, shape: Any, dtype: Any, weak_type: bool = False) -> Any:
+    def __call__(cls, shape: Any, dtype: Any, weak_type: bool = False,
+                 sharding: Any = None) -> Any:
         table = cls._table
+        # An unsharded type's key is the 3-tuple (most types are unsharded).
+        spelled = ((shape, dtype, weak_type) if sharding is None
+                   else (shape, dtype, weak_type, sharding))
         try:  # the hot path: this exact spelling was used recently
-            return table.recent[(shape, dtype, weak_type)]
+            return table.recent[spelled]
         except (KeyError, TypeError):
             pass
+        return cls._intern(table, spelled, shape, dtype, weak_type, sharding)
+
+    def _intern(cls, table: WeakInternTable, spelled: tuple[Any, ...], shape: Any, dtype: Any,
+                weak_type: bool, sharding: Any) -> Any:
         try:
-            hit = table.get((shape, dtype, weak_type))
+            hit = table.get(spelled)
         except TypeError:
             hit = None
         if hit is not None:
@@ -60,13 +128,15 @@ class _InternedAval(type):
         if norm_dtype not in dtypes._SHORT:
             raise TypeError(
                 f"expected a dtype plait supports, but got {dtype!r} for ShapedArray")
-        key = (norm_shape, norm_dtype, bool(weak_type))
+        norm_sharding = type_sharding(sharding, norm_shape)
+        key = ((norm_shape, norm_dtype, bool(weak_type)) if norm_sharding is None
+               else (norm_shape, norm_dtype, bool(weak_type), norm_sharding))
         aval = table.get(key)
         if aval is None:
-            aval = super().__call__(norm_shape, norm_dtype, bool(weak_type))
+            aval = super().__call__(norm_shape, norm_dtype, bool(weak_type), norm_sharding)
             table.put(key, aval)
         try:
-            table.put((shape, dtype, weak_type), aval)
+            table.put(spelled, aval)
         except TypeError:
             pass  # an unhashable spelling (a list shape) is only normalized
         return aval
@@ -109,6 +179,12 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
     """The element type (a NumPy dtype)."""
     weak_type: bool = False
     """True when the value came from a Python scalar and has no committed dtype."""
+    explicit_sharding: NamedSharding | None = None
+    """The sharding in the type: how the dimensions are split over the ``Explicit`` axes
+    of a mesh (a :class:`~plait.ir.sharding.NamedSharding` over an
+    :class:`~plait.ir.sharding.AbstractMesh`, its spec one entry per dimension), or
+    ``None`` when no dimension is split over an ``Explicit`` axis.  Printed after the
+    sizes: ``f32[8@X,4]``."""
 
     @property
     def ndim(self) -> int:
@@ -123,37 +199,59 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
             n *= d
         return n
 
+    @property
+    def sharding(self) -> NamedSharding:
+        """JAX's view of the sharding in the type: :attr:`explicit_sharding`, or for an
+        unsharded type every dimension whole over the current abstract mesh."""
+        s = self.explicit_sharding
+        if s is not None:
+            return s
+        return NamedSharding(get_abstract_mesh(), PartitionSpec(*(None,) * len(self.shape)))
+
     def update(self, shape: tuple[int, ...] | None = None, dtype: Any = None,
-               weak_type: bool | None = None) -> ShapedArray:
-        """A copy with some fields replaced; the same object when nothing changes."""
+               weak_type: bool | None = None, sharding: Any = _KEEP) -> ShapedArray:
+        """A copy with some fields replaced; the same object when nothing changes.  The
+        sharding is kept unless ``sharding`` is given or the shape changes."""
+        if sharding is _KEEP:
+            sharding = self.explicit_sharding
+            if sharding is not None and shape is not None and tuple(shape) != self.shape:
+                sharding = None
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type, sharding)
 
     def strip_weak_type(self) -> ShapedArray:
         """The same type with a committed (strong) dtype."""
-        return ShapedArray(self.shape, self.dtype, False) if self.weak_type else self
+        return (ShapedArray(self.shape, self.dtype, False, self.explicit_sharding)
+                if self.weak_type else self)
+
+    def _dims(self) -> str:
+        s = self.explicit_sharding
+        if s is None:
+            return ",".join(map(str, self.shape))
+        return ",".join(f"{d}{_at(p)}" for d, p in zip(self.shape, s.spec))
 
     def str_short(self, short_dtypes: bool = True) -> str:
         """``f32[3,4]``: short dtype name and dimensions, as printed in jaxprs; with
-        ``short_dtypes=False``, ``float32[3,4]`` as user-facing messages spell it (JAX's)."""
+        ``short_dtypes=False``, ``float32[3,4]`` as user-facing messages spell it (JAX's).
+        A dimension split over mesh axes shows them: ``f32[8@X,4]``, ``f32[8@(X,Y)]``."""
         name = dtypes.short_name(self.dtype)
         if not short_dtypes and self.dtype.names is None:  # (float0's, keys' names are "void...")
             name = self.dtype.name
-        return f"{name}[{','.join(map(str, self.shape))}]"
+        return f"{name}[{self._dims()}]"
 
     def __str__(self) -> str:
         # JAX's: ``float32[3,4]``, ``~float32[]`` for a weak type.
         name = self.dtype.name if self.dtype.names is None else dtypes.short_name(self.dtype)
-        return f"{'~' if self.weak_type else ''}{name}[{','.join(map(str, self.shape))}]"
+        return f"{'~' if self.weak_type else ''}{name}[{self._dims()}]"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
         name = self.dtype.name if self.dtype.names is None else dtypes.short_name(self.dtype)
-        return f"ShapedArray({name}[{','.join(map(str, self.shape))}]{weak})"
+        return f"ShapedArray({name}[{self._dims()}]{weak})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (ShapedArray, (self.shape, self.dtype, self.weak_type))
+        return (ShapedArray, (self.shape, self.dtype, self.weak_type, self.explicit_sharding))
 
     def __copy__(self) -> ShapedArray:
         return self

@@ -20,6 +20,7 @@ from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import Eqn, Jaxpr
 from plait.ir.params import EMPTY_PARAMS
 from plait.ir.primitive import Primitive
+from plait.ir.sharding import EXPLICIT
 
 __all__ = ["Builder", "new_vars"]
 
@@ -55,7 +56,10 @@ class Builder:
             if hit is not None:
                 return hit
         try:
-            out_avals = primitive.typing_rule(*[a.aval for a in inputs], **params)
+            if EXPLICIT.seen:  # types may be sharded: abstract_eval runs the sharding rules
+                out_avals = primitive.abstract_eval([a.aval for a in inputs], params)
+            else:
+                out_avals = primitive.typing_rule(*[a.aval for a in inputs], **params)
         except JaxprTypeError:
             # abstract_eval re-raises the error with the primitive's name.
             out_avals = primitive.abstract_eval([a.aval for a in inputs], params)

@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "PlaitError",
     "JaxprTypeError",
+    "ShardingTypeError",
     "JaxprParseError",
     "UnboundVariableError",
     "RuleNotImplementedError",
@@ -42,6 +43,11 @@ class PlaitError(Exception):
 
 class JaxprTypeError(PlaitError, TypeError):
     """A jaxpr or an equation is ill-typed (raised by typing rules and ``check_jaxpr``)."""
+
+
+class ShardingTypeError(PlaitError, TypeError):
+    """An operation's result sharding (the sharding in its type) is ambiguous or
+    unsupported for its operands' shardings; the message says how to annotate it."""
 
 
 class UnboundVariableError(JaxprTypeError):

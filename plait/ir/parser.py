@@ -35,13 +35,16 @@ from plait.ir import dtypes
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray
 from plait.ir.dims import parse_dims
-from plait.ir.errors import JaxprParseError, JaxprTypeError
+from plait.ir.errors import JaxprParseError, JaxprTypeError, ShardingTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.params import REQUIRED, Params, ParsedCall, decode_any
 from plait.ir.primitive import PRIMITIVES, Primitive
 from plait.ir.primitives.remat_policies import POLICY_CONSTRUCTORS
+from plait.ir.sharding import NamedSharding, PartitionSpec, get_abstract_mesh
 
 __all__ = ["parse_jaxpr"]
+
+_SHARDING_PARAMS: Final = ("out_sharding", "sharding")
 
 _TOKEN: Final = re.compile(r"""
     (?P<ws>\s+)
@@ -50,7 +53,7 @@ _TOKEN: Final = re.compile(r"""
   | (?P<word><[A-Za-z_][A-Za-z0-9_]*>|key<[A-Za-z0-9_]+>|<class\ '[A-Za-z_][\w.]*'>
       |[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)
   | (?P<str>'[^'\n]*')
-  | (?P<punct>//|[{}()\[\],;:=.*+\-%^])
+  | (?P<punct>//|[{}()\[\],;:=.*+\-%^@])
 """, re.VERBOSE)
 
 
@@ -230,18 +233,57 @@ class _Parser:
             self.error(f"expected a dtype such as f32, but got {t.text or 'end of input'!r}", t)
         self.expect("[")
         dims: list[Any] = []
+        spec: list[Any] = []
         while not self.is_punct("]"):
             d = self.peek()
-            if d.kind == "num" and d.text.isdigit() and (self.is_punct(",", 1)
-                                                         or self.is_punct("]", 1)):
+            if d.kind == "num" and d.text.isdigit() and (
+                    self.is_punct(",", 1) or self.is_punct("]", 1) or self.is_punct("@", 1)):
                 self.next()
                 dims.append(int(d.text))
             else:  # a symbolic dimension: ``b``, ``2*b + 1``, ``floordiv(b, 2)``
-                dims.append(self.dim_expr(d, (",", "]")))
+                dims.append(self.dim_expr(d, (",", "]", "@")))
+            spec.append(self.mesh_axes() if self.is_punct("@") else None)
             if self.is_punct(","):
                 self.next()
         self.next()
+        if any(p is not None for p in spec):
+            return self.sharded(tuple(dims), dtype, spec, t)
         return ShapedArray(tuple(dims), dtype)
+
+    def mesh_axes(self) -> Any:
+        """``@X`` or ``@(X,Y)``: the mesh axes splitting a dimension."""
+        self.expect("@")
+        if not self.is_punct("("):
+            return self.name()
+        self.next()
+        names = [self.name()]
+        while self.is_punct(","):
+            self.next()
+            names.append(self.name())
+        self.expect(")")
+        return tuple(names)
+
+    def name(self) -> str:
+        t = self.next()
+        if t.kind != "word":
+            self.error(f"expected a mesh axis name, but got {t.text or 'end of input'!r}", t)
+        return t.text
+
+    def sharded(self, dims: tuple[Any, ...], dtype: Any, spec: list[Any],
+                where: _Tok) -> ShapedArray:
+        # The printed text names axes, not their mesh: it is the current abstract mesh.
+        mesh = get_abstract_mesh()
+        names = [n for p in spec if p is not None for n in ((p,) if isinstance(p, str) else p)]
+        missing = [n for n in names if n not in mesh.explicit_axes]
+        if missing:
+            self.error(f"expected the mesh axes of a sharded type among the Explicit axes of "
+                       f"the current mesh {mesh}, but got {', '.join(map(repr, missing))}: "
+                       "parse it under `with plait.sharding.use_abstract_mesh(mesh):` or "
+                       "`with plait.set_mesh(mesh):`", where)
+        try:
+            return ShapedArray(dims, dtype, False, NamedSharding(mesh, PartitionSpec(*spec)))
+        except (JaxprTypeError, ValueError) as e:
+            self.error(f"invalid sharded type: {e}", where)
 
     def dim_expr(self, first: _Tok, stops: tuple[str, ...]) -> Any:
         """A dimension expression, up to one of ``stops`` outside parentheses (or a
@@ -330,6 +372,7 @@ class _Parser:
         if len(inputs) < n or (len(inputs) > n and not variadic):
             self.error(f"{prim.name}: expected {'at least ' if variadic else ''}{n} "
                        f"operand{'s' * (n != 1)}, but got {len(inputs)}", pt)
+        params = self.requested_sharding(prim, raw, inputs, params, binders)
         try:
             out_avals = prim.abstract_eval([a.aval for a in inputs], params)
         except JaxprTypeError as e:
@@ -347,6 +390,27 @@ class _Parser:
         outvars = [Var(aval) for aval in out_avals]
         self.bind(scope, [name for name, _ in binders], outvars)
         return Eqn(prim, tuple(inputs), params, tuple(outvars), prim.effects(params))
+
+    def requested_sharding(self, prim: Primitive, raw: dict[str, tuple[Any, _Tok]],
+                           inputs: list[Atom], params: Params,
+                           binders: list[tuple[_Tok, ShapedArray]]) -> Params:
+        """``params`` with the unprinted result sharding an equation asked for (JAX prints
+        it in the result's type only): the binder's, where the operands' shardings alone
+        do not give it."""
+        name = next((k for k in _SHARDING_PARAMS if k in prim.params_by_name), None)
+        if name is None or name in raw or len(binders) != 1 or \
+                binders[0][1].explicit_sharding is None:
+            return params
+        try:
+            (out,) = prim.abstract_eval([a.aval for a in inputs], params)
+            if out is binders[0][1] or (type(out) is ShapedArray
+                                        and out.strip_weak_type() is binders[0][1]):
+                return params
+        except ShardingTypeError:
+            pass
+        except Exception:  # (the caller reports it)
+            return params
+        return Params({**params, name: binders[0][1].explicit_sharding})
 
     def decode_params(self, prim: Primitive, raw: dict[str, tuple[Any, _Tok]],
                       inputs: list[Atom], out_types: list[ShapedArray], at: _Tok) -> Params:

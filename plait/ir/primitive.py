@@ -17,8 +17,10 @@ from plait.ir.avals import AbstractValue
 from plait.ir.effects import NO_EFFECTS, Effect
 from plait.ir.errors import JaxprTypeError
 from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params, param_table
+from plait.ir.sharding import EXPLICIT
 
-__all__ = ["Primitive", "TypingRule", "PRIMITIVES", "lookup_primitive", "set_bind_hook"]
+__all__ = ["Primitive", "TypingRule", "PRIMITIVES", "lookup_primitive", "set_bind_hook",
+           "set_sharding_hook"]
 
 TypingRule = Callable[..., tuple[AbstractValue, ...]]
 """``rule(*in_avals, **params) -> out_avals``; raises :class:`JaxprTypeError` on misuse."""
@@ -29,12 +31,20 @@ PRIMITIVES: Final[dict[str, Primitive]] = {}
 """Every primitive created so far, by name (the parser resolves names here)."""
 
 _bind_hook: Callable[[Primitive, tuple[Any, ...], dict[str, Any]], Any] | None = None
+_sharding_hook: Callable[..., tuple[AbstractValue, ...]] | None = None
 
 
 def set_bind_hook(hook: Callable[[Primitive, tuple[Any, ...], dict[str, Any]], Any]) -> None:
     """Install the function behind :meth:`Primitive.bind` (the frontend does this)."""
     global _bind_hook
     _bind_hook = hook
+
+
+def set_sharding_hook(hook: Callable[..., tuple[AbstractValue, ...]]) -> None:
+    """Install the function giving result types their shardings
+    (:func:`plait.ir.sharding_rules.result_shardings`)."""
+    global _sharding_hook
+    _sharding_hook = hook
 
 
 def lookup_primitive(name: str) -> Primitive:
@@ -138,12 +148,15 @@ class Primitive:
             with the primitive's name.
         """
         try:
-            return self.typing_rule(*in_avals, **params)
+            outs = self.typing_rule(*in_avals, **params)
         except JaxprTypeError as e:
             msg = str(e)
             if msg.startswith(f"{self.name}:"):
                 raise
             raise JaxprTypeError(f"{self.name}: {msg}") from None
+        if EXPLICIT.seen and _sharding_hook is not None:
+            return _sharding_hook(self, in_avals, outs, params)
+        return outs
 
     def effects(self, params: Params) -> frozenset[Effect]:
         """The effects an equation with these params has."""

@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = ["AxisType", "Mesh", "AbstractMesh", "abstract_mesh_of", "get_abstract_mesh",
            "PartitionSpec", "NamedSharding", "set_device_resolver", "UNCONSTRAINED",
-           "current_mesh", "set_mesh", "resolve"]
+           "current_mesh", "set_mesh", "resolve", "use_abstract_mesh", "type_sharding_of"]
 
 
 class AxisType(enum.Enum):
@@ -48,6 +48,21 @@ class AxisType(enum.Enum):
 
 
 _resolver: list[Callable[[int], Any]] = []
+
+
+class _ExplicitSeen:
+    """Whether a mesh with an ``Explicit`` axis was ever made.  Until one is, no type can
+    carry a sharding, and typing skips the sharding rules altogether."""
+
+    seen = False
+
+
+EXPLICIT: Final = _ExplicitSeen()
+
+
+def _note_types(types: tuple[AxisType, ...]) -> None:
+    if AxisType.Explicit in types:
+        EXPLICIT.seen = True
 
 
 def _axis_types(axis_types: AxisType | Sequence[AxisType] | None, n: int
@@ -91,6 +106,7 @@ class Mesh:
                              f"{names}, but got an array of shape {arr.shape}")
         ids = tuple(d if isinstance(d, int | np.integer) else d.id for d in arr.flat)
         types = _axis_types(axis_types, len(names))
+        _note_types(types)
         for name, v in (("axis_names", names), ("axis_sizes", tuple(arr.shape)),
                         ("device_ids", tuple(int(i) for i in ids)), ("axis_types", types)):
             object.__setattr__(self, name, v)
@@ -178,6 +194,7 @@ class Mesh:
 class _Ambient(threading.local):
     def __init__(self) -> None:
         self.stack: list[Mesh | None] = []
+        self.abstract: list[AbstractMesh] = []
 
 
 _ambient = _Ambient()
@@ -231,6 +248,7 @@ class AbstractMesh:
         sizes = tuple(int(s) for s in axis_sizes)
         names = tuple(axis_names)
         types = _axis_types(axis_types, len(names))
+        _note_types(types)
         if not len(sizes) == len(names) == len(types):
             raise ValueError(f"AbstractMesh: expected one size and one type per axis name "
                              f"{names}, but got sizes {sizes} and types {types}")
@@ -263,6 +281,20 @@ class AbstractMesh:
         """Whether the mesh has no axes (no mesh is set)."""
         return not self.axis_names
 
+    def axis_size(self, names: str | Sequence[str]) -> int:
+        """The number of devices along ``names`` (one axis or several).
+
+        Raises:
+          NameError: a name is not an axis of the mesh.
+        """
+        return Mesh.axis_size(self, names)  # type: ignore[arg-type]  # (reads .shape, .axis_names only)
+
+    @property
+    def explicit_axes(self) -> tuple[str, ...]:
+        """The names of the ``Explicit`` axes."""
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types)
+                     if t is AxisType.Explicit)
+
     def update(self, axis_sizes: Sequence[int] | None = None,
                axis_names: Sequence[str] | None = None,
                axis_types: Sequence[AxisType] | None = None) -> AbstractMesh:
@@ -284,16 +316,77 @@ class AbstractMesh:
     __repr__ = __str__
 
 
+_abstract_meshes: dict[Mesh, AbstractMesh] = {}
+
+
 def abstract_mesh_of(mesh: Mesh) -> AbstractMesh:
     """``mesh`` without its devices (the devices' kind kept)."""
-    kind: Any = getattr(mesh.devices.flat[0], "platform", None) if mesh.size else None
-    return AbstractMesh(mesh.axis_sizes, mesh.axis_names, mesh.axis_types, device_kind=kind)
+    hit = _abstract_meshes.get(mesh)
+    if hit is None:
+        kind: Any = getattr(mesh.devices.flat[0], "platform", None) if mesh.size else None
+        hit = AbstractMesh(mesh.axis_sizes, mesh.axis_names, mesh.axis_types, device_kind=kind)
+        if len(_abstract_meshes) > 256:
+            _abstract_meshes.clear()
+        _abstract_meshes[mesh] = hit
+    return hit
+
+
+_EMPTY_MESH: Final = AbstractMesh((), ())
 
 
 def get_abstract_mesh() -> AbstractMesh:
-    """The current mesh's axes (an empty abstract mesh when none is set)."""
+    """The current mesh's axes: the innermost ``use_abstract_mesh``, else the current
+    mesh's (an empty abstract mesh when none is set)."""
+    if _ambient.abstract:
+        return _ambient.abstract[-1]
     mesh = current_mesh()
-    return AbstractMesh((), ()) if mesh is None else abstract_mesh_of(mesh)
+    return _EMPTY_MESH if mesh is None else abstract_mesh_of(mesh)
+
+
+class use_abstract_mesh:  # noqa: N801  (a function to its callers, as JAX's)
+    """``with use_abstract_mesh(m):`` makes ``m`` the current abstract mesh for the block
+    (the axes types and shardings in types name).  Under a trace its size must be the
+    current mesh's: only the axes' names, sizes and types change, not the devices."""
+
+    def __init__(self, mesh: AbstractMesh) -> None:
+        if not isinstance(mesh, AbstractMesh):
+            raise TypeError(f"use_abstract_mesh: expected a plait.sharding.AbstractMesh, but "
+                            f"got {type(mesh).__name__}")
+        outer = get_abstract_mesh()
+        if not outer.empty and outer.size != mesh.size:
+            raise ValueError(f"use_abstract_mesh: expected a mesh of the current mesh's size "
+                             f"{outer.size} ({outer}), but got {mesh} of size {mesh.size}")
+        self.mesh = mesh
+
+    def __enter__(self) -> AbstractMesh:
+        _ambient.abstract.append(self.mesh)
+        return self.mesh
+
+    def __exit__(self, *exc: object) -> None:
+        _ambient.abstract.pop()
+
+
+def type_sharding_of(sharding: Any, what: str) -> NamedSharding:
+    """``sharding`` (a ``PartitionSpec`` over the current abstract mesh, or a
+    ``NamedSharding``) as the sharding of a type: over the mesh's axes only.
+
+    Raises:
+      TypeError: ``sharding`` is neither.
+      ValueError: a bare ``PartitionSpec`` while no mesh is set.
+    """
+    if isinstance(sharding, PartitionSpec):
+        current = get_abstract_mesh()
+        if current.empty:
+            raise ValueError(f"{what}: a PartitionSpec {sharding!r} needs a mesh: pass "
+                             "NamedSharding(mesh, spec), or set one with plait.set_mesh(mesh)")
+        return NamedSharding(current, sharding)
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"{what}: expected a PartitionSpec or a NamedSharding, but got "
+                        f"{type(sharding).__name__}")
+    mesh = sharding.mesh
+    if isinstance(mesh, AbstractMesh):
+        return sharding
+    return NamedSharding(mesh.abstract_mesh, sharding.spec)
 
 
 def resolve(sharding: Any, what: str) -> Any:
@@ -405,21 +498,24 @@ def _memory_kind(kind: str | None) -> str:
     return "device"
 
 
-@attrs.frozen(repr=False)
+@attrs.frozen(repr=False, cache_hash=True)
 class NamedSharding:
     """An array's layout over a mesh: ``spec`` says which mesh axes split each
-    dimension; the array is replicated over the axes the spec does not use."""
+    dimension; the array is replicated over the axes the spec does not use.
 
-    mesh: Mesh
-    """The devices."""
+    Over an :class:`AbstractMesh` it is the sharding of a type (``typeof(x).sharding``):
+    the layout without the devices."""
+
+    mesh: Mesh | AbstractMesh
+    """The devices (or, for a type's sharding, the mesh's axes only)."""
     spec: PartitionSpec = attrs.field(factory=PartitionSpec)
     """How each dimension is split."""
     memory_kind: str = attrs.field(default="device", eq=False, converter=_memory_kind)
     """Where on the device: only its default memory, ``'device'`` (``None`` means it)."""
 
     def __attrs_post_init__(self) -> None:
-        if not isinstance(self.mesh, Mesh):
-            raise TypeError(f"expected a plait.sharding.Mesh, but got "
+        if not isinstance(self.mesh, Mesh | AbstractMesh):
+            raise TypeError(f"expected a plait.sharding.Mesh or AbstractMesh, but got "
                             f"{type(self.mesh).__name__}")
         if not isinstance(self.spec, PartitionSpec):
             raise TypeError(f"expected a PartitionSpec, but got {self.spec!r}")
@@ -428,7 +524,22 @@ class NamedSharding:
                 raise ValueError(f"expected PartitionSpec axes among the mesh's axes "
                                  f"{self.mesh.axis_names}, but got {n!r} in {self.spec!r}")
 
+    @property
+    def device_mesh(self) -> Mesh:
+        """The mesh of devices.
+
+        Raises:
+          TypeError: the sharding is a type's, over an abstract mesh (no devices).
+        """
+        mesh = self.mesh
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"expected a NamedSharding over a Mesh of devices, but got one "
+                            f"over {mesh}: a type's sharding has no devices")
+        return mesh
+
     def __repr__(self) -> str:
+        if isinstance(self.mesh, AbstractMesh):
+            return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r})"
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
 
     __str__ = __repr__
@@ -441,7 +552,7 @@ class NamedSharding:
     @property
     def device_set(self) -> set[Any]:
         """The mesh's devices."""
-        return set(self.mesh.devices.flat)
+        return set(self.device_mesh.devices.flat)
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -451,7 +562,8 @@ class NamedSharding:
     @property
     def is_fully_addressable(self) -> bool:
         """Whether this process holds every device of the mesh."""
-        return all(d.process_index == d.client.process_index() for d in self.mesh.devices.flat)
+        devices = self.device_mesh.devices.flat
+        return all(d.process_index == d.client.process_index() for d in devices)
 
     def tiles(self, ndim: int) -> tuple[int, ...]:
         """How many parts each of ``ndim`` dimensions is split into."""
@@ -478,14 +590,15 @@ class NamedSharding:
         parts = self.spec.padded(ndim)
         used = [self.mesh.axis_names.index(n) for p in parts for n in _names(p)]
         rest = [i for i in range(len(self.mesh.axis_names)) if i not in used]
-        pos = self.mesh.positions().transpose(used + rest)
+        grid = np.arange(self.mesh.size).reshape(self.mesh.axis_sizes)
+        pos = grid.transpose(used + rest)
         tiles = self.tiles(ndim)
         replicas = self.mesh.size // math.prod(tiles)
         return pos.reshape(tiles + (replicas,)), replicas
 
     def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple[slice, ...]]:
         """Each device's index into an array of ``global_shape``."""
-        devices = list(self.mesh.devices.flat)
+        devices = list(self.device_mesh.devices.flat)
         return {devices[p]: idx for p, idx in self.position_indices(global_shape).items()}
 
     def position_indices(self, global_shape: Sequence[int]) -> dict[int, tuple[slice, ...]]:

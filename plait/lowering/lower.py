@@ -16,14 +16,14 @@ from typing import Any, Final
 
 import attrs
 
-from plait.ir.atoms import Atom, Literal
+from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
 from plait.ir.dims import dim_vars, is_constant_shape
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
-from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
+from plait.ir.sharding import EXPLICIT, Mesh, NamedSharding, PartitionSpec
 from plait.lowering.emitter import FuncEmitter, Value, tensor_type
 from plait.lowering.shape_poly import bind_dim_vars
 from plait.lowering.shardy import sharding_attr
@@ -110,6 +110,7 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
     ctx = LoweringContext(fn, module)
     rules = lowering_rules
     outer_loc = fn.loc  # (a branch or loop body lowered while its equation's ops are)
+    typed = EXPLICIT.seen and module.mesh is not None and not module.manual
     for eqn in jaxpr.eqns:
         try:
             rule = rules.get(eqn.primitive)
@@ -125,6 +126,8 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
             # (The read of autodidax's env/read/write loop, inlined: this is the hot loop.)
             outs = rule(ctx, *[literal(a) if type(a) is Literal else env[a] for a in inputs],
                         **eqn.params)
+            if typed:
+                outs = _constrain_typed(fn, eqn.outvars, outs)
             for v, out in zip(eqn.outvars, outs, strict=True):  # (faster than dict.update)
                 env[v] = out
         except Exception as exc:
@@ -132,6 +135,20 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
             raise
     fn.loc = outer_loc
     return [literal(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
+
+
+def _constrain_typed(fn: FuncEmitter, outvars: Sequence[Var], outs: Sequence[Value]
+                     ) -> Sequence[Value]:
+    """``outs`` held to the shardings in their types, as JAX 0.10.2 lowers every result
+    sharded over ``Explicit`` axes (an ``sdy.sharding_constraint`` each)."""
+    new = list(outs)
+    for i, v in enumerate(outvars):
+        aval = v.aval
+        if type(aval) is ShapedArray and aval.explicit_sharding is not None:
+            spec = aval.explicit_sharding.spec
+            new[i] = fn.op1("sdy.sharding_constraint", [outs[i]], outs[i].type,
+                            f"sharding = #sdy.sharding{sharding_attr(spec, aval.ndim)}")
+    return new
 
 
 def _return(outs: Sequence[Value]) -> str:

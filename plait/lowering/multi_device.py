@@ -114,8 +114,8 @@ def mesh_sharding(named: NamedSharding, ndim: int) -> MeshSharding:
     key = (named, ndim)
     s = _mesh_shardings.data.get(key)
     if s is None:
-        s = MeshSharding(device_list(named.mesh), hlo_sharding(named, ndim))
-        s.named, s.mesh = named, named.mesh
+        s = MeshSharding(device_list(named.device_mesh), hlo_sharding(named, ndim))
+        s.named, s.mesh = named, named.device_mesh
         _mesh_shardings[key] = s
     return s
 
@@ -133,7 +133,7 @@ def put_sharded(value: np.ndarray, aval: ShapedArray, named: NamedSharding) -> A
 
 def local_positions(named: NamedSharding) -> list[int]:
     """The mesh positions of this process's devices."""
-    return [p for p, d in enumerate(named.mesh.devices.flat)
+    return [p for p, d in enumerate(named.device_mesh.devices.flat)
             if d.process_index == d.client.process_index()]
 
 
@@ -141,7 +141,7 @@ def put_pieces(aval: ShapedArray, named: NamedSharding, local: Sequence[int],
                pieces: Sequence[np.ndarray]) -> Any:
     """A buffer of type ``aval`` laid out by ``named`` from this process's pieces (one per
     position of ``local``, in order)."""
-    devices = list(named.mesh.devices.flat)
+    devices = list(named.device_mesh.devices.flat)
     # Private host copies: a buffer may alias its piece's memory (see runtime.device_put),
     # and a piece may be a view of the caller's array.  (jaxlib's force_copy fails
     # with "bad_function_call" for pieces of a split array.)

@@ -18,8 +18,9 @@ from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.builder import Builder
 from plait.ir.primitive import Primitive
+from plait.ir.sharding import NamedSharding, PartitionSpec
 
-__all__ = ["Emitter", "Zero", "is_zero"]
+__all__ = ["Emitter", "Zero", "is_zero", "target_sharding"]
 
 
 @final
@@ -38,6 +39,17 @@ class Zero:
 def is_zero(x: object) -> bool:
     """Whether ``x`` is a symbolic :class:`Zero`."""
     return type(x) is Zero
+
+
+def target_sharding(aval: ShapedArray, *others: AbstractValue) -> NamedSharding | None:
+    """The sharding to ask for a result of ``aval``'s type: its own, or replicated over
+    the mesh of ``others``' (if some is sharded), else ``None``."""
+    if aval.explicit_sharding is not None:
+        return aval.explicit_sharding
+    for o in others:
+        if type(o) is ShapedArray and o.explicit_sharding is not None:
+            return NamedSharding(o.explicit_sharding.mesh, PartitionSpec())
+    return None
 
 
 class Emitter:
@@ -96,6 +108,16 @@ class Emitter:
     def add_any(self, x: Atom, y: Atom) -> Var:
         """Accumulate two cotangents (``add_any``)."""
         return self.bind1(P.add_any_p, x, y)
+
+    def like_sharding(self, x: Atom, target: AbstractValue) -> Atom:
+        """``x`` resharded to the sharding in ``target``'s type, if that differs (a
+        cotangent takes its primal's sharding, as in JAX)."""
+        a, t = x.aval, target
+        if type(a) is not ShapedArray or type(t) is not ShapedArray or \
+                a.explicit_sharding is t.explicit_sharding or a.shape != t.shape:
+            return x
+        dst = target_sharding(t, a)
+        return x if dst is None else self.bind1(P.reshard_p, x, dst_sharding=dst)
 
     def sub(self, x: Atom, y: Atom) -> Var:
         """``x - y``."""
@@ -183,7 +205,7 @@ class Emitter:
         return self.convert(out, aval.dtype, aval.weak_type) if xa.dtype != aval.dtype else out
 
     def dot_general(self, x: Atom, y: Atom, dims: Any, preferred: Any = None,
-                    precision: Any = None) -> Var:
+                    precision: Any = None, out_sharding: NamedSharding | None = None) -> Var:
         """``dot_general`` (with default precision unless given)."""
         return self.bind1(P.dot_general_p, x, y, dimension_numbers=dims, precision=precision,
-                          preferred_element_type=preferred, out_sharding=None)
+                          preferred_element_type=preferred, out_sharding=out_sharding)

@@ -28,9 +28,9 @@ from plait.ir.atoms import Atom, Var
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import ClosedJaxpr, Eqn
 from plait.ir.primitives.parallel import manual_axes_sizes, named_axes
-from plait.ir.sharding import Mesh, PartitionSpec
+from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
 from plait.transforms.dce import dce_jaxpr, dce_rules
-from plait.transforms.emit import Emitter, Zero
+from plait.transforms.emit import Emitter, Zero, target_sharding
 from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import (
     Tangent,
@@ -59,7 +59,7 @@ __all__: list[str] = []
 # -- JVP --------------------------------------------------------------------------------
 
 for _p in (P.psum_p, P.all_gather_p, P.reduce_scatter_p, P.ppermute_p, P.all_to_all_p,
-           P.pbroadcast_p, P.sharding_constraint_p):
+           P.pbroadcast_p, P.sharding_constraint_p, P.reshard_p):
     deflinear(_p)
 
 
@@ -194,6 +194,16 @@ deflinear_transpose(P.ppermute_p, _ppermute_t)
 deflinear_transpose(P.all_to_all_p, _all_to_all_t)
 deflinear_transpose(P.pbroadcast_p, _pbroadcast_t)
 deflinear_transpose(P.sharding_constraint_p, _sharding_constraint_t)
+
+
+def _reshard_t(e: Emitter, ct: Atom, x: Any, *, dst_sharding: NamedSharding) -> list[Cotangent]:
+    # Back to the operand's sharding (replicated over the same mesh if it had none).
+    a = shaped(x.aval)
+    back = target_sharding(a, ct.aval) or NamedSharding(dst_sharding.mesh, PartitionSpec())
+    return [e.bind1(P.reshard_p, ct, dst_sharding=back)]
+
+
+deflinear_transpose(P.reshard_p, _reshard_t)
 
 
 def _unmentioned(spec: PartitionSpec, manual: frozenset[str], mesh: Mesh) -> tuple[str, ...]:
@@ -432,6 +442,18 @@ batching_rules[P.ppermute_p] = _ppermute_batch
 batching_rules[P.axis_index_p] = _axis_index_batch
 batching_rules[P.all_to_all_p] = _all_to_all_batch
 batching_rules[P.sharding_constraint_p] = _sharding_constraint_batch
+
+
+def _reshard_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
+                   dst_sharding: NamedSharding) -> tuple[list[Atom], list[Dim]]:
+    # The batch dimension is whole; the others are split as asked.
+    d = dims[0]
+    assert d is not None
+    spec = _insert_none(dst_sharding.spec, shaped(vals[0].aval).ndim - 1, d)
+    return [e.bind1(P.reshard_p, vals[0], dst_sharding=NamedSharding(dst_sharding.mesh, spec))], [d]
+
+
+batching_rules[P.reshard_p] = _reshard_batch
 batching_rules[P.pbroadcast_p] = _pbroadcast_batch
 
 

@@ -22,6 +22,7 @@ from plait.ir.errors import JaxprTypeError, RuleNotImplementedError
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
+from plait.ir.sharding import EXPLICIT
 from plait.transforms.emit import Emitter, Zero
 
 __all__ = ["transpose_jaxpr", "transpose_rules", "TransposeRule", "UndefPrimal",
@@ -93,6 +94,8 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
     def add_ct(v: Atom, c: Cotangent) -> None:
         if c is None or isinstance(c, Zero) or type(v) is not Var or v not in linear:
             return
+        if EXPLICIT.seen:
+            c = e.like_sharding(c, v.aval)
         prev = ct.get(v)
         ct[v] = c if prev is None else e.add_any(prev, c)
 

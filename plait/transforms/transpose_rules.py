@@ -14,7 +14,8 @@ from plait.ir.avals import ShapedArray, shaped
 from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.lists import merge_lists
-from plait.transforms.emit import Emitter, Zero
+from plait.ir.sharding import EXPLICIT, NamedSharding, PartitionSpec
+from plait.transforms.emit import Emitter, Zero, target_sharding
 from plait.transforms.transpose import (
     Cotangent,
     UndefPrimal,
@@ -263,8 +264,17 @@ def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
     xc_by_y = [xc[i] for i in np.argsort(yc)]
     out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
     # A ``preferred_element_type`` makes ct wider than y: contract in ct's dtype.
+    sharding = None
+    if EXPLICIT.seen:  # the result in x's sharding, laid out in dot_general's order
+        x_sharding = target_sharding(x_aval, ct.aval, y.aval)
+        if x_sharding is not None:
+            spec = x_sharding.spec.padded(x_aval.ndim)
+            order = [0] * x_aval.ndim
+            for i, a in enumerate(out_axes):
+                order[int(a)] = spec[i]
+            sharding = NamedSharding(x_sharding.mesh, PartitionSpec(*order))
     out = e.dot_general(ct, e.to_dtype(y, shaped(ct.aval).dtype), new_dims, shaped(ct.aval).dtype,
-                        precision)
+                        precision, sharding)
     return e.to_dtype(e.transpose(out, [int(a) for a in out_axes]), x_aval.dtype)
 
 

@@ -103,8 +103,8 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
     """A mesh of ``axis_shapes`` over the first ``prod(axis_shapes)`` devices (or over
     ``devices``), in device order.
 
-    Unlike JAX 0.10.2, whose default axis type is ``Explicit`` (shardings in types,
-    which plait does not support), the axes are ``Auto`` unless given.
+    Unlike JAX 0.10.2, whose default axis type is ``Explicit`` (shardings in types),
+    the axes are ``Auto`` unless given.
 
     Raises:
       ValueError: the shape does not match the number of devices.
@@ -125,10 +125,6 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
     arr = np.empty(n, dtype=object)
     arr[:] = pool[:n]
     types = AxisType.Auto if axis_types is None else axis_types
-    if types is AxisType.Explicit or (not isinstance(types, AxisType)
-                                      and AxisType.Explicit in tuple(types)):
-        raise NotImplementedError("Explicit mesh axes (shardings in types) are not supported "
-                                  "by plait; use axis_types=AxisType.Auto")
     return Mesh(arr.reshape(shape), names, axis_types=types)
 
 
@@ -162,7 +158,8 @@ def _assemble(shape: tuple[int, ...], named: NamedSharding, local: list[int],
                              f"shape {block} (of {shape} laid out by {named}), but got "
                              f"{piece.shape}")
     aval = ShapedArray(shape, want)
-    return ArrayImpl(aval, multi_device.put_pieces(aval, named, local, pieces))
+    return ArrayImpl(aval.update(sharding=named),
+                     multi_device.put_pieces(aval, named, local, pieces))
 
 
 def make_array_from_single_device_arrays(shape: Sequence[int], sharding: NamedSharding,

@@ -27,12 +27,20 @@ from plait.frontend.core.tree_util import (
     tree_unflatten,
 )
 from plait.ir import axis_env
+from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
 from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, convert_constvars
 from plait.ir.primitives import shard_map_p
 from plait.ir.primitives.parallel import block_aval, frozenset_str
-from plait.ir.sharding import AxisType, Mesh, PartitionSpec, current_mesh
+from plait.ir.sharding import (
+    AxisType,
+    Mesh,
+    PartitionSpec,
+    abstract_mesh_of,
+    current_mesh,
+    use_abstract_mesh,
+)
 
 __all__ = ["shard_map", "shard_map_call"]
 
@@ -48,6 +56,11 @@ def _spec_error(spec: Any, what: str) -> None:
         raise TypeError(f"shard_map {what}: expected PartitionSpecs (a pytree prefix of the "
                         f"{'arguments' if what == 'in_specs' else 'results'}), but got "
                         f"{type(spec).__name__}: {spec!r}")
+
+
+def _typed_spec(aval: ShapedArray) -> PartitionSpec:
+    s = aval.explicit_sharding
+    return PartitionSpec() if s is None else PartitionSpec(*s.spec)
 
 
 def _as_spec(s: Any) -> PartitionSpec:
@@ -73,12 +86,16 @@ def shard_map_call(f: Callable[..., Any], args: Sequence[Any], mesh: Mesh, in_sp
     pairs, in_tree = tree_flatten_with_path(tuple(args))
     leaves = [x for _, x in pairs]
     names = tuple(f"args{keystr(p)}" for p, _ in pairs)
-    specs = broadcast_prefix(tuple(in_specs) if isinstance(in_specs, list) else in_specs,
-                             tuple(args), "shard_map in_specs", _is_spec) \
-        if not isinstance(in_specs, PartitionSpec) else [in_specs] * len(leaves)
+    in_avals = [abstractify(x, arg_path(names, i), "shard_map") for i, x in enumerate(leaves)]
+    if in_specs is None:  # over Explicit axes: each argument as its type splits it
+        specs: list[Any] = [_typed_spec(a) for a in in_avals]
+    elif isinstance(in_specs, PartitionSpec):
+        specs = [in_specs] * len(leaves)
+    else:
+        specs = broadcast_prefix(tuple(in_specs) if isinstance(in_specs, list) else in_specs,
+                                 tuple(args), "shard_map in_specs", _is_spec)
     for s in specs:
         _spec_error(s, "in_specs")
-    in_avals = [abstractify(x, arg_path(names, i), "shard_map") for i, x in enumerate(leaves)]
     specs = [_as_spec(s) for s in specs]
     blocks = []
     for i, (a, s) in enumerate(zip(in_avals, specs)):
@@ -91,7 +108,10 @@ def shard_map_call(f: Callable[..., Any], args: Sequence[Any], mesh: Mesh, in_sp
                 f"in_specs entry {s!r} over {mesh}: {e}") from None
     sizes = {n: s for n, s in zip(mesh.axis_names, mesh.axis_sizes) if n in manual}
     debug = DebugInfo(name or fun_name(f), names, ())
-    with axis_env.frame(sizes):
+    inside = abstract_mesh_of(mesh)
+    inside = inside.update(axis_types=[AxisType.Manual if n in manual else t for n, t in
+                                       zip(inside.axis_names, inside.axis_types)])
+    with axis_env.frame(sizes), use_abstract_mesh(inside):
         traced = trace_to_jaxpr(f, in_tree, blocks, "shard_map", debug)
     jaxpr = convert_constvars(traced.closed.jaxpr).replace(debug_info=None)
     consts = traced.closed.consts
@@ -145,12 +165,10 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
     if not isinstance(mesh, Mesh):
         raise TypeError(f"shard_map requires a plait.sharding.Mesh for mesh=, but got "
                         f"{type(mesh).__name__}")
-    if any(t is AxisType.Explicit for t in mesh.axis_types):
-        raise NotImplementedError("meshes with Explicit axes (sharding in types) are not "
-                                  "supported by plait; make the mesh with "
-                                  "axis_types=AxisType.Auto")
     manual = _manual(mesh, axis_names)
-    if in_specs is None:  # (JAX infers them only over Explicit axes, which plait lacks)
+    explicit = all(t is AxisType.Explicit for n, t in zip(mesh.axis_names, mesh.axis_types)
+                   if n in manual)
+    if in_specs is None and not explicit:  # (JAX infers them only over Explicit axes)
         raise TypeError("shard_map in_specs argument must be a pytree of "
                         "`plait.sharding.PartitionSpec` instances, but it was `None` when "
                         f"axis_names={frozenset_str(manual)} are of type "

@@ -18,11 +18,13 @@ from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.tracing import Tracer, current_trace, inline_into_trace
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import shaped_avals
+from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.config import values as _values
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.ir.primitive import PRIMITIVES
+from plait.ir.sharding import EXPLICIT
+from plait.ir.sharding_rules import retyped
 
 __all__ = ["apply_jaxpr", "eval_jaxpr_bind"]
 
@@ -54,6 +56,18 @@ def _literal_value(lit: Literal) -> ArrayImpl:
     return ArrayImpl.from_numpy(np.asarray(lit.val, lit.aval.dtype), lit.aval.weak_type)
 
 
+def _typed_for(jaxpr: Jaxpr, values: Sequence[Any]) -> Jaxpr:
+    """``jaxpr`` retyped for arguments whose types are sharded where its own are not."""
+    avals = [x._aval if type(x) is ArrayImpl else a for x, a in zip(values, jaxpr.in_avals)]
+    if all(a is b for a, b in zip(avals, jaxpr.in_avals)):
+        return jaxpr
+    if any(type(a) is not ShapedArray or a.strip_weak_type() is not b.update(
+            sharding=a.explicit_sharding).strip_weak_type()
+            for a, b in zip(avals, shaped_avals(jaxpr.in_avals))):
+        return jaxpr  # (they differ in more than sharding: the program converts them)
+    return retyped(jaxpr, avals)
+
+
 def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: str) -> list[Any]:
     """``jaxpr`` applied to ``consts`` and ``args``: inlined when tracing, else compiled and run."""
     trace = current_trace()
@@ -66,6 +80,8 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
         return eval_jaxpr_bind(jaxpr, consts, args)
     flat = convert_constvars(jaxpr)
     values = [*consts, *args]
+    if EXPLICIT.seen:
+        flat = _typed_for(flat, values)
     layouts = [arg_sharding(x) for x in values]
     try:
         if any(s is not None for s in layouts):

@@ -66,7 +66,8 @@ class ArrayImpl(Array):
         value = np.asarray(value)
         aval = ShapedArray(value.shape, value.dtype, weak_type)
         if isinstance(device, NamedSharding):
-            return cls(aval, multi_device.put_sharded(value, aval, device))
+            buf = multi_device.put_sharded(value, aval, device)
+            return cls(aval.update(sharding=device), buf)
         return cls(aval, runtime.device_put(value, aval, device))
 
     @property

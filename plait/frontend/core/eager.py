@@ -55,13 +55,17 @@ class _Op:
         self.home = runtime.sharding_for(exe.device)
         # (A program with host callbacks runs through Executable.execute, which waits for
         # it and reports a callback's exception; the others straight through jaxlib.)
-        self.run = exe.loaded.execute_sharded if exe.callbacks is None else _Waiting(exe)
+        # So does an SPMD program (a result sharded by its type, of operands on one
+        # device), which places its operands first.
+        self.run = (exe.loaded.execute_sharded
+                    if exe.callbacks is None and exe.in_shardings is None else _Waiting(exe))
         self.handlers = exe.handlers
         self.out_avals = out_avals
 
 
 class _Waiting:
-    """``execute_sharded`` for a program with host callbacks (see :class:`_Op`)."""
+    """``execute_sharded`` for a program with host callbacks or over a mesh (see
+    :class:`_Op`)."""
 
     __slots__ = ("exe", "buffers")
 

@@ -29,6 +29,7 @@ from plait.ir.errors import ArgumentError
 from plait.ir.primitive import Primitive
 from plait.ir.primitives import RoundingMethod
 from plait.ir.primitives.linalg import PrecisionParam, as_dot_algorithm
+from plait.ir.sharding import NamedSharding, PartitionSpec, type_sharding_of
 
 __all__ = [
     "neg", "sign", "floor", "ceil", "round", "is_finite", "exp", "exp2", "log", "log1p",
@@ -335,12 +336,25 @@ def _shape(shape: Any) -> tuple[int, ...]:
         raise ArgumentError(f"expected a shape (a sequence of ints), but got {shape!r}") from None
 
 
-def broadcast_in_dim(operand: Any, shape: Sequence[int],
-                     broadcast_dimensions: Sequence[int]) -> Array:
+def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int],
+                     *, out_sharding: Any = None) -> Array:
     """``operand`` broadcast to ``shape``, its dimension ``i`` mapped to
-    ``broadcast_dimensions[i]``."""
+    ``broadcast_dimensions[i]`` (the result's type sharded by ``out_sharding`` if given)."""
     return bind1(P.broadcast_in_dim_p, *_operands("broadcast_in_dim", operand), shape=_shape(shape),
-                 broadcast_dimensions=_axes(broadcast_dimensions), sharding=None)
+                 broadcast_dimensions=_axes(broadcast_dimensions),
+                 sharding=_out_sharding(out_sharding, "broadcast_in_dim", len(shape)))
+
+
+def _out_sharding(sharding: Any, what: str, ndim: int) -> NamedSharding | None:
+    """An ``out_sharding=`` argument as the equation's param, its spec one entry per
+    dimension of the result (``None`` if not given)."""
+    if sharding is None:
+        return None
+    s = type_sharding_of(sharding, what)
+    try:
+        return NamedSharding(s.mesh, PartitionSpec(*s.spec.padded(ndim)))
+    except ValueError as e:
+        raise ValueError(f"{what}: out_sharding: {e}") from None
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
@@ -643,22 +657,31 @@ def canonicalize_precision(precision: Any) -> PrecisionParam:
 
 
 def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
-                preferred_element_type: Any = None) -> Array:
+                preferred_element_type: Any = None, *, out_sharding: Any = None) -> Array:
     """Contract ``lhs`` and ``rhs``: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``
-    (``precision``: see :func:`canonicalize_precision`)."""
+    (``precision``: see :func:`canonicalize_precision`; ``out_sharding``: the sharding
+    of the result's type, needed when a contracted dimension is sharded)."""
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
     pet = None if preferred_element_type is None else dt.canonicalize(preferred_element_type)
     return bind1(P.dot_general_p, lhs, rhs, dimension_numbers=dn,
                  precision=canonicalize_precision(precision), preferred_element_type=pet,
-                 out_sharding=None)
+                 out_sharding=_out_sharding(out_sharding, "dot_general",
+                                            _ndim(lhs) + _ndim(rhs) - 2 * len(dn[0][0])
+                                            - len(dn[1][0])))
 
 
-def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Array:
+def _ndim(x: Any) -> int:
+    a = _aval(x)
+    return a.ndim if a is not None else int(np.ndim(x))
+
+
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None, *,
+        out_sharding: Any = None) -> Array:
     """Vector/matrix product of rank-1 or rank-2 operands."""
     lhs_nd = _aval(lhs).ndim if _aval(lhs) is not None else np.ndim(lhs)
     return dot_general(lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type)
+                       preferred_element_type, out_sharding=out_sharding)
 
 
 def _cumulative(prim: Primitive) -> _CumulativeOp:

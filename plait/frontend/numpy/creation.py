@@ -11,6 +11,7 @@ from typing import Literal as Static
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
@@ -72,24 +73,26 @@ def _place(x: Array, device: Any) -> Array:
     return x.to_device(device)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Array:
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
+         out_sharding: Any = None) -> Array:
     """An array of ``shape`` filled with ``fill_value`` (broadcast if it is an array),
-    on ``device`` if given.
+    on ``device`` if given, its type sharded by ``out_sharding`` if given.
 
     Without ``dtype``, a Python scalar fill value gives a weakly typed result.
     """
     check_arraylike("full", fill_value)
     dims = _shape_arg(shape)
     if np.ndim(fill_value) != 0 if aval_of(fill_value) is None else shape_of(fill_value) != ():
-        return _place(broadcast_to(
+        out = _place(broadcast_to(
             _asarray(fill_value, None if dtype is None else _user_dtype(dtype, "full")), dims),
             device)
+        return out if out_sharding is None else reshard(out, out_sharding)
     if dtype is None:
         d, weak = _type_of(fill_value)
     else:
         d, weak = _user_dtype(dtype, "full"), False
     value = convert(fill_value, d, weak)
-    return _place(lax.broadcast_in_dim(value, dims, ()), device)
+    return _place(lax.broadcast_in_dim(value, dims, (), out_sharding=out_sharding), device)
 
 
 def _type_of(x: Any) -> tuple[np.dtype[Any], bool]:
@@ -98,22 +101,25 @@ def _type_of(x: Any) -> tuple[np.dtype[Any], bool]:
     return dtype_of(x), False
 
 
-def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None,
+          out_sharding: Any = None) -> Array:
     """An array of zeros (the default float dtype unless ``dtype`` is given)."""
     return full(shape, 0, _default_float() if dtype is None else _user_dtype(dtype, "zeros"),
-                device=device)
+                device=device, out_sharding=out_sharding)
 
 
-def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+def ones(shape: Any, dtype: Any = None, *, device: Any = None,
+         out_sharding: Any = None) -> Array:
     """An array of ones (the default float dtype unless ``dtype`` is given)."""
     return full(shape, 1, _default_float() if dtype is None else _user_dtype(dtype, "ones"),
-                device=device)
+                device=device, out_sharding=out_sharding)
 
 
-def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Array:
+def empty(shape: Any, dtype: Any = None, *, device: Any = None,
+          out_sharding: Any = None) -> Array:
     """An array of the given shape; plait fills it with zeros."""
     return full(shape, 0, _default_float() if dtype is None else _user_dtype(dtype, "empty"),
-                device=device)
+                device=device, out_sharding=out_sharding)
 
 
 def _like(name: str, a: Any, fill: Any, dtype: Any, shape_: Any) -> Array:

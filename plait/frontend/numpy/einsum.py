@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.core.x64_warnings import check_user_dtype
@@ -24,6 +25,7 @@ from plait.frontend.lax.ops import canonicalize_precision
 from plait.frontend.numpy._core import as_array, check_arraylike, convert
 from plait.ir import dtypes as dt
 from plait.ir.errors import IncompatibleShapesError
+from plait.ir.sharding import NamedSharding, PartitionSpec, type_sharding_of
 
 __all__ = ["einsum"]
 
@@ -32,13 +34,15 @@ _LETTERS = string.ascii_letters
 
 def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None,
-           out_sharding: None = None) -> Array:
+           out_sharding: Any = None) -> Array:
     """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
 
     Subscripts may use ``...`` for broadcast dimensions; without ``->`` the output
     is the labels used once, in alphabetical order (after the ``...`` dimensions).
     The interleaved form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is accepted too.
     ``optimize`` is accepted and ignored (operands are contracted left to right).
+    ``out_sharding`` is the sharding of the result's type (given to the last
+    contraction, which needs it when it contracts a sharded dimension).
 
     Raises:
       ValueError: malformed subscripts, or subscripts that do not fit the operands.
@@ -46,8 +50,6 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to einsum is not supported.")
-    if out_sharding is not None:
-        raise NotImplementedError("The 'out_sharding' argument to einsum is not supported.")
     if not isinstance(subscripts, str):
         subscripts, operands = _interleaved((subscripts, *operands))
     if not operands:
@@ -59,8 +61,9 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
         pet, weak = result_type_info([dtype_and_weak(a) for a in arrays])
     else:
         pet, weak = check_user_dtype(preferred_element_type, "einsum"), False
+    requested = None if out_sharding is None else type_sharding_of(out_sharding, "einsum")
     result = _contract([as_array(convert(a, pet, False)) for a in arrays], inputs, output, pet,
-                       canonicalize_precision(precision))
+                       canonicalize_precision(precision), requested)
     return lax.convert_element_type(result, pet, weak)
 
 
@@ -165,7 +168,8 @@ def _diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
 
 
 def _contract(arrays: list[Array], inputs: list[str], output: str,
-              pet: np.dtype[Any], precision: Any = None) -> Array:
+              pet: np.dtype[Any], precision: Any = None,
+              requested: NamedSharding | None = None) -> Array:
     sizes: dict[str, int] = {}
     for a, term in zip(arrays, inputs):
         for c, d in zip(term, a.shape):
@@ -197,11 +201,19 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
         dims = (([acc_labels.index(c) for c in contract], [x_labels.index(c) for c in contract]),
                 ([acc_labels.index(c) for c in batch], [x_labels.index(c) for c in batch]))
         # dot_general's result: batch dimensions, then the free ones of each operand.
-        acc = lax.dot_general(acc, x, dims, precision=precision, preferred_element_type=pet)
-        acc_labels = (batch + [c for c in acc_labels if c not in common]
-                      + [c for c in x_labels if c not in common])
+        labels = (batch + [c for c in acc_labels if c not in common]
+                  + [c for c in x_labels if c not in common])
+        sharding = None
+        if requested is not None and k == len(ops) - 1 and set(labels) == out_set:
+            by_label = dict(zip(output, requested.spec.padded(len(output))))
+            sharding = NamedSharding(requested.mesh,
+                                     PartitionSpec(*(by_label[c] for c in labels)))
+            requested = None
+        acc = lax.dot_general(acc, x, dims, precision=precision, preferred_element_type=pet,
+                              out_sharding=sharding)
+        acc_labels = labels
     acc, acc_labels = _sum_unneeded(acc, acc_labels, out_set)
     perm = [acc_labels.index(c) for c in output]
     if perm != list(range(len(perm))):
         acc = lax.transpose(acc, perm)
-    return acc
+    return acc if requested is None else reshard(acc, requested)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait.frontend import lax
+from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.core.x64_warnings import check_user_dtype
@@ -21,15 +22,18 @@ from plait.frontend.numpy._core import (
 from plait.frontend.numpy.manipulation import ravel, reshape
 from plait.frontend.numpy.ufuncs import conj, multiply
 from plait.ir.errors import ArgumentError
+from plait.ir.sharding import NamedSharding, PartitionSpec, type_sharding_of
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot"]
 
 
 def _dot_general(a: Any, b: Any, contract: tuple[Sequence[int], Sequence[int]],
                  batch: tuple[Sequence[int], Sequence[int]] = ((), ()),
-                 precision: Any = None, preferred_element_type: Any = None) -> Array:
+                 precision: Any = None, preferred_element_type: Any = None,
+                 out_sharding: Any = None) -> Array:
     return lax.dot_general(a, b, (contract, batch), precision=precision,
-                           preferred_element_type=preferred_element_type or a.dtype)
+                           preferred_element_type=preferred_element_type or a.dtype,
+                           out_sharding=out_sharding)
 
 
 def _pet(preferred_element_type: Any, name: str) -> Any:
@@ -52,24 +56,27 @@ def promote(name: str, a: Any, b: Any) -> list[Array]:
     return out
 
 
-def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
-    """NumPy ``dot``: the last axis of ``a`` with the second-to-last of ``b``."""
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
+        out_sharding: Any = None) -> Array:
+    """NumPy ``dot``: the last axis of ``a`` with the second-to-last of ``b`` (the
+    result's type sharded by ``out_sharding`` if given)."""
     a, b = promote("dot", a, b)
     preferred_element_type = _pet(preferred_element_type, "dot")
     na, nb = ndim(a), ndim(b)
     if na == 0 or nb == 0:
-        return multiply(a, b)
+        out = multiply(a, b)
+        return out if out_sharding is None else reshard(out, out_sharding)
     cb = 0 if nb == 1 else nb - 2
     if shape(a)[-1] != shape(b)[cb]:
         raise ArgumentError(f"dot: shapes {shape(a)} and {shape(b)} are not aligned: "
                             f"{shape(a)[-1]} (dim {na - 1}) != {shape(b)[cb]} (dim {cb})")
     # dot_general orders the result as a's free dims, then b's: NumPy's order.
     return _dot_general(a, b, ((na - 1,), (cb,)), precision=precision,
-                        preferred_element_type=preferred_element_type)
+                        preferred_element_type=preferred_element_type, out_sharding=out_sharding)
 
 
 def matmul(a: Any, b: Any, *, precision: Any = None,
-           preferred_element_type: Any = None) -> Array:
+           preferred_element_type: Any = None, out_sharding: Any = None) -> Array:
     """Matrix product with broadcasting of batch dimensions (the ``@`` operator).
 
     One ``dot_general``: batch dimensions both operands have are its batch
@@ -79,6 +86,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None,
     """
     a, b = promote("matmul", a, b)
     preferred_element_type = _pet(preferred_element_type, "matmul")
+    requested = None if out_sharding is None else type_sharding_of(out_sharding, "matmul")
     sa, sb = shape(a), shape(b)
     if not sa or not sb:
         raise ValueError(f"matmul: expected arrays of at least one dimension, but got shapes "
@@ -117,12 +125,16 @@ def matmul(a: Any, b: Any, *, precision: Any = None,
         free_b.append((n + (len(sa) > 1), len(sb) - 1))
     a, ma = _squeezed(a, squeeze_a)
     b, mb = _squeezed(b, squeeze_b)
-    out = _dot_general(a, b, ((ma[ca],), (mb[cb],)),
-                       ([ma[x] for _, x, _ in batch], [mb[y] for _, _, y in batch]),
-                       precision, preferred_element_type)
     # dot_general's order: batch dims, a's free dims, b's free dims (each ascending).
     order = ([p for p, _, _ in batch] + [p for p, _ in sorted(free_a, key=lambda t: t[1])]
              + [p for p, _ in sorted(free_b, key=lambda t: t[1])])
+    dg_sharding = None
+    if requested is not None:  # the requested result sharding in dot_general's order
+        spec = requested.spec.padded(len(order))
+        dg_sharding = NamedSharding(requested.mesh, PartitionSpec(*(spec[p] for p in order)))
+    out = _dot_general(a, b, ((ma[ca],), (mb[cb],)),
+                       ([ma[x] for _, x, _ in batch], [mb[y] for _, _, y in batch]),
+                       precision, preferred_element_type, dg_sharding)
     perm = sorted(range(len(order)), key=lambda k: order[k])
     return out if perm == list(range(len(perm))) else lax.transpose(out, perm)
 

@@ -22,6 +22,7 @@ from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.random.gamma import broadcast_param_shapes, split2
 from plait.frontend.random.keys import check_prng_key
 from plait.frontend.random.samplers import _check_shape, _finfo, _float_dtype, _shape, uniform
+from plait.frontend.random.sharded import takes_out_sharding
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 
@@ -112,7 +113,9 @@ def _poisson(key: Array, lam: Array, shape: tuple[int, ...], dtype: np.dtype[Any
 _poisson_jit = jit(_poisson, static_argnums=(2, 3))
 
 
-def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None,
+            *, out_sharding: Any = None) -> Array:
     """Poisson values of rate ``lam`` (computed in ``float32``), of integer ``dtype``.
 
     Raises:
@@ -305,7 +308,9 @@ def _geometric(key: Array, p: Any, shape: tuple[int, ...], dtype: np.dtype[Any])
 _geometric_jit = jit(_geometric, static_argnums=(2, 3))
 
 
-def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None,
+              *, out_sharding: Any = None) -> Array:
     """Geometric values (trials until the first success, at least 1) of success
     probability ``p``, of integer ``dtype``.
 

@@ -37,6 +37,7 @@ from plait.frontend.random.samplers import (
     randint,
     uniform,
 )
+from plait.frontend.random.sharded import takes_out_sharding
 from plait.ir import dtypes as dt
 
 __all__ = ["permutation", "choice", "multivariate_normal", "orthogonal", "pareto", "maxwell",
@@ -69,7 +70,9 @@ def _shuffle(key: Array, x: Array, axis: int) -> Array:
 _shuffle_jit = jit(_shuffle, static_argnums=(2,))
 
 
-def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Array:
+@takes_out_sharding
+def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False,
+                *, out_sharding: Any = None) -> Array:
     """A random permutation of ``range(x)`` (an integer ``x``) or of ``x``'s slices along
     ``axis`` (``independent``: each vector along ``axis`` shuffled on its own).
 
@@ -188,8 +191,9 @@ def _multivariate_normal(key: Array, mean: Array, cov: Array, shape: tuple[int, 
 _multivariate_normal_jit = jit(_multivariate_normal, static_argnums=(3, 4, 5))
 
 
+@takes_out_sharding
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype: Any = None,
-                        method: str = "cholesky") -> Array:
+                        method: str = "cholesky", *, out_sharding: Any = None) -> Array:
     """Normal vectors of mean ``mean`` (``(..., n)``) and covariance ``cov``
     (``(..., n, n)``), of shape ``shape + (n,)``; ``cov`` is factored by ``method``
     (``'cholesky'``, or ``'eigh'`` and ``'svd'``, which allow singular ``cov``).
@@ -225,8 +229,9 @@ def _orthogonal(key: Array, n: int, m: int, shape: tuple[int, ...], dtype: np.dt
 _orthogonal_jit = jit(_orthogonal, static_argnums=(1, 2, 3, 4))
 
 
+@takes_out_sharding
 def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
-               m: int | None = None) -> Array:
+               m: int | None = None, *, out_sharding: Any = None) -> Array:
     """Random ``n`` x ``m`` (default ``n`` x ``n``) matrices with orthonormal rows or
     columns, uniform (Haar) over them; ``shape`` is a batch shape."""
     m_ = n if m is None else m
@@ -245,7 +250,9 @@ def _pareto(key: Array, b: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) ->
 _pareto_jit = jit(_pareto, static_argnums=(2, 3))
 
 
-def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None,
+           *, out_sharding: Any = None) -> Array:
     """Pareto values of shape parameter ``b`` (at least 1)."""
     typed, _ = check_prng_key("pareto", key)
     d = _float_dtype("pareto", dtype)
@@ -263,7 +270,9 @@ def _maxwell(key: Array, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Array:
 _maxwell_jit = jit(_maxwell, static_argnums=(1, 2))
 
 
-def maxwell(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def maxwell(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+            *, out_sharding: Any = None) -> Array:
     """Maxwell(-Boltzmann) values (the speed of a standard normal 3-vector)."""
     typed, _ = check_prng_key("maxwell", key)
     d = _float_dtype("maxwell", dtype)
@@ -324,7 +333,9 @@ def _rayleigh(key: Array, scale: Any, shape: tuple[int, ...], dtype: np.dtype[An
 _rayleigh_jit = jit(_rayleigh, static_argnums=(2, 3))
 
 
-def rayleigh(key: Any, scale: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def rayleigh(key: Any, scale: Any, shape: Any = None, dtype: Any = None,
+             *, out_sharding: Any = None) -> Array:
     """Rayleigh values of ``scale``."""
     typed, _ = check_prng_key("rayleigh", key)
     d = _float_dtype("rayleigh", dtype)
@@ -349,7 +360,9 @@ def _wald(key: Array, mean: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -
 _wald_jit = jit(_wald, static_argnums=(2, 3))
 
 
-def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None,
+         *, out_sharding: Any = None) -> Array:
     """Wald (inverse Gaussian) values of ``mean`` (unit shape parameter)."""
     typed, _ = check_prng_key("wald", key)
     d = _float_dtype("wald", dtype)
@@ -373,8 +386,9 @@ def _triangular(key: Array, left: Any, mode: Any, right: Any, shape: tuple[int, 
 _triangular_jit = jit(_triangular, static_argnums=(4, 5))
 
 
+@takes_out_sharding
 def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Any = None,
-               dtype: Any = None) -> Array:
+               dtype: Any = None, *, out_sharding: Any = None) -> Array:
     """Triangular values on [``left``, ``right``] peaking at ``mode``."""
     typed, _ = check_prng_key("triangular", key)
     d = _float_dtype("triangular", dtype)
@@ -394,8 +408,9 @@ def _lognormal(key: Array, sigma: Any, shape: tuple[int, ...], dtype: np.dtype[A
 _lognormal_jit = jit(_lognormal, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def lognormal(key: Any, sigma: Any = _ONE_F32, shape: Any = None, dtype: Any = None
-              ) -> Array:
+              , *, out_sharding: Any = None) -> Array:
     """Log-normal values: ``exp(sigma * normal)``."""
     typed, _ = check_prng_key("lognormal", key)
     d = dt.canonicalize(np.dtype(float)) if dtype is None else check_user_dtype(dtype)

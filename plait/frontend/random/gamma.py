@@ -43,6 +43,7 @@ from plait.frontend.random.samplers import (
     rademacher,
     uniform,
 )
+from plait.frontend.random.sharded import takes_out_sharding
 from plait.ir import primitives as P
 from plait.ir.errors import TypePromotionError
 
@@ -196,7 +197,9 @@ def _opt_shape(shape: Any) -> tuple[int, ...] | None:
     return None if shape is None else _shape(shape)
 
 
-def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None,
+          *, out_sharding: Any = None) -> Array:
     """Standard Gamma(``a``) values (unit scale), of ``shape`` (default: ``a``'s),
     by Marsaglia and Tsang's rejection method; differentiable in ``a``.
 
@@ -207,7 +210,9 @@ def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _gamma_jit(typed, a, _opt_shape(shape), _float_dtype("gamma", dtype), False)
 
 
-def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None,
+             *, out_sharding: Any = None) -> Array:
     """The logarithms of Gamma(``a``) values, computed in log space (accurate where
     ``a`` is small and the samples underflow)."""
     typed, _ = check_prng_key("loggamma", key)
@@ -233,7 +238,9 @@ def _beta(key: Array, a: Any, b: Any, shape: tuple[int, ...], dtype: np.dtype[An
 _beta_jit = jit(_beta, static_argnums=(3, 4))
 
 
-def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None,
+         *, out_sharding: Any = None) -> Array:
     """Beta(``a``, ``b``) values in [0, 1], from two log-gamma samples."""
     typed, _ = check_prng_key("beta", key)
     d = _float_dtype("beta", dtype)
@@ -277,7 +284,9 @@ def _dirichlet(key: Array, alpha: Any, shape: tuple[int, ...] | None,
 _dirichlet_jit = jit(_dirichlet, static_argnums=(2, 3))
 
 
-def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None,
+              *, out_sharding: Any = None) -> Array:
     """Dirichlet(``alpha``) values: vectors along the last axis summing to one; ``shape``
     is the batch shape (default ``alpha.shape[:-1]``)."""
     typed, _ = check_prng_key("dirichlet", key)
@@ -298,7 +307,9 @@ def _t(key: Array, df: Any, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Arr
 _t_jit = jit(_t, static_argnums=(2, 3))
 
 
-def t(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def t(key: Any, df: Any, shape: Any = None, dtype: Any = None,
+      *, out_sharding: Any = None) -> Array:
     """Student's t values with ``df`` degrees of freedom."""
     typed, _ = check_prng_key("t", key)
     d = _float_dtype("t", dtype)
@@ -317,7 +328,9 @@ def _chisquare(key: Array, df: Any, shape: tuple[int, ...], dtype: np.dtype[Any]
 _chisquare_jit = jit(_chisquare, static_argnums=(2, 3))
 
 
-def chisquare(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def chisquare(key: Any, df: Any, shape: Any = None, dtype: Any = None,
+              *, out_sharding: Any = None) -> Array:
     """Chi-square values with ``df`` degrees of freedom (twice Gamma(df / 2))."""
     typed, _ = check_prng_key("chisquare", key)
     d = _float_dtype("chisquare", dtype)
@@ -339,7 +352,9 @@ def _f(key: Array, dfnum: Any, dfden: Any, shape: tuple[int, ...], dtype: np.dty
 _f_jit = jit(_f, static_argnums=(3, 4))
 
 
-def f(key: Any, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None) -> Array:
+@takes_out_sharding
+def f(key: Any, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None,
+      *, out_sharding: Any = None) -> Array:
     """F-distribution values with ``dfnum`` and ``dfden`` degrees of freedom."""
     typed, _ = check_prng_key("f", key)
     d = _float_dtype("f", dtype)
@@ -360,7 +375,9 @@ def _generalized_normal(key: Array, p: Any, shape: tuple[int, ...], dtype: np.dt
 _generalized_normal_jit = jit(_generalized_normal, static_argnums=(2, 3))
 
 
-def generalized_normal(key: Any, p: Any, shape: Any = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def generalized_normal(key: Any, p: Any, shape: Any = (), dtype: Any = None,
+                       *, out_sharding: Any = None) -> Array:
     """Generalized normal values of shape parameter ``p`` (density ∝ exp(-|x|**p))."""
     out_shape = _shape(shape)
     typed, _ = check_prng_key("generalized_normal", key)
@@ -378,7 +395,9 @@ def _ball(key: Array, p: Any, d: int, shape: tuple[int, ...], dtype: np.dtype[An
 _ball_jit = jit(_ball, static_argnums=(2, 3, 4))
 
 
-def ball(key: Any, d: int, p: Any = 2, shape: Any = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def ball(key: Any, d: int, p: Any = 2, shape: Any = (), dtype: Any = None,
+         *, out_sharding: Any = None) -> Array:
     """Points uniform in the unit ``p``-norm ball of dimension ``d`` (a trailing axis)."""
     out_shape = _shape(shape)
     typed, _ = check_prng_key("ball", key)

@@ -20,6 +20,7 @@ from plait.frontend.api.jit import jit
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.random.keys import check_prng_key
+from plait.frontend.random.sharded import takes_out_sharding
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 
@@ -74,7 +75,9 @@ def _float_dtype(name: str, dtype: Any, kinds: str = "f") -> np.dtype[Any]:
     return d
 
 
-def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+         *, out_sharding: Any = None) -> Array:
     """Random unsigned integers (``uint32``, or ``uint64`` with x64) of ``shape``."""
     typed, _ = check_prng_key("bits", key)
     d = dt.canonicalize(np.dtype(np.uint64)) if dtype is None else check_user_dtype(dtype)
@@ -113,8 +116,9 @@ def _uniform(key: Array, minval: Any, maxval: Any, shape: tuple[int, ...],
 _uniform_jit = jit(_uniform, static_argnums=(3, 4))
 
 
+@takes_out_sharding
 def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0.0,
-            maxval: Any = 1.0) -> Array:
+            maxval: Any = 1.0, *, out_sharding: Any = None) -> Array:
     """Values uniform in ``[minval, maxval)``."""
     typed, _ = check_prng_key("uniform", key)
     return _uniform_jit(typed, minval, maxval, _shape(shape), _float_dtype("uniform", dtype))
@@ -143,7 +147,9 @@ _normal_real_jit = jit(_normal_real, static_argnums=(1, 2))
 _normal_jit = jit(_normal, static_argnums=(1, 2))
 
 
-def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+           *, out_sharding: Any = None) -> Array:
     """Standard normal values (complex dtypes: real and imaginary parts each of variance
     1/2)."""
     typed, _ = check_prng_key("normal", key)
@@ -189,7 +195,9 @@ def _randint(key: Array, minval: Any, maxval: Any, shape: tuple[int, ...],
 _randint_jit = jit(_randint, static_argnums=(3, 4))
 
 
-def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = int) -> Array:
+@takes_out_sharding
+def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = int,
+            *, out_sharding: Any = None) -> Array:
     """Integers uniform in ``[minval, maxval)``."""
     typed, _ = check_prng_key("randint", key)
     d = check_user_dtype(dtype)
@@ -223,8 +231,9 @@ def _bernoulli(key: Array, p: Array, shape: tuple[int, ...] | None, mode: str) -
 _bernoulli_jit = jit(_bernoulli, static_argnums=(2, 3))
 
 
+@takes_out_sharding
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None,
-              mode: str = "low") -> Array:
+              mode: str = "low", *, out_sharding: Any = None) -> Array:
     """Booleans, true with probability ``p``."""
     if shape is not None:
         shape = _shape(shape)
@@ -254,8 +263,9 @@ def _gumbel(key: Array, shape: tuple[int, ...], dtype: np.dtype[Any], mode: str)
 _gumbel_jit = jit(_gumbel, static_argnums=(1, 2, 3))
 
 
+@takes_out_sharding
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None
-           ) -> Array:
+           , *, out_sharding: Any = None) -> Array:
     """Standard Gumbel values (``mode='high'`` resolves the left tail better)."""
     typed, _ = check_prng_key("gumbel", key)
     mode = "low" if mode is None else mode
@@ -264,8 +274,10 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | N
     return _gumbel_jit(typed, _shape(shape), _float_dtype("gumbel", dtype), mode)
 
 
+@takes_out_sharding
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | None = None,
-                replace: bool = True, mode: str | None = None) -> Array:
+                replace: bool = True, mode: str | None = None,
+                *, out_sharding: Any = None) -> Array:
     """Category indices drawn with log-probabilities ``logits`` along ``axis`` (the
     Gumbel-max trick; without replacement, the Gumbel-top-k trick)."""
     typed, _ = check_prng_key("categorical", key)
@@ -322,25 +334,33 @@ _logistic_jit = jit(_logistic, static_argnums=(1, 2))
 _cauchy_jit = jit(_cauchy, static_argnums=(1, 2))
 
 
-def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+                *, out_sharding: Any = None) -> Array:
     """Standard exponential values."""
     typed, _ = check_prng_key("exponential", key)
     return _exponential_jit(typed, _shape(shape), _float_dtype("exponential", dtype))
 
 
-def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+            *, out_sharding: Any = None) -> Array:
     """Standard Laplace values."""
     typed, _ = check_prng_key("laplace", key)
     return _laplace_jit(typed, _shape(shape), _float_dtype("laplace", dtype))
 
 
-def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+             *, out_sharding: Any = None) -> Array:
     """Standard logistic values."""
     typed, _ = check_prng_key("logistic", key)
     return _logistic_jit(typed, _shape(shape), _float_dtype("logistic", dtype))
 
 
-def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
+@takes_out_sharding
+def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None,
+           *, out_sharding: Any = None) -> Array:
     """Standard Cauchy values."""
     typed, _ = check_prng_key("cauchy", key)
     return _cauchy_jit(typed, _shape(shape), _float_dtype("cauchy", dtype))
@@ -368,8 +388,9 @@ def _truncated_normal(key: Array, lower: Any, upper: Any, shape: tuple[int, ...]
 _truncated_normal_jit = jit(_truncated_normal, static_argnums=(3, 4))
 
 
+@takes_out_sharding
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | None = None,
-                     dtype: Any = None) -> Array:
+                     dtype: Any = None, *, out_sharding: Any = None) -> Array:
     """Standard normal values conditioned on ``lower < x < upper``."""
     typed, _ = check_prng_key("truncated_normal", key)
     return _truncated_normal_jit(typed, lower, upper, None if shape is None else _shape(shape),
@@ -385,7 +406,9 @@ def _rademacher(key: Array, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Arr
 _rademacher_jit = jit(_rademacher, static_argnums=(1, 2))
 
 
-def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = int) -> Array:
+@takes_out_sharding
+def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = int,
+               *, out_sharding: Any = None) -> Array:
     """Values -1 and 1 with equal probability."""
     typed, _ = check_prng_key("rademacher", key)
     return _rademacher_jit(typed, _shape(shape), check_user_dtype(dtype))

@@ -125,6 +125,7 @@ from plait.ir.primitives.parallel import (
                                              ppermute_p,
                                              psum_p,
                                              reduce_scatter_p,
+                                             reshard_p,
                                              shard_map_p,
                                              sharding_constraint_p,
 )
@@ -252,4 +253,5 @@ __all__ = [
     "DotAlgorithm", "DotAlgorithmPreset", "composite_p",
     "all_gather_p", "all_to_all_p", "axis_index_p", "pbroadcast_p", "pmax_p", "pmin_p",
     "ppermute_p", "psum_p", "reduce_scatter_p", "shard_map_p", "sharding_constraint_p",
+    "reshard_p",
 ]

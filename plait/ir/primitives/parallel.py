@@ -16,17 +16,19 @@ from typing import Any
 
 from plait.ir import axis_env
 from plait.ir import dtypes as dt
-from plait.ir.avals import AbstractValue, ShapedArray, shaped
+from plait.ir.avals import AbstractValue, ShapedArray, shaped, type_sharding
+from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import Derived, ParamDef, decode_bool, decode_int
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import ANY, NUM, ORDERED, check_dtype, fail
 from plait.ir.primitives.control_flow import body_effects
-from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
+from plait.ir.sharding import EXPLICIT, Mesh, NamedSharding, PartitionSpec
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
            "axis_index_p", "all_to_all_p", "pbroadcast_p", "shard_map_p",
-           "sharding_constraint_p", "AxisName", "named_axes", "block_aval", "global_aval",
+           "sharding_constraint_p", "reshard_p",
+           "AxisName", "named_axes", "block_aval", "global_aval",
            "frozenset_str"]
 
 AxisName = str | tuple[str, ...]
@@ -262,7 +264,8 @@ def block_aval(mesh: Mesh, spec: PartitionSpec, aval: ShapedArray,
             fail(f"expected dimension {d} of {aval.str_short()} to be divisible by {n} (the "
                  f"devices along {spec[d]!r} of {mesh}), but it is not")
         shape[d] //= n
-    return aval.update(shape=tuple(shape))
+    # Inside, the manual axes split nothing in the types: each device has its block.
+    return aval.update(shape=tuple(shape), sharding=None)
 
 
 def global_aval(mesh: Mesh, spec: PartitionSpec, aval: ShapedArray,
@@ -271,7 +274,9 @@ def global_aval(mesh: Mesh, spec: PartitionSpec, aval: ShapedArray,
     shape = list(aval.shape)
     for d, n in enumerate(_factors(mesh, spec, aval, manual, "a result")):
         shape[d] *= n
-    return aval.update(shape=tuple(shape))
+    # Over Explicit axes, the result's type is split as its spec says (as in JAX).
+    typed = NamedSharding(mesh.abstract_mesh, spec) if EXPLICIT.seen else None
+    return aval.update(shape=tuple(shape), sharding=typed)
 
 
 def _shard_map_rule(*avals: AbstractValue, jaxpr: ClosedJaxpr, mesh: Mesh,
@@ -352,3 +357,19 @@ sharding_constraint_p = Primitive("sharding_constraint", _sharding_constraint_ru
              encode=lambda v: "frozenset({" + ", ".join(map(str, sorted(v))) + "})"),
 ))
 """The identity, asking the compiler to lay the value out by ``sharding``."""
+
+
+def _reshard_rule(x: AbstractValue, *, dst_sharding: NamedSharding) -> tuple[AbstractValue]:
+    a = shaped(x)
+    try:
+        return (a.update(sharding=type_sharding(dst_sharding, a.shape)),)
+    except JaxprTypeError as e:
+        fail(f"reshard: {e}")
+
+
+reshard_p = Primitive("reshard", _reshard_rule, (
+    ParamDef("dst_sharding", Derived(lambda ins, outs: shaped(outs[0]).sharding),
+             show="never"),
+))
+"""The identity on values, changing the sharding in the type to ``dst_sharding`` (the
+compiler moves the data)."""

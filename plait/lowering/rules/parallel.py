@@ -17,7 +17,7 @@ from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitives.parallel import named_axes
-from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
+from plait.ir.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 from plait.lowering.emitter import Value, tensor_type
 from plait.lowering.lower import LoweringContext, lower_body, lowering_rules
 from plait.lowering.rules._util import reduce_region, register
@@ -253,3 +253,18 @@ def _sharding_constraint(ctx: LoweringContext, x: Value, *, sharding: NamedShard
     ndim = shaped(ctx.avals_in[0]).ndim
     return [ctx.fn.op1("sdy.sharding_constraint", [x], tensor_type(ctx.avals_out[0]),
                        f"sharding = #sdy.sharding{sharding_attr(sharding.spec, ndim)}")]
+
+
+@register(P.reshard_p)
+def _reshard(ctx: LoweringContext, x: Value, *, dst_sharding: NamedSharding) -> list[Value]:
+    # The value is unchanged.  A sharded result is held to its type's sharding by the
+    # constraint every sharded result gets; a replicated one needs its own.
+    # A reshard to a mesh with other than Explicit axes only changes the type (the
+    # casts of auto_axes and explicit_axes): the partitioner keeps its layout.
+    out = shaped(ctx.avals_out[0])
+    mesh = dst_sharding.mesh
+    cast = isinstance(mesh, AbstractMesh) and len(mesh.explicit_axes) < len(mesh.axis_names)
+    if ctx.module.mesh is None or ctx.module.manual or out.explicit_sharding is not None or cast:
+        return [x]
+    return [ctx.fn.op1("sdy.sharding_constraint", [x], tensor_type(out),
+                       f"sharding = #sdy.sharding{sharding_attr(PartitionSpec(), out.ndim)}")]
