@@ -28,7 +28,8 @@ from plait.ir.sharding import (
     get_abstract_mesh,
 )
 
-__all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals"]
+__all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals", "leading_slice", "stacked",
+           "type_sharding"]
 
 
 _KEEP: Any = object()
@@ -258,6 +259,30 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
 
     def __deepcopy__(self, memo: Any) -> ShapedArray:
         return self
+
+
+def leading_slice(aval: ShapedArray) -> ShapedArray:
+    """The type of one slice along the leading dimension (a ``scan``'s ``xs`` element):
+    the other dimensions keep their split.
+
+    Raises:
+      ValueError: the leading dimension is split (JAX's message).
+    """
+    s = aval.explicit_sharding
+    if s is None:
+        return aval.update(shape=aval.shape[1:])
+    if s.spec[0] is not None:
+        raise ValueError(f"0th dimension of all xs should be replicated. Got {s.spec!r}")
+    return aval.update(shape=aval.shape[1:],
+                       sharding=NamedSharding(s.mesh, PartitionSpec(*s.spec[1:])))
+
+
+def stacked(aval: ShapedArray, n: int) -> ShapedArray:
+    """The type of ``n`` values of type ``aval`` stacked along a new, whole, leading
+    dimension (a ``scan``'s ``ys``)."""
+    s = aval.explicit_sharding
+    sharding = None if s is None else NamedSharding(s.mesh, PartitionSpec(None, *s.spec))
+    return aval.update(shape=(n,) + aval.shape, sharding=sharding)
 
 
 def shaped(aval: AbstractValue) -> ShapedArray:

@@ -108,6 +108,11 @@ CASES: dict[str, Callable[[Any, Any, Any, Any, Any, Any], Any]] = {
         (8, 4), out_sharding=lib.P("X")) + x,
     "cond": lambda lib, jnp, lax, x, y, w: lax.cond(True, lambda z: z * 2, lambda z: z, x),
     "fori": lambda lib, jnp, lax, x, y, w: lax.fori_loop(0, 3, lambda i, z: z * 2, x),
+    "scan sharded xs": lambda lib, jnp, lax, x, y, w: lax.scan(
+        lambda c, r: (c + r, r * 2), jnp.zeros(4), x),
+    "scan split inside": lambda lib, jnp, lax, x, y, w: lax.scan(
+        lambda c, r: (c + r, r * 2), jnp.zeros(4, out_sharding=lib.P("X")),
+        lib.reshard(y, lib.P(None, "X"))),
     "grad": lambda lib, jnp, lax, x, y, w: lib.grad(lambda z: (jnp.sin(z) * z).sum())(x),
     "grad dot": lambda lib, jnp, lax, x, y, w: lib.grad(
         lambda a, b: jnp.tanh(a @ b).sum(), argnums=(0, 1))(y, jnp.ones((4, 3))),

@@ -42,7 +42,7 @@ from plait.frontend.core.tree_util import (
 )
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal, Var
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, leading_slice
 from plait.ir.config import values as _config
 from plait.ir.debug_info import DebugInfo
 from plait.ir.errors import ArgumentError, ConcretizationTypeError
@@ -503,7 +503,7 @@ def _scan_traced(f: Callable[[Any, Any], Any], init: Any, x_leaves: list[Any],
                  unroll: int | bool, token: object) -> Any:
     c_leaves, c_tree, c_paths = _leaves(init, "init")
     c_avals = _avals(c_leaves, c_paths, "scan")
-    slice_avals = [a.update(shape=a.shape[1:]) for a in x_avals]
+    slice_avals = [leading_slice(a) for a in x_avals]
     in_tree = _pair_tree(c_tree, x_tree, len(c_leaves), len(x_leaves))
 
     def traced() -> tuple[TracedFunction, list[Any]]:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from plait.ir import dtypes as dt
-from plait.ir.avals import AbstractValue, ShapedArray, shaped
+from plait.ir.avals import AbstractValue, ShapedArray, leading_slice, shaped, stacked
 from plait.ir.effects import Effect
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import ParamDef, Params, decode_bool, decode_int
@@ -213,7 +213,10 @@ def _scan_rule(*args: ShapedArray, jaxpr: ClosedJaxpr, length: int, reverse: boo
         if x.ndim == 0 or x.shape[0] != length:
             fail(f"expected scanned operands with leading dimension {length}, but got "
                  f"{x.str_short()}")
-    x_avals = tuple(x.update(shape=x.shape[1:]) for x in xs)
+    try:
+        x_avals = tuple(leading_slice(x) for x in xs)
+    except ValueError as e:
+        fail(f"scan: {e}")
     if not same_types(jaxpr.in_avals, consts + carry + x_avals):
         fail(f"expected the scan body to take {_types(consts + carry + x_avals)}, but it takes "
              f"{_types(jaxpr.in_avals)}")
@@ -221,7 +224,7 @@ def _scan_rule(*args: ShapedArray, jaxpr: ClosedJaxpr, length: int, reverse: boo
     if not same_types(outs[:num_carry], carry):
         fail(f"expected the scan body to return the carry types {_types(carry)}, but it returns "
              f"{_types(outs[:num_carry])}")
-    ys = tuple(y.update(shape=(length,) + y.shape) for y in map(shaped, outs[num_carry:]))
+    ys = tuple(stacked(y, length) for y in map(shaped, outs[num_carry:]))
     return join_weak(carry, outs[:num_carry]) + ys
 
 
