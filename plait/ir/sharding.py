@@ -348,12 +348,13 @@ class use_abstract_mesh:  # noqa: N801  (a function to its callers, as JAX's)
     (the axes types and shardings in types name).  Under a trace its size must be the
     current mesh's: only the axes' names, sizes and types change, not the devices."""
 
-    def __init__(self, mesh: AbstractMesh) -> None:
+    def __init__(self, mesh: AbstractMesh, *, _any_size: bool = False) -> None:
         if not isinstance(mesh, AbstractMesh):
             raise TypeError(f"use_abstract_mesh: expected a plait.sharding.AbstractMesh, but "
                             f"got {type(mesh).__name__}")
         outer = get_abstract_mesh()
-        if not outer.empty and outer.size != mesh.size:
+        # (shard_map's body sees its own mesh, whatever the current one is.)
+        if not _any_size and not outer.empty and outer.size != mesh.size:
             raise ValueError(f"use_abstract_mesh: expected a mesh of the current mesh's size "
                              f"{outer.size} ({outer}), but got {mesh} of size {mesh.size}")
         self.mesh = mesh

@@ -255,6 +255,17 @@ def _piece_aval(aval: ShapedArray, shape: tuple[int, ...]) -> ShapedArray:
     return aval.update(shape=shape)
 
 
+def same_layout(a: Any, b: MeshSharding) -> bool:
+    """Whether a buffer laid out as ``a`` is already laid out as ``b``.
+
+    Compared by their HLO shardings and devices, not with ``==``: once JAX is imported
+    in the process, jaxlib's sharding classes compare as JAX defines, which takes a
+    layout on one device (a host callback's result) for a replicated one.
+    """
+    return a is b or (isinstance(a, MeshSharding) and a._hlo_sharding == b._hlo_sharding
+                      and tuple(a._devices) == tuple(b._devices))
+
+
 def reshard(buf: Any, aval: ShapedArray, target: MeshSharding, to_numpy: Any) -> Any:
     """``buf`` laid out as ``target`` (through the host)."""
     current = buf._sharding

@@ -312,7 +312,7 @@ class Executable:
         assert self.in_shardings is not None
         out = []
         for b, s, a in zip(buffers, self.in_shardings, self.in_avals):
-            if b._sharding != s:
+            if not multi_device.same_layout(b._sharding, s):
                 b = multi_device.reshard(b, _as_stored(a), s, to_numpy)
             out.append(b)
         return out

@@ -18,6 +18,7 @@ import plait
 import plait.numpy as pjnp
 from plait.errors import CallbackError
 from plait.experimental import io_callback
+from plait.sharding import AxisType
 
 pytestmark = pytest.mark.skipif(len(plait.devices()) < 8, reason="needs 8 CPU devices "
                                 "(XLA_FLAGS=--xla_force_host_platform_device_count=8)")
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.skipif(len(plait.devices()) < 8, reason="needs 8 CPU de
 
 def _libs() -> list[tuple[Any, Any, Any, Any]]:
     """(library, numpy namespace, io_callback, mesh) for plait and JAX."""
-    return [(plait, pjnp, io_callback, plait.make_mesh((8,), ("i",))),
+    return [(plait, pjnp, io_callback, plait.make_mesh((8,), ("i",), (AxisType.Auto,))),
             (jax, jjnp, jax_io_callback, jax.make_mesh((8,), ("i",), (JAxisType.Auto,)))]
 
 
@@ -95,6 +96,15 @@ def test_a_callbacks_result_is_usable_after_the_call() -> None:
         np.testing.assert_array_equal(np.asarray(y + 1), np.arange(8.0) * 2 + 1)
         np.testing.assert_array_equal(np.asarray(plait.jit(lambda a: a * x)(y)),
                                       np.arange(8.0) ** 2 * 2)
+        # With JAX imported (as here), jaxlib's sharding classes compare as JAX defines,
+        # which took the one-device layout for a replicated one: the program then read
+        # zeros on the other devices.
+        for types in (AxisType.Auto, AxisType.Explicit):
+            with plait.set_mesh(plait.make_mesh((8,), ("i",), types)):
+                x = plait.device_put(pjnp.arange(8.0), plait.P("i"))
+                y = plait.jit(_doubled(plait, []))(x)
+                np.testing.assert_array_equal(np.asarray(plait.jit(lambda a, b: a * b)(y, x)),
+                                              np.arange(8.0) ** 2 * 2)
 
 
 def test_an_exception_in_a_sharded_programs_callback_is_raised() -> None:

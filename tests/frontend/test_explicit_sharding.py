@@ -290,3 +290,10 @@ def test_random_samplers_take_out_sharding_as_jax() -> None:
             ours = inspect.signature(getattr(plait.random, name))
             assert "out_sharding" in ours.parameters, name
             assert ours.parameters["out_sharding"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_make_mesh_defaults_to_explicit_axes_as_jax() -> None:
+    ours, theirs = plait.make_mesh((4, 2), ("X", "Y")), jax.make_mesh((4, 2), ("X", "Y"))
+    assert str(ours) == str(theirs)
+    assert repr(plait.sharding.Mesh(np.array(plait.devices()), ("i",)).axis_types) == \
+        repr(jax.sharding.Mesh(np.array(jax.devices()), ("i",)).axis_types)

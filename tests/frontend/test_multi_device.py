@@ -31,7 +31,7 @@ N = 8
 
 
 def _meshes(shape: tuple[int, ...], names: tuple[str, ...]) -> tuple[Mesh, Any]:
-    ours = plait.make_mesh(shape, names)
+    ours = plait.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(shape))
     theirs = jax.make_mesh(shape, names, axis_types=(JAxisType.Auto,) * len(shape))
     return ours, theirs
 

@@ -103,8 +103,8 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
     """A mesh of ``axis_shapes`` over the first ``prod(axis_shapes)`` devices (or over
     ``devices``), in device order.
 
-    Unlike JAX 0.10.2, whose default axis type is ``Explicit`` (shardings in types),
-    the axes are ``Auto`` unless given.
+    The axes are ``Explicit`` (shardings in types) unless ``axis_types`` says otherwise,
+    as in JAX 0.10.2.
 
     Raises:
       ValueError: the shape does not match the number of devices.
@@ -124,7 +124,7 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
                          f"{shape}")
     arr = np.empty(n, dtype=object)
     arr[:] = pool[:n]
-    types = AxisType.Auto if axis_types is None else axis_types
+    types = AxisType.Explicit if axis_types is None else axis_types
     return Mesh(arr.reshape(shape), names, axis_types=types)
 
 

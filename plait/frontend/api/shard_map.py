@@ -111,7 +111,7 @@ def shard_map_call(f: Callable[..., Any], args: Sequence[Any], mesh: Mesh, in_sp
     inside = abstract_mesh_of(mesh)
     inside = inside.update(axis_types=[AxisType.Manual if n in manual else t for n, t in
                                        zip(inside.axis_names, inside.axis_types)])
-    with axis_env.frame(sizes), use_abstract_mesh(inside):
+    with axis_env.frame(sizes), use_abstract_mesh(inside, _any_size=True):
         traced = trace_to_jaxpr(f, in_tree, blocks, "shard_map", debug)
     jaxpr = convert_constvars(traced.closed.jaxpr).replace(debug_info=None)
     consts = traced.closed.consts
