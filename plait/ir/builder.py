@@ -19,7 +19,7 @@ from plait.ir.effects import NO_EFFECTS, Effect
 from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import Eqn, Jaxpr
 from plait.ir.params import EMPTY_PARAMS
-from plait.ir.primitive import Primitive
+from plait.ir.primitive import Primitive, with_shardings
 from plait.ir.sharding import EXPLICIT
 
 __all__ = ["Builder", "new_vars"]
@@ -56,10 +56,10 @@ class Builder:
             if hit is not None:
                 return hit
         try:
-            if EXPLICIT.seen:  # types may be sharded: abstract_eval runs the sharding rules
-                out_avals = primitive.abstract_eval([a.aval for a in inputs], params)
-            else:
-                out_avals = primitive.typing_rule(*[a.aval for a in inputs], **params)
+            in_avals = [a.aval for a in inputs]
+            out_avals = primitive.typing_rule(*in_avals, **params)
+            if EXPLICIT.seen:  # types may be sharded (see Primitive.abstract_eval)
+                out_avals = with_shardings(primitive, in_avals, out_avals, params)
         except JaxprTypeError:
             # abstract_eval re-raises the error with the primitive's name.
             out_avals = primitive.abstract_eval([a.aval for a in inputs], params)

@@ -20,7 +20,7 @@ from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params, p
 from plait.ir.sharding import EXPLICIT
 
 __all__ = ["Primitive", "TypingRule", "PRIMITIVES", "lookup_primitive", "set_bind_hook",
-           "set_sharding_hook"]
+           "set_sharding_hook", "with_shardings"]
 
 TypingRule = Callable[..., tuple[AbstractValue, ...]]
 """``rule(*in_avals, **params) -> out_avals``; raises :class:`JaxprTypeError` on misuse."""
@@ -45,6 +45,15 @@ def set_sharding_hook(hook: Callable[..., tuple[AbstractValue, ...]]) -> None:
     (:func:`plait.ir.sharding_rules.result_shardings`)."""
     global _sharding_hook
     _sharding_hook = hook
+
+
+def with_shardings(prim: Primitive, in_avals: Sequence[AbstractValue],
+                   outs: tuple[AbstractValue, ...], params: Mapping[str, Any]
+                   ) -> tuple[AbstractValue, ...]:
+    """``outs``, the typing rule's results, with the shardings ``prim``'s sharding rule
+    gives them (once the rules are installed)."""
+    hook = _sharding_hook
+    return outs if hook is None else hook(prim, in_avals, outs, params)
 
 
 def lookup_primitive(name: str) -> Primitive:
@@ -154,8 +163,8 @@ class Primitive:
             if msg.startswith(f"{self.name}:"):
                 raise
             raise JaxprTypeError(f"{self.name}: {msg}") from None
-        if EXPLICIT.seen and _sharding_hook is not None:
-            return _sharding_hook(self, in_avals, outs, params)
+        if EXPLICIT.seen:
+            return with_shardings(self, in_avals, outs, params)
         return outs
 
     def effects(self, params: Params) -> frozenset[Effect]:

@@ -27,7 +27,7 @@ from plait.ir.builder import Builder
 from plait.ir.errors import JaxprTypeError, ShardingTypeError
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.params import Params
-from plait.ir.primitive import Primitive, set_sharding_hook
+from plait.ir.primitive import PRIMITIVES, Primitive, set_sharding_hook
 from plait.ir.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 __all__ = ["SHARDING_RULES", "ShardingRule", "Spec", "result_shardings", "retyped"]
@@ -43,6 +43,9 @@ SHARDING_RULES: Final[dict[Primitive, ShardingRule]] = {}
 """The sharding rule of each primitive that has one."""
 
 _REQUESTED: Final = ("out_sharding", "sharding", "dst_sharding")
+
+_REQUESTING: Final[set[Primitive]] = set()
+"""The primitives with a param that may ask for a result sharding (see :func:`_register`)."""
 
 
 def _spec(a: AbstractValue) -> Spec:
@@ -80,6 +83,12 @@ def result_shardings(prim: Primitive, in_avals: Sequence[AbstractValue],
       ShardingTypeError: the operands are sharded (or a result sharding is requested)
         and ``prim`` has no rule, or its rule finds the result sharding ambiguous.
     """
+    for a in in_avals:  # (the common case, first: no operand is sharded)
+        if type(a) is ShapedArray and a.explicit_sharding is not None:
+            break
+    else:
+        if prim not in _REQUESTING or _requested(params) is None:
+            return outs
     shardings = [a.explicit_sharding for a in in_avals
                  if type(a) is ShapedArray and a.explicit_sharding is not None]
     requested = _requested(params)
@@ -441,6 +450,8 @@ def _register() -> None:
 
 
 _register()
+_REQUESTING.update(p for p in PRIMITIVES.values()
+                   if any(k in p.params_by_name for k in _REQUESTED))
 set_sharding_hook(result_shardings)
 
 
