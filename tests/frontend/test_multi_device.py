@@ -726,3 +726,20 @@ def test_bare_specs_follow_the_current_mesh_from_call_to_call() -> None:
             for _ in range(2):
                 r = f(x)
                 assert r.sharding.mesh == mesh and r.devices() == set(devices)
+
+
+def test_shard_map_without_mesh_uses_the_mesh_current_at_each_call_as_jax() -> None:
+    # (Defined under an 8-device mesh, called under a 2-device one: the blocks are the
+    # 2-device mesh's, as in JAX's pipeline-parallel tutorial.)
+    results = []
+    for lib, spec in ((plait, P), (jax, JP)):
+        big = lib.make_mesh((8,), ("s",), axis_types=(
+            AxisType.Auto if lib is plait else JAxisType.Auto,))
+        with lib.set_mesh(big):
+            f = lib.shard_map(lambda v: v.reshape(2, -1).sum(0) * v.shape[0],
+                              in_specs=spec("s"), out_specs=spec("s"))
+        small_mesh = (Mesh if lib is plait else jax.sharding.Mesh)(
+            np.array(lib.devices()[:2]), ("s",))
+        with lib.set_mesh(small_mesh):
+            results.append(np.asarray(lib.jit(f)(np.arange(16.0, dtype=np.float32))))
+    np.testing.assert_array_equal(results[0], results[1])

@@ -158,27 +158,31 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
                                  axis_names=axis_names, check_vma=check_vma)
     if not callable(f):
         raise TypeError(f"shard_map requires a callable for its first argument, but got {f!r}")
-    if mesh is None:
-        mesh = current_mesh()
-        if mesh is None:
-            raise ValueError("shard_map: expected mesh=, or a mesh set with plait.set_mesh")
-    if not isinstance(mesh, Mesh):
-        raise TypeError(f"shard_map requires a plait.sharding.Mesh for mesh=, but got "
-                        f"{type(mesh).__name__}")
-    manual = _manual(mesh, axis_names)
-    explicit = all(t is AxisType.Explicit for n, t in zip(mesh.axis_names, mesh.axis_types)
-                   if n in manual)
-    if in_specs is None and not explicit:  # (JAX infers them only over Explicit axes)
-        raise TypeError("shard_map in_specs argument must be a pytree of "
-                        "`plait.sharding.PartitionSpec` instances, but it was `None` when "
-                        f"axis_names={frozenset_str(manual)} are of type "
-                        + ", ".join(str(t) for n, t in zip(mesh.axis_names, mesh.axis_types)
-                                    if n in manual))
+    def over(mesh: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        """The staged and the compiled program over ``mesh`` (checked)."""
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"shard_map requires a plait.sharding.Mesh for mesh=, but got "
+                            f"{type(mesh).__name__}")
+        manual = _manual(mesh, axis_names)
+        explicit = all(t is AxisType.Explicit for n, t in zip(mesh.axis_names, mesh.axis_types)
+                       if n in manual)
+        if in_specs is None and not explicit:  # (JAX infers them only over Explicit axes)
+            raise TypeError("shard_map in_specs argument must be a pytree of "
+                            "`plait.sharding.PartitionSpec` instances, but it was `None` when "
+                            f"axis_names={frozenset_str(manual)} are of type "
+                            + ", ".join(str(t) for n, t in zip(mesh.axis_names,
+                                                               mesh.axis_types)
+                                        if n in manual))
 
-    def staged(*args: Any) -> Any:
-        return shard_map_call(f, args, mesh, in_specs, out_specs, bool(check_vma), manual)
-    staged.__name__ = fun_name(f)
-    compiled = jit(staged)
+        def staged(*args: Any) -> Any:
+            return shard_map_call(f, args, mesh, in_specs, out_specs, bool(check_vma), manual)
+        staged.__name__ = fun_name(f)
+        return staged, jit(staged)
+
+    # Without mesh=, the mesh is the one current at each call (as in JAX), not at
+    # definition: a function defined under one mesh may run under another.
+    fixed = over(mesh) if mesh is not None else None
+    by_mesh: dict[Mesh, tuple[Callable[..., Any], Callable[..., Any]]] = {}
 
     @functools.wraps(f)
     @api_boundary
@@ -186,6 +190,15 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
         if kwargs:
             raise TypeError("shard_map'd functions take positional arguments only (in_specs "
                             f"is a prefix of them), but got keywords {sorted(kwargs)}")
+        programs = fixed
+        if programs is None:
+            current = current_mesh()
+            if current is None:
+                raise ValueError("shard_map: expected mesh=, or a mesh set with plait.set_mesh")
+            programs = by_mesh.get(current)
+            if programs is None:
+                programs = by_mesh[current] = over(current)
+        staged, compiled = programs
         if _state.stack:
             return staged(*args)
         return compiled(*args)  # (outside a trace: compiled once per signature)
