@@ -10,13 +10,14 @@ from plait.ir.sharding import AxisType as AxisType
 from plait.ir.sharding import Mesh as Mesh
 from plait.ir.sharding import NamedSharding as NamedSharding
 from plait.ir.sharding import PartitionSpec as PartitionSpec
+from plait.ir.sharding import Sharding as Sharding
 from plait.ir.sharding import current_mesh as get_mesh
 from plait.ir.sharding import get_abstract_mesh as get_abstract_mesh
 from plait.ir.sharding import set_mesh as set_mesh
 from plait.ir.sharding import use_abstract_mesh as use_abstract_mesh
 from plait.lowering.runtime import Sharding as SingleDeviceSharding
 
-__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec",
+__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "set_mesh", "reshard",
            "auto_axes", "explicit_axes",
            "use_abstract_mesh"]

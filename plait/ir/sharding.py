@@ -15,19 +15,26 @@ spec=P('x',), memory_kind=device)``.
 
 from __future__ import annotations
 
+import abc
 import enum
 import itertools
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
 import numpy as np
 
+# Re-exported: ``plait.ir.sharding`` is where users of the IR find every layout name.
+from plait.ir.partition_spec import UNCONSTRAINED as UNCONSTRAINED
+from plait.ir.partition_spec import PartitionSpec as PartitionSpec
+from plait.ir.partition_spec import SpecEntry as SpecEntry
+from plait.ir.partition_spec import names_of
+
 __all__ = ["AxisType", "Mesh", "AbstractMesh", "abstract_mesh_of", "get_abstract_mesh",
-           "PartitionSpec", "NamedSharding", "set_device_resolver", "UNCONSTRAINED",
+           "PartitionSpec", "Sharding", "NamedSharding", "set_device_resolver", "UNCONSTRAINED",
            "current_mesh", "set_mesh", "resolve", "use_abstract_mesh", "type_sharding_of"]
 
 
@@ -409,94 +416,27 @@ def _types(types: tuple[AxisType, ...]) -> str:
     return "(" + ", ".join(t.name for t in types) + ("," if len(types) == 1 else "") + ")"
 
 
-class _Unconstrained:
-    def __repr__(self) -> str:
-        return "UNCONSTRAINED"
-
-
-UNCONSTRAINED: Final = _Unconstrained()
-"""A spec entry leaving the dimension's sharding to the compiler (``P.UNCONSTRAINED``)."""
-
-SpecEntry = str | tuple[str, ...] | None
-
-
-def _entry(e: Any) -> SpecEntry | _Unconstrained:
-    if e is None or isinstance(e, str) or e is UNCONSTRAINED:
-        return e
-    if isinstance(e, tuple | list) and all(isinstance(n, str) for n in e):
-        t = tuple(e)
-        return None if not t else (t[0] if len(t) == 1 else t)
-    raise TypeError(f"expected a mesh axis name, a tuple of them or None in a PartitionSpec, "
-                    f"but got {e!r}")
-
-
-class PartitionSpec:
-    """Per array dimension, the mesh axes splitting it: a name, a tuple of names (split
-    over their product, first axis outermost), or ``None`` (not split).  Missing
-    trailing entries are ``None``."""
-
-    __slots__ = ("_parts",)
-    UNCONSTRAINED: Final = UNCONSTRAINED
-
-    def __init__(self, *parts: Any) -> None:
-        self._parts: tuple[Any, ...] = tuple(_entry(p) for p in parts)
-        names = [n for p in self._parts for n in _names(p)]
-        if len(set(names)) != len(names):
-            raise ValueError(f"expected each mesh axis at most once in a PartitionSpec, but "
-                             f"got {self!r}")
-
-    def __len__(self) -> int:
-        return len(self._parts)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._parts)
-
-    def __getitem__(self, i: Any) -> Any:
-        return self._parts[i]
-
-    def __eq__(self, other: object) -> bool:
-        # (As in JAX 0.10.2: P('x') != P('x', None).)
-        if isinstance(other, PartitionSpec):
-            return self._parts == other._parts
-        if isinstance(other, tuple):
-            return self._parts == tuple(_entry(p) for p in other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(("P", self._parts))
-
-    def __repr__(self) -> str:
-        inner = ", ".join(repr(p) for p in self._parts)
-        return f"P({inner}{',' if len(self._parts) == 1 else ''})"
-
-    __str__ = __repr__
-
-    def padded(self, ndim: int) -> tuple[Any, ...]:
-        """The entries for an array of ``ndim`` dimensions (``None``-padded).
-
-        Raises:
-          ValueError: the spec has more entries than the array has dimensions.
-        """
-        if len(self._parts) > ndim:
-            raise ValueError(f"expected a PartitionSpec of at most {ndim} entries for an "
-                             f"array of rank {ndim}, but got {self!r}")
-        return self._parts + (None,) * (ndim - len(self._parts))
-
-    def axis_names(self) -> tuple[str, ...]:
-        """Every mesh axis the spec uses, in order."""
-        return tuple(n for p in self._parts for n in _names(p))
-
-
-def _names(entry: Any) -> tuple[str, ...]:
-    if entry is None or entry is UNCONSTRAINED:
-        return ()
-    return (entry,) if isinstance(entry, str) else tuple(entry)
-
-
 def _memory_kind(kind: str | None) -> str:
     if kind not in (None, "device"):
         raise ValueError(f"expected memory_kind None or 'device', but got {kind!r}")
     return "device"
+
+
+class Sharding(abc.ABC):
+    """The base of every array layout, as ``jax.sharding.Sharding``: a
+    :class:`NamedSharding`, a ``SingleDeviceSharding``, or a layout XLA chose.
+
+    The runtime's layouts are jaxlib classes registered here (``Sharding.register``)."""
+
+    @property
+    @abc.abstractmethod
+    def device_set(self) -> set[Any]:
+        """The devices holding a part of the array."""
+
+    @property
+    @abc.abstractmethod
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
 
 
 @attrs.frozen(repr=False, cache_hash=True)
@@ -568,7 +508,7 @@ class NamedSharding:
 
     def tiles(self, ndim: int) -> tuple[int, ...]:
         """How many parts each of ``ndim`` dimensions is split into."""
-        return tuple(self.mesh.axis_size(_names(p)) for p in self.spec.padded(ndim))
+        return tuple(self.mesh.axis_size(names_of(p)) for p in self.spec.padded(ndim))
 
     def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
         """The shape of each device's part of an array of ``global_shape``.
@@ -589,7 +529,7 @@ class NamedSharding:
         """The device positions (into the mesh's flat device order) as an array of shape
         ``tiles + (replicas,)``, and the number of replicas of each tile."""
         parts = self.spec.padded(ndim)
-        used = [self.mesh.axis_names.index(n) for p in parts for n in _names(p)]
+        used = [self.mesh.axis_names.index(n) for p in parts for n in names_of(p)]
         rest = [i for i in range(len(self.mesh.axis_names)) if i not in used]
         grid = np.arange(self.mesh.size).reshape(self.mesh.axis_sizes)
         pos = grid.transpose(used + rest)
@@ -614,3 +554,7 @@ class NamedSharding:
                 out[int(p)] = idx
         return out
 
+
+# Registered, not derived: a subclass of an ABC checks isinstance through ABCMeta, which
+# costs the hot paths that ask whether a layout is a NamedSharding.
+Sharding.register(NamedSharding)

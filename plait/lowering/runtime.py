@@ -21,6 +21,7 @@ from plait.ir.config import guard as _guard
 from plait.ir.config import values as _config
 from plait.ir.errors import CallbackError
 from plait.ir.sharding import Mesh, NamedSharding, set_device_resolver
+from plait.ir.sharding import Sharding as _AnySharding
 from plait.lowering import multi_device
 from plait.lowering.compilation_cache import compile_cached
 from plait.lowering.emitter import tensor_type
@@ -110,6 +111,10 @@ def local_devices() -> list[Any]:
 def default_device() -> Any:
     """The device used when none is given (this process's first)."""
     return client().local_devices()[0]
+
+
+# Every jaxlib layout (one device, or XLA's over several) is a plait.sharding.Sharding.
+_AnySharding.register(_xc.Sharding)
 
 
 class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no stubs for it

@@ -297,3 +297,21 @@ def test_make_mesh_defaults_to_explicit_axes_as_jax() -> None:
     assert str(ours) == str(theirs)
     assert repr(plait.sharding.Mesh(np.array(plait.devices()), ("i",)).axis_types) == \
         repr(jax.sharding.Mesh(np.array(jax.devices()), ("i",)).axis_types)
+
+
+def test_every_layout_is_a_sharding_as_in_jax() -> None:
+    # optax annotates with jax.sharding.Sharding; library code tests isinstance on it.
+    def layouts(lib: Any, jnp: Any, lax: Any) -> list[bool]:
+        mesh = lib.make_mesh((4, 2), ("X", "Y"), (lib.sharding.AxisType.Auto,) * 2)
+        named = lib.sharding.NamedSharding(mesh, lib.P("X"))
+        spread = lib.device_put(jnp.ones((8, 4)), named)
+        chosen = lib.jit(lambda a: a.sum(0))(spread)  # a layout XLA chose
+        one = jnp.ones(3)
+        return [isinstance(s, lib.sharding.Sharding) for s in (
+            one.sharding, lib.sharding.SingleDeviceSharding(lib.devices()[1]), named,
+            spread.sharding, chosen.sharding, plait.typeof(spread).sharding
+            if lib is plait else jax.typeof(spread).sharding)] + [
+            isinstance(lib.P("X"), lib.sharding.Sharding)]
+
+    ours, theirs = (layouts(lib, jnp, lax) for lib, jnp, lax in _libs())
+    assert ours == theirs == [True] * 6 + [False]

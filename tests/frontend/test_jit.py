@@ -233,3 +233,42 @@ def test_bfloat16_arrays_reach_numpy_without_jax() -> None:
                                   np.asarray(theirs).view(np.uint16))
     assert repr(ours) == repr(theirs)
     assert ours.tolist() == theirs.tolist()
+
+
+def test_donate_argnames_donate_by_name_as_jax_does() -> None:
+    def step(params: Any, grads: Any) -> Any:
+        return params - 0.1 * grads
+
+    for lib, ones in ((plait, pnp.ones), (jax, jnp.ones)):
+        jitted = lib.jit(step, donate_argnames="params")
+        p, g = ones(3), ones(3)
+        out = jitted(p, grads=g)
+        assert np.asarray(out).tolist() == pytest.approx([0.9] * 3)
+        assert p.is_deleted() and not g.is_deleted()
+        p, g = ones(3), ones(3)
+        jitted(params=p, grads=g)
+        assert p.is_deleted() and not g.is_deleted()
+    with pytest.raises(ValueError) as theirs:
+        jax.jit(step, donate_argnames="w")
+    with pytest.raises(ValueError) as ours:
+        plait.jit(step, donate_argnames="w")
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_inline_jit_adds_its_equations_to_the_enclosing_trace() -> None:
+    def outer(lib: Any, inline: bool) -> str:
+        inner = lib.jit(lambda x: lib.numpy.sin(x) * 2.0, inline=inline)
+        return str(lib.make_jaxpr(lambda x: inner(x) + 1.0)(1.0))
+
+    for inline in (True, False):
+        assert outer(plait, inline) == outer(jax, inline)
+    assert "jit" not in outer(plait, True)
+    inlined = plait.jit(lambda x: x * 3.0, inline=True)
+    assert float(inlined(2.0)) == 6.0  # called outside a trace, it compiles as any jit
+    assert float(plait.grad(lambda x: inlined(x) ** 2)(1.0)) == 18.0
+
+
+def test_jit_backend_is_cpu_or_refused() -> None:
+    assert float(plait.jit(lambda x: x + 1, backend="cpu")(1.0)) == 2.0
+    with pytest.raises(errors.ArgumentError, match="expected backend None or 'cpu'.*'gpu'"):
+        plait.jit(lambda x: x, backend="gpu")

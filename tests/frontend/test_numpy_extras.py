@@ -284,3 +284,18 @@ def test_logaddexp_derivatives_match_jax(name: str) -> None:
         want = jax.grad(theirs, (0, 1))(x, y)
         np.testing.assert_allclose(np.array(got, np.float64), np.array(want, np.float64),
                                    rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, s: m.numpy.zeros_like(s), lambda m, s: m.numpy.ones_like(s),
+    lambda m, s: m.numpy.empty_like(s), lambda m, s: m.numpy.full_like(s, 3),
+    lambda m, s: m.numpy.full_like(s, np.arange(3.0)),
+    lambda m, s: m.numpy.zeros_like(s, dtype=np.int8, shape=(4, 1, 3))])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.bool_])
+def test_like_functions_take_a_shape_dtype_struct_as_jax(make: Callable[..., Any],
+                                                         dtype: Any) -> None:
+    # optax's MultiSteps builds its state this way.
+    ours = make(plait, plait.ShapeDtypeStruct((2, 3), dtype))
+    theirs = make(jax, jax.ShapeDtypeStruct((2, 3), dtype))
+    assert str(plait.typeof(ours)) == str(jax.typeof(theirs))
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))

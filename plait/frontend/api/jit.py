@@ -129,8 +129,11 @@ class JitFunction:
     def __init__(self, fun: Callable[..., Any], static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...],
                  keep_unused: bool = False, in_shardings: Any = None,
-                 out_shardings: Any = None) -> None:
+                 out_shardings: Any = None, donate_argnames: tuple[str, ...] = (),
+                 inline: bool = False) -> None:
         self.fun = fun
+        self.donate_argnames = donate_argnames
+        self.inline = inline and in_shardings is None and out_shardings is None
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
         self.static_argnums = static_argnums
@@ -157,7 +160,8 @@ class JitFunction:
         fun = self.fun
         nums = [i for i in self.static_argnums if i >= 0]
         key = ("plait.jit", self.static_argnums, self.static_argnames, self.donate_argnums,
-               self.keep_unused, _hashable(self.in_shardings), _hashable(self.out_shardings))
+               self.donate_argnames, self.inline, self.keep_unused,
+               _hashable(self.in_shardings), _hashable(self.out_shardings))
         f = dispatch.make_dispatcher(fun_name(fun), fun, self.cache_miss, nums,
                                      self.static_argnames, key)
         functools.update_wrapper(f, fun)
@@ -176,10 +180,12 @@ class JitFunction:
         return flatten_call(self.fun, args, kwargs, self.static_argnums, self.static_argnames)
 
     def _donated(self, call: FlatCall) -> tuple[bool, ...]:
-        # Every leaf of a donated positional argument is donated.
-        if not self.donate_argnums:
+        # Every leaf of a donated argument is donated.
+        nums, names = self.donate_argnums, self.donate_argnames
+        if not nums and not names:
             return (False,) * len(call.leaves)
-        return tuple(p[0].idx == 0 and p[1].idx in self.donate_argnums for p in call.paths)
+        return tuple(p[1].idx in nums if p[0].idx == 0 else
+                     getattr(p[1], "key", None) in names for p in call.paths)
 
     def _entry(self, call: FlatCall) -> _Entry:
         names = call.debug_info.arg_names
@@ -270,6 +276,8 @@ class JitFunction:
             if _config.disable_jit:
                 # Never cached: the dispatcher keys on the option, so this path runs
                 # for every call made while jit is disabled.
+                return self.fun(*args, **kwargs), None, False
+            if self.inline and _state.stack:
                 return self.fun(*args, **kwargs), None, False
             hit = None if _state.stack else self._lookup(args, kwargs)
             if hit is not None:
@@ -451,22 +459,28 @@ def _hashable(shardings: Any) -> Any:
 @overload
 def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False,
-        in_shardings: Any = None, out_shardings: Any = None) -> Jitted[P, R]: ...
+        donate_argnums: int | Sequence[int] | None = None,
+        donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
+        in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
+        backend: str | None = None) -> Jitted[P, R]: ...
 
 
 @overload
 def jit(fun: None = None, *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False,
-        in_shardings: Any = None, out_shardings: Any = None
+        donate_argnums: int | Sequence[int] | None = None,
+        donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
+        in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
+        backend: str | None = None
         ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
 
 def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Sequence[str] | None = None,
-        donate_argnums: int | Sequence[int] = (), keep_unused: bool = False,
-        in_shardings: Any = None, out_shardings: Any = None
+        donate_argnums: int | Sequence[int] | None = None,
+        donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
+        in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
+        backend: str | None = None
         ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """Compile ``fun`` with XLA: traced on the first call per input signature.
 
@@ -478,24 +492,33 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
     ``in_shardings``/``out_shardings`` (a :class:`~plait.sharding.NamedSharding`, or a
     prefix of the positional arguments / of the result of them, ``None`` where left
     open) lay arguments and results out over a mesh: the program is compiled for the
-    mesh's devices and partitioned by XLA.  Without ``fun``, returns a decorator taking
-    it (``@jit(static_argnums=0)``).
+    mesh's devices and partitioned by XLA.  ``donate_argnames`` donates by parameter
+    name (completed from the signature, as the static arguments are).  With ``inline``, a
+    call made while tracing another function adds ``fun``'s equations to that trace
+    instead of a ``jit`` equation.  ``backend`` may only be ``'cpu'``, plait's one
+    platform.  Without ``fun``, returns a decorator taking it (``@jit(static_argnums=0)``).
     """
     if fun is None:
         def decorate(f: Callable[P, R]) -> Jitted[P, R]:
             return jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                       donate_argnums=donate_argnums, keep_unused=keep_unused,
-                       in_shardings=in_shardings, out_shardings=out_shardings)
+                       donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                       keep_unused=keep_unused, in_shardings=in_shardings,
+                       out_shardings=out_shardings, inline=inline, backend=backend)
         return decorate
     if not callable(fun):
         raise ArgumentError(f"jit: expected a callable, but got {type(fun).__name__}")
     nums, names = static_args(static_argnums, static_argnames)
     nums, names = infer_static(fun, nums, names, static_argnums is not None,
                                static_argnames is not None)
-    donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
+    if backend not in (None, "cpu"):
+        raise ArgumentError(f"jit: expected backend None or 'cpu' (plait's one platform), "
+                            f"but got {backend!r}")
+    donate, donate_names = static_args(donate_argnums, donate_argnames, "donate")
+    donate, donate_names = infer_static(fun, donate, donate_names, donate_argnums is not None,
+                                        donate_argnames is not None, "donate")
     if set(donate) & set(nums):
         raise ArgumentError(f"jit: arguments {sorted(set(donate) & set(nums))} cannot be both "
                             "static and donated")
     jitted: Jitted[P, R] = JitFunction(fun, nums, names, donate, keep_unused, in_shardings,
-                                       out_shardings).dispatcher()
+                                       out_shardings, donate_names, inline).dispatcher()
     return jitted

@@ -256,9 +256,10 @@ def unmark_static(args: Sequence[Any], kwargs: dict[str, Any], key: tuple[Any, .
 
 
 def static_args(static_argnums: int | Sequence[int] | None,
-                static_argnames: str | Sequence[str] | None
+                static_argnames: str | Sequence[str] | None, what: str = "static"
                 ) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """Normalize ``static_argnums``/``static_argnames`` to tuples.
+    """Normalize ``static_argnums``/``static_argnames`` (or the ``what`` pair, such as
+    ``donate_argnums``/``donate_argnames``) to tuples.
 
     Raises:
       ArgumentError: an entry has the wrong type.
@@ -271,7 +272,7 @@ def static_args(static_argnums: int | Sequence[int] | None,
     else:
         nums = tuple(static_argnums)
     if not all(isinstance(i, int) for i in nums):
-        raise ArgumentError(f"static_argnums must be ints, but got {static_argnums!r}")
+        raise ArgumentError(f"{what}_argnums must be ints, but got {static_argnums!r}")
     names: tuple[str, ...]
     if static_argnames is None:
         names = ()
@@ -283,25 +284,25 @@ def static_args(static_argnums: int | Sequence[int] | None,
 
 
 def _validate_static(params: list[inspect.Parameter], nums: tuple[int, ...],
-                     names: tuple[str, ...]) -> None:
+                     names: tuple[str, ...], what: str) -> None:
     # JAX's checks (and words) against the signature, where it bounds the arguments.
     kinds = {p.kind for p in params}
     if inspect.Parameter.VAR_POSITIONAL not in kinds:
         positional = sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
                                     inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params)
         if any(not -positional <= i < positional for i in nums):
-            raise ValueError(f"Jitted function has static_argnums={nums}, but only accepts "
+            raise ValueError(f"Jitted function has {what}_argnums={nums}, but only accepts "
                              f"{positional} positional arguments.")
     if inspect.Parameter.VAR_KEYWORD not in kinds:
         known = {p.name for p in params if p.kind != inspect.Parameter.POSITIONAL_ONLY}
         invalid = set(names) - known
         if invalid:
             raise ValueError(f"Jitted function has invalid argnames {invalid} in "
-                             "static_argnames. Function does not take these args.")
+                             f"{what}_argnames. Function does not take these args.")
 
 
 def infer_static(fun: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...],
-                 nums_given: bool, names_given: bool
+                 nums_given: bool, names_given: bool, what: str = "static"
                  ) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """JAX's completion of static arguments from ``fun``'s signature: given only
     positions, the names of those parameters are static too (so passing them by keyword
@@ -314,7 +315,7 @@ def infer_static(fun: Callable[..., Any], nums: tuple[int, ...], names: tuple[st
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
         return nums, names
-    _validate_static(params, nums, names)
+    _validate_static(params, nums, names, what)
     if nums_given == names_given:
         return nums, names
     either = inspect.Parameter.POSITIONAL_OR_KEYWORD

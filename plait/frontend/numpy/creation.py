@@ -123,20 +123,28 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None,
 
 
 def _like(name: str, a: Any, fill: Any, dtype: Any, shape_: Any) -> Array:
-    check_arraylike(name, a, fill)
-    s = shape_of(a) if shape_ is None else _shape_arg(shape_)
-    if np.ndim(fill) != 0 if aval_of(fill) is None else shape_of(fill) != ():
-        d = _type_of(a)[0] if dtype is None else _user_dtype(dtype, name)
-        return broadcast_to(asarray(fill, d), s)
-    if dtype is None:
-        # The result keeps the dtype and the weak type of ``a``.
-        d, weak = _type_of(a)
+    if _is_spec(a):
+        # As JAX's: anything with a shape and a dtype (a ShapeDtypeStruct) describes one.
+        like_shape = tuple(a.shape)
+        like = dt.canonicalize(np.dtype(a.dtype)), bool(getattr(a, "weak_type", False))
     else:
-        d, weak = _user_dtype(dtype, name), False
+        check_arraylike(name, a, fill)
+        like_shape, like = shape_of(a), _type_of(a)
+    s = like_shape if shape_ is None else _shape_arg(shape_)
+    if np.ndim(fill) != 0 if aval_of(fill) is None else shape_of(fill) != ():
+        d = like[0] if dtype is None else _user_dtype(dtype, name)
+        return broadcast_to(asarray(fill, d), s)
+    # The result keeps the dtype and the weak type of ``a`` unless ``dtype`` is given.
+    d, weak = like if dtype is None else (_user_dtype(dtype, name), False)
     value = convert(fill, d, weak)
     if aval_of(value) is not None and value.aval.weak_type != weak:
         value = lax.convert_element_type(value, d, weak)
     return lax.broadcast_in_dim(value, s, ())
+
+
+def _is_spec(a: Any) -> bool:
+    return aval_of(a) is None and not isinstance(a, np.ndarray | np.generic) and \
+        hasattr(a, "shape") and hasattr(a, "dtype")
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
