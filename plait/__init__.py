@@ -14,6 +14,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 from plait import (
     ad,
     ad_checkpoint,
+    compat,
     config,
     core,
     custom_batching,
@@ -116,11 +117,11 @@ jacobian = jacrev
 """``jacrev`` (JAX's alias)."""
 
 __all__ = [
-    "ad", "ad_checkpoint", "config", "core", "custom_batching", "debug", "dtypes", "errors",
-    "experimental", "export", "flatten_util", "image", "ir", "lax", "nn", "numpy", "random",
-    "ref", "scipy", "test_util", "transforms", "tree", "tree_util", "typing", "block_until_ready",
-    "default_backend", "device_count", "device_get", "enable_x64", "local_device_count",
-    "print_environment_info", "effects_barrier",
+    "ad", "ad_checkpoint", "compat", "config", "core", "custom_batching", "debug", "dtypes",
+    "errors", "experimental", "export", "flatten_util", "image", "ir", "lax", "nn", "numpy",
+    "random", "ref", "scipy", "test_util", "transforms", "tree", "tree_util", "typing",
+    "block_until_ready", "default_backend", "device_count", "device_get", "enable_x64",
+    "local_device_count", "print_environment_info", "effects_barrier",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
     "named_scope", "live_arrays", "default_matmul_precision", "numpy_rank_promotion",
     "custom_gradient", "closure_convert", "pure_callback", "debug_nans", "debug_infs",

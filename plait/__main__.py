@@ -1,5 +1,8 @@
 """``python -m plait demo``: trace, print, differentiate, compile and run a small function.
 
+``python -m plait run script.py [args]`` (or ``run -m module [args]``): run a program
+written for JAX on plait, ``import jax`` giving plait (:func:`plait.compat.alias_jax`).
+
 ``python -m plait bench [args]``: in a source checkout, run the side-by-side benchmarks
 (``python -m bench.run_all [args]`` from the repository root; they need jax installed).
 """
@@ -7,6 +10,7 @@
 from __future__ import annotations
 
 import importlib.util
+import runpy
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -73,6 +77,24 @@ def bench(args: list[str], root: Path | None = None) -> int:
     return subprocess.run([sys.executable, "-m", "bench.run_all", *args], cwd=root).returncode
 
 
+def run(args: list[str]) -> int:
+    """Run ``script.py [args]`` or ``-m module [args]`` as ``__main__`` with ``import jax``
+    giving plait; 2 (and a usage line) if neither is given."""
+    if not args or args[0] == "-m" and len(args) < 2:
+        print("usage: python -m plait run script.py [args] | run -m module [args]",
+              file=sys.stderr)
+        return 2
+    plait.compat.alias_jax()
+    if args[0] == "-m":
+        sys.argv = [args[1], *args[2:]]
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = list(args)
+        sys.path.insert(0, str(Path(args[0]).resolve().parent))
+        runpy.run_path(args[0], run_name="__main__")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     """Entry point of ``python -m plait``."""
     if argv[1:2] == ["demo"]:
@@ -80,7 +102,10 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[1:2] == ["bench"]:
         return bench(argv[2:])
+    if argv[1:2] == ["run"]:
+        return run(argv[2:])
     print("usage: python -m plait demo\n"
+          "       python -m plait run script.py [args] | run -m module [args]\n"
           "       python -m plait bench [--out PATH] [--only NAME ...]  "
           "(in a source checkout; --help for more)", file=sys.stderr)
     return 2

@@ -12,6 +12,7 @@ __all__ = [
     "PlaitError",
     "JaxprTypeError",
     "ShardingTypeError",
+    "JaxAliasError",
     "JaxprParseError",
     "UnboundVariableError",
     "RuleNotImplementedError",
@@ -165,6 +166,11 @@ class TreePrefixError(ArgumentError, ValueError):
 class StaticArgumentError(ArgumentError, ValueError):
     """A static argument is not hashable.  jit's C++ dispatcher raises a plain
     ``ValueError`` with the same message (JAX's) before any plait code runs."""
+
+
+class JaxAliasError(PlaitError, RuntimeError):
+    """``plait.compat.alias_jax`` cannot make ``import jax`` give plait: JAX itself is
+    already imported in the process."""
 
 
 class RefError(PlaitError, ValueError):

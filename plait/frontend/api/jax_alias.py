@@ -1,0 +1,144 @@
+"""``import jax`` served by plait: an import hook, so that libraries written against
+JAX's public API (optax, for one) run on plait without changing a line of theirs.
+
+The hook answers ``jax`` with a module standing for :mod:`plait` (every attribute is
+plait's, but ``__version__`` is the JAX version whose API plait follows, which is what
+libraries compare), and ``jax.<name>`` with ``plait.<name>``.  ``jaxlib`` stays the real
+one: plait runs on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+from collections.abc import Sequence
+from typing import Any, Final
+
+from plait.ir.errors import JaxAliasError
+
+__all__ = ["JAX_API_VERSION", "alias_jax", "jax_alias_installed"]
+
+JAX_API_VERSION: Final = "0.10.2"
+"""The JAX release whose public API plait follows, and is tested against."""
+
+
+def _facade() -> types.ModuleType:
+    # The public package: imported already, as it is the parent of this module.  (Nothing
+    # under plait/ imports the facade itself.)
+    return sys.modules["plait"]
+
+
+class _JaxModule(types.ModuleType):
+    """``sys.modules['jax']`` under the alias: plait's attributes, JAX's version."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return getattr(_facade(), name)
+        except AttributeError:
+            raise AttributeError(f"module 'jax' (plait, by plait.compat.alias_jax) has no "
+                                 f"attribute {name!r}: plait has no counterpart of "
+                                 f"jax.{name}") from None
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(_facade())) | set(self.__dict__))
+
+
+def _version_module() -> types.ModuleType:
+    m = types.ModuleType("jax.version", "JAX's version, as plait follows it.")
+    m.__version__ = m._version = JAX_API_VERSION  # type: ignore[attr-defined]  # (module attributes)
+    m.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))  # type: ignore[attr-defined]  # (module attributes)
+    return m
+
+
+def _plait_module(fullname: str) -> types.ModuleType | None:
+    """The plait module ``jax.a.b`` stands for: ``plait.a.b`` imported, or an attribute of
+    its parent that is a module (``plait.lax.linalg``); ``None`` if there is none."""
+    target = "plait" + fullname[len("jax"):]
+    try:
+        if importlib.util.find_spec(target) is not None:
+            return importlib.import_module(target)
+    except ModuleNotFoundError:
+        pass
+    parent, _, name = target.rpartition(".")
+    owner = sys.modules.get(parent)
+    found = getattr(owner, name, None)
+    return found if isinstance(found, types.ModuleType) else None
+
+
+class _Loader(importlib.abc.Loader):
+    """Hands over a module that exists already (plait's), keeping its own spec."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self.module = module
+        self.own_spec = getattr(module, "__spec__", None)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return self.module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        # importlib has just stored the jax.* spec on the module; plait's modules keep
+        # their own, so that their relative imports and pickling stay plait's.
+        if self.own_spec is not None:
+            module.__spec__ = self.own_spec
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds ``jax`` and ``jax.*`` in plait, before any other finder can find JAX."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        if fullname == "jax":
+            module: types.ModuleType = _JaxModule("jax", "JAX's API, served by plait.")
+            module.__path__ = []
+            module.__version__ = JAX_API_VERSION  # type: ignore[attr-defined]  # (module attribute)
+            module.__version_info__ = _version_module().__version_info__  # type: ignore[attr-defined]  # (module attribute)
+        elif fullname == "jax.version":
+            module = _version_module()
+        elif fullname.startswith("jax."):
+            found = _plait_module(fullname)
+            if found is None:
+                raise ModuleNotFoundError(
+                    f"No module named {fullname!r}: plait, serving 'jax' "
+                    f"(plait.compat.alias_jax), has no plait{fullname[3:]}", name=fullname)
+            module = found
+        else:
+            return None
+        # Every jax.* module is a package to importlib, so that ``import jax.lax.linalg``
+        # reaches this finder even where plait's counterpart is a module's attribute
+        # (importlib then gives such a module an empty ``__path__``).
+        return importlib.machinery.ModuleSpec(fullname, _Loader(module), is_package=True)
+
+
+_FINDER: Final = _Finder()
+
+
+def jax_alias_installed() -> bool:
+    """Whether ``import jax`` gives plait in this process."""
+    return _FINDER in sys.meta_path
+
+
+def alias_jax() -> None:
+    """Make ``import jax`` and ``import jax.<name>`` import plait and ``plait.<name>`` in
+    this process, for libraries written against JAX's public API.  Call it before
+    anything imports JAX; calling it again does nothing.
+
+    A ``jax.<name>`` plait has no counterpart of raises ``ModuleNotFoundError`` naming
+    it; ``jax._src`` (JAX's internals) is among those.
+
+    Raises:
+      JaxAliasError: JAX itself is already imported in this process.
+    """
+    if jax_alias_installed():
+        return
+    real = sorted(n for n in sys.modules if n == "jax" or n.startswith("jax."))
+    if real:
+        raise JaxAliasError(f"alias_jax: expected JAX not to be imported yet, but got "
+                            f"{', '.join(real[:3])}{', ...' if len(real) > 3 else ''} in "
+                            "sys.modules: call plait.compat.alias_jax() first thing, or run "
+                            "the program with python -m plait run")
+    sys.meta_path.insert(0, _FINDER)
