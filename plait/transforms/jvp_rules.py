@@ -49,7 +49,10 @@ defjvp2(P.exp2_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(ans, _c(e, x, math.lo
 defjvp(P.log_p, lambda e, t, x, **_: e.div(t, x))
 defjvp(P.log1p_p, lambda e, t, x, **_: e.div(t, e.add(x, _c(e, x, 1))))
 defjvp2(P.expm1_p, lambda e, t, ans, x, **_: e.mul(t, e.add(ans, _c(e, x, 1))))
-defjvp2(P.tanh_p, lambda e, t, ans, x, **_: e.mul(t, e.sub(_c(e, x, 1), _sq(e, ans))))
+# Several rules below keep JAX's order of operations, so that derivatives round as JAX's
+# do (bit-for-bit; a long optimization otherwise drifts apart from JAX's).
+defjvp2(P.tanh_p, lambda e, t, ans, x, **_: e.mul(e.add(t, e.mul(t, ans)),
+                                                  e.sub(_c(e, x, 1), ans)))
 defjvp2(P.logistic_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(ans, e.sub(_c(e, x, 1), ans))))
 defjvp(P.sin_p, lambda e, t, x, **_: e.mul(t, e.unary(P.cos_p, x, accuracy=None)))
 defjvp(P.cos_p, lambda e, t, x, **_: e.neg(e.mul(t, e.unary(P.sin_p, x, accuracy=None))))
@@ -65,7 +68,8 @@ defjvp(P.asinh_p, lambda e, t, x: e.mul(t, e.unary(P.rsqrt_p, e.add(_sq(e, x), _
                                                    accuracy=None)))
 defjvp(P.acosh_p, lambda e, t, x: e.mul(t, e.unary(
     P.rsqrt_p, e.mul(e.sub(x, _c(e, x, 1)), e.add(x, _c(e, x, 1))), accuracy=None)))
-defjvp(P.atanh_p, lambda e, t, x: e.div(t, e.sub(_c(e, x, 1), _sq(e, x))))
+defjvp(P.atanh_p, lambda e, t, x: e.mul(e.bind1(P.integer_pow_p, e.add(_c(e, x, 1), x), y=-1),
+                                         e.div(t, e.sub(_c(e, x, 1), x))))
 # (The same operations in the same order as JAX's rules: the same jaxprs, the same bits.)
 defjvp2(P.sqrt_p, lambda e, t, ans, x, **_: e.mul(t, e.div(_c(e, x, 0.5), ans)))
 defjvp2(P.rsqrt_p, lambda e, t, ans, x, **_: e.mul(t, e.mul(_c(e, x, -0.5), e.div(ans, x))))
@@ -121,7 +125,7 @@ jvp_rules[P.sub_p] = _sub_jvp
 defjvp(P.mul_p, lambda e, t, x, y, **p: e.bind1(P.mul_p, t, y, **p),
        lambda e, t, x, y, **p: e.bind1(P.mul_p, x, t, **p))
 defjvp(P.div_p, lambda e, t, x, y: e.div(t, y),
-       lambda e, t, x, y: e.neg(e.mul(t, e.div(x, _sq(e, y)))))
+       lambda e, t, x, y: e.mul(e.mul(e.neg(t), x), e.bind1(P.integer_pow_p, y, y=-2)))
 
 
 def _trunc_div(e: Emitter, x: Atom, y: Atom) -> Atom:
@@ -153,7 +157,7 @@ def _atan2_denominator(e: Emitter, x: Atom, y: Atom) -> Atom:
 
 
 defjvp(P.atan2_p, lambda e, t, x, y: e.mul(t, e.div(y, _atan2_denominator(e, x, y))),
-       lambda e, t, x, y: e.neg(e.mul(t, e.div(x, _atan2_denominator(e, x, y)))))
+       lambda e, t, x, y: e.mul(t, e.div(e.neg(x), _atan2_denominator(e, x, y))))
 
 
 def _pow_jvp_base(e: Emitter, t: Atom, ans: Atom, x: Atom, y: Atom) -> Atom:

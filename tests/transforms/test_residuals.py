@@ -162,7 +162,14 @@ def test_rnn_weights_are_not_stacked() -> None:
     as a const, and the scanned inputs are read from the caller's array."""
     closed = PLAIT.make_jaxpr(PLAIT.grad(rnn(PLAIT)))(*ARGS)
     fwd, bwd = [e for e in closed.jaxpr.eqns if e.primitive.name == "scan"]
-    assert [tuple(v.aval.shape) for v in fwd.outvars] == [(B, H), (T, B, H), (T, B, H)]
+    # The carry, then per step: the previous state, tanh's result and 1 - it (tanh's
+    # derivative is JAX's (g + g*ans) * (1 - ans)).  JAX saves the same three, and more.
+    ours = [tuple(v.aval.shape) for v in fwd.outvars]
+    assert ours == [(B, H), (T, B, H), (T, B, H), (T, B, H)]
+    theirs_closed = JAX.make_jaxpr(JAX.grad(rnn(JAX)))(*ARGS)
+    theirs_fwd = next(e for e in theirs_closed.jaxpr.eqns if e.primitive.name == "scan")
+    theirs = [tuple(v.aval.shape) for v in theirs_fwd.outvars]
+    assert all(theirs.count(s) >= ours.count(s) for s in ours), (ours, theirs)
     assert bwd.params["num_consts"] == 1 and bwd.invars[0] is closed.jaxpr.invars[0]
     assert closed.jaxpr.invars[3] in bwd.invars  # xs, not a copy of it
 
