@@ -138,9 +138,9 @@ class Mesh:
                              f"{self.device_ids}")
 
     @property
-    def shape(self) -> dict[str, int]:
+    def shape(self) -> OrderedDict[str, int]:
         """The size of each axis, by name (in axis order)."""
-        return dict(zip(self.axis_names, self.axis_sizes))
+        return OrderedDict(zip(self.axis_names, self.axis_sizes))
 
     @property
     def size(self) -> int:

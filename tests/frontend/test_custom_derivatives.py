@@ -524,3 +524,37 @@ def test_misuse_errors(name: str) -> None:
         assert isinstance(theirs.value, kind)
     for part in parts:
         assert part in str(ours.value), f"{part!r} missing from: {ours.value}"
+
+
+def test_symbolic_zeros_fwd_sees_custom_vjp_primals_as_in_jax() -> None:
+    def define(lib: Any) -> Any:
+        CustomVJPPrimal = lib.custom_derivatives.CustomVJPPrimal
+
+        @lib.custom_vjp
+        def f(x: Any, y: Any) -> Any:
+            return lib.numpy.sin(x["a"]) * y
+
+        def fwd(x: Any, y: Any) -> Any:
+            assert isinstance(x["a"], CustomVJPPrimal) and isinstance(y, CustomVJPPrimal)
+            a, b = x["a"].value, y.value
+            return f({"a": a}, b), (a, b)
+
+        def bwd(res: Any, g: Any) -> Any:
+            a, b = res
+            return {"a": g * lib.numpy.cos(a) * b}, g * lib.numpy.sin(a)
+        f.defvjp(fwd, bwd, symbolic_zeros=True)
+        return f
+
+    results = []
+    for lib in (plait, jax):
+        f = define(lib)
+        loss = lambda a, b, f=f: f({"a": a}, b) ** 2  # noqa: E731
+        results.append([float(v) for v in (*lib.grad(loss, (0, 1))(0.7, 3.0),
+                                           lib.jit(lib.grad(loss))(0.7, 3.0),
+                                           f({"a": 0.7}, 3.0))])
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
+    z = plait.custom_derivatives.zero_from_primal(pjnp.ones(2), symbolic_zeros=True)
+    zj = jax.custom_derivatives.zero_from_primal(jax.numpy.ones(2), symbolic_zeros=True)
+    assert (repr(z), z.shape, z.dtype) == (repr(zj), zj.shape, zj.dtype)
+    np.testing.assert_array_equal(plait.custom_derivatives.zero_from_primal(pjnp.ones(2)),
+                                  jax.custom_derivatives.zero_from_primal(jax.numpy.ones(2)))

@@ -315,3 +315,15 @@ def test_every_layout_is_a_sharding_as_in_jax() -> None:
 
     ours, theirs = (layouts(lib, jnp, lax) for lib, jnp, lax in _libs())
     assert ours == theirs == [True] * 6 + [False]
+
+
+def test_reshard_onto_a_named_sharding_needs_no_current_mesh() -> None:
+    # JAX's SPMD MNIST example reshards its NumPy datasets this way, outside set_mesh.
+    out = []
+    for lib in (plait, jax):
+        mesh = _mesh(lib)
+        y = lib.reshard(X, lib.sharding.NamedSharding(mesh, lib.P("X")))
+        out.append((str(lib.typeof(y)), np.asarray(y), y.sharding.spec))
+    assert out[0][0] == out[1][0] == "float32[8@X,4]"
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    assert tuple(out[0][2]) == tuple(out[1][2])

@@ -146,7 +146,10 @@ def test_out_of_bounds_and_mode_errors() -> None:
         pnp.asarray(X)[I1, I2]
     with pytest.raises(IndexError, match="boolean index did not match"):
         pnp.asarray(X)[np.array([True, False])]
-    with pytest.raises(IndexError, match="integers or booleans, but index 0 has dtype float64"):
+    with pytest.raises(TypeError, match="Indexer must have integer or boolean type"):
+        jnp.asarray(X)[np.array([0.5])]
+    with pytest.raises(TypeError, match="expected integer or boolean indexers, but index 0 has "
+                       "dtype float64"):
         pnp.asarray(X)[np.array([0.5])]
     with pytest.raises(ValueError, match='Unknown gather mode "wrap"'):
         pnp.asarray(X).at[I1].get(mode="wrap")

@@ -19,6 +19,7 @@ import attrs
 
 from plait.frontend import lax
 from plait.frontend.api.pullback import float0_zeros
+from plait.frontend.api.symbolic_zeros import CustomVJPPrimal
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
@@ -344,6 +345,10 @@ class custom_vjp(_CustomFunction[P, R]):
 
         def fwd_flat(*d: Any) -> Any:
             frame.inputs = d
+            if self.symbolic_zeros:
+                wrapped = [CustomVJPPrimal(x, dt.is_inexact(a.dtype))
+                           for x, a in zip(tree_flatten(tuple(d))[0], avals)]
+                return fwd_fun(*_merge(nd, static, tree_unflatten(in_tree, wrapped)))
             return fwd_fun(*_merge(nd, static, d))
 
         self._self_calls.append(frame)

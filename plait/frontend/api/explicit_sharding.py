@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import bind1, value_aval
+from plait.frontend.core.tracing import Tracer, bind1, value_aval
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plait.frontend.lax.ops import _operands
 from plait.ir import primitives as P
@@ -22,9 +22,12 @@ from plait.ir.errors import JaxprTypeError
 from plait.ir.sharding import (
     AbstractMesh,
     AxisType,
+    Mesh,
     NamedSharding,
     PartitionSpec,
+    current_mesh,
     get_abstract_mesh,
+    set_mesh,
     type_sharding_of,
     use_abstract_mesh,
 )
@@ -62,7 +65,14 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
         except JaxprTypeError as e:
             where = f" (leaf {i})" if len(leaves) > 1 else ""
             raise ValueError(f"reshard{where}: {e}") from None
-        outs.append(bind1(P.reshard_p, op, dst_sharding=dst))
+        mesh = getattr(s, "mesh", None)
+        if isinstance(mesh, Mesh) and current_mesh() is None and not isinstance(op, Tracer):
+            # A concrete array resharded onto a mesh of devices, with no mesh set: the
+            # sharding's mesh is where the result lives, as in JAX.
+            with set_mesh(mesh):
+                outs.append(bind1(P.reshard_p, op, dst_sharding=dst))
+        else:
+            outs.append(bind1(P.reshard_p, op, dst_sharding=dst))
     return tree_unflatten(tree, outs)
 
 

@@ -49,6 +49,7 @@ from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_u
 from plait.frontend.core.value_checks import check_jit_result
 from plait.frontend.lax.parallel import with_sharding_constraint
 from plait.ir import dtypes as dt
+from plait.ir import monitoring
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.caches import BoundedDict
 from plait.ir.config import values as _config
@@ -199,9 +200,11 @@ class JitFunction:
             self._explain_miss(key, names)
             start = time.perf_counter()
             traced = trace_function(self._constrained(call), call, "jit", refs=self)
+            end = time.perf_counter()
+            monitoring.record_phase(monitoring.TRACE, start, end, fun_name=fun_name(self.fun))
             if _config.log_compiles:
                 compile_logger.warning("Finished tracing %s for jit in %.9f sec",
-                                       fun_name(self.fun), time.perf_counter() - start)
+                                       fun_name(self.fun), end - start)
             entry = _Entry(traced, self._donated(call), layouts=layouts, device=device)
             if not _has_tracers(traced.closed.consts):
                 self._cache[key] = entry

@@ -42,7 +42,7 @@ from plait.ir.sharding import (
     use_abstract_mesh,
 )
 
-__all__ = ["shard_map", "shard_map_call"]
+__all__ = ["shard_map", "shard_map_call", "experimental_shard_map"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -204,3 +204,14 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
         return compiled(*args)  # (outside a trace: compiled once per signature)
     return wrapper
 
+
+
+def experimental_shard_map(f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any,
+                           check_rep: bool = True,
+                           auto: frozenset[str] = frozenset()) -> Callable[..., Any]:
+    """``jax.experimental.shard_map.shard_map``, the first form of :func:`shard_map`: the
+    mesh and the specs positional, ``check_rep`` for ``check_vma``, and ``auto`` naming
+    the axes left to the partitioner instead of those made manual."""
+    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,  # type: ignore[no-any-return]  # (shard_map returns the wrapper when given f)
+                     check_vma=check_rep,
+                     axis_names=frozenset(mesh.axis_names) - frozenset(auto))

@@ -16,6 +16,7 @@ import numpy as np
 
 from plait.frontend.core import cache_log
 from plait.frontend.core.spmd import spmd_layout
+from plait.ir import monitoring
 from plait.ir.avals import shaped_avals
 from plait.ir.caches import LRUCache
 from plait.ir.config import values as _values
@@ -63,12 +64,7 @@ def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] =
         cache_log.explain(
             f"executable cache miss: compiling {name} ({len(closed.jaxpr.eqns)} equations); "
             f"no structurally equal program was compiled before for {dev}")
-        if _values.log_compiles:
-            exe = _compile_logged(closed, name, result_paths, donated, dev)
-        else:
-            module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
-            exe = runtime.compile_text(module.text, module.out_avals, dev, module.host_callbacks)
-        _cache[key] = exe
+        exe = _cache[key] = _compile(closed, name, result_paths, donated, dev)
     return exe
 
 
@@ -79,12 +75,7 @@ def _spmd_executable(closed: ClosedJaxpr, name: str, result_paths: Sequence[str]
     if exe is None:
         cache_log.explain(f"executable cache miss: compiling {name} "
                           f"({len(closed.jaxpr.eqns)} equations) over {spmd.mesh}")
-        module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated,
-                                    mesh=spmd.mesh, in_shardings=spmd.in_shardings,
-                                    out_shardings=spmd.out_shardings)
-        exe = _cache[key] = runtime.compile_text(module.text, module.out_avals,
-                                                 host_callbacks=module.host_callbacks,
-                                                 spmd=spmd)
+        exe = _cache[key] = _compile(closed, name, result_paths, donated, None, spmd)
     return exe
 
 
@@ -92,18 +83,36 @@ compile_logger = logging.getLogger("plait.compiles")
 """Where ``log_compiles`` reports each compilation."""
 
 
-def _compile_logged(closed: ClosedJaxpr, name: str, result_paths: Sequence[str],
-                    donated: tuple[bool, ...], dev: Any) -> Executable:
-    """Compile as :func:`executable_for` does, logging the steps as JAX's ``log_compiles``."""
+def _compile(closed: ClosedJaxpr, name: str, result_paths: Sequence[str],
+             donated: tuple[bool, ...], dev: Any, spmd: SpmdLayout | None = None
+             ) -> Executable:
+    """Lower and compile ``closed``, on ``dev`` or over ``spmd``'s mesh; each step is
+    reported to the monitoring listeners and, with ``log_compiles``, logged as JAX logs
+    it."""
     what = f"jit({name})"
-    types = tuple(closed.jaxpr.in_avals)
-    compile_logger.warning("Compiling %s with global shapes and types %r.", what, types)
+    if _values.log_compiles:
+        compile_logger.warning("Compiling %s with global shapes and types %r.", what,
+                               tuple(closed.jaxpr.in_avals))
     start = time.perf_counter()
-    module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
+    if spmd is None:
+        module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated)
+    else:
+        module = lower_closed_jaxpr(physicalize(closed), name, result_paths, donated,
+                                    mesh=spmd.mesh, in_shardings=spmd.in_shardings,
+                                    out_shardings=spmd.out_shardings)
     lowered = time.perf_counter()
-    compile_logger.warning("Finished jaxpr to MLIR module conversion %s in %.9f sec", what,
-                           lowered - start)
-    exe = runtime.compile_text(module.text, module.out_avals, dev, module.host_callbacks)
-    compile_logger.warning("Finished XLA compilation of %s in %.9f sec", what,
-                           time.perf_counter() - lowered)
+    monitoring.record_phase(monitoring.LOWER, start, lowered, fun_name=what)
+    if _values.log_compiles:
+        compile_logger.warning("Finished jaxpr to MLIR module conversion %s in %.9f sec", what,
+                               lowered - start)
+    if spmd is None:
+        exe = runtime.compile_text(module.text, module.out_avals, dev, module.host_callbacks)
+    else:
+        exe = runtime.compile_text(module.text, module.out_avals,
+                                   host_callbacks=module.host_callbacks, spmd=spmd)
+    done = time.perf_counter()
+    monitoring.record_phase(monitoring.COMPILE, lowered, done, fun_name=what)
+    if _values.log_compiles:
+        compile_logger.warning("Finished XLA compilation of %s in %.9f sec", what,
+                               done - lowered)
     return exe

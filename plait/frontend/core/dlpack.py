@@ -20,7 +20,7 @@ from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.lowering import runtime
 
-__all__ = ["DLDeviceType", "to_dlpack", "dlpack_device", "from_dlpack"]
+__all__ = ["DLDeviceType", "to_dlpack", "dlpack_device", "from_dlpack", "is_supported_dtype"]
 
 
 class DLDeviceType(enum.IntEnum):
@@ -33,6 +33,16 @@ class DLDeviceType(enum.IntEnum):
 
 
 _MIN_VERSION: Final = (0, 5)
+
+_EXCHANGED: Final = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, dt.bfloat16, np.float32, np.float64, np.complex64, np.complex128))
+
+
+def is_supported_dtype(dtype: Any) -> bool:
+    """Whether arrays of ``dtype`` can be exchanged through DLPack (the narrow float and
+    integer types cannot)."""
+    return np.dtype(dtype) in _EXCHANGED
 
 
 def _concrete(x: Array, what: str) -> ArrayImpl:

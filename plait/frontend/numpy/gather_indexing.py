@@ -101,8 +101,9 @@ def _entry(e: Any, position: int) -> _Entry:
             return _Entry(_BOOL, bool(np.asarray(e)), 0)
         return _Entry(_BOOL, np.asarray(e), nd)
     if not dt.is_integer(d):
-        raise IndexError(f"indexers must be integers or booleans, but index {position} has "
-                         f"dtype {d.name}")
+        # (A TypeError, as JAX's; NumPy raises an IndexError.)
+        raise TypeError(f"expected integer or boolean indexers, but index {position} has "
+                        f"dtype {d.name}")
     return _Entry(_ARRAY, e, 1)
 
 

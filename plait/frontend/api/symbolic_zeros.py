@@ -1,0 +1,67 @@
+"""The values ``custom_vjp`` rules see when defined with ``symbolic_zeros=True``, as JAX's
+``jax.custom_derivatives``: fwd receives each primal leaf as a :class:`CustomVJPPrimal`.
+
+plait passes its zero tangents and cotangents as arrays of zeros, never as
+:class:`SymbolicZero` (rules that test for one take their general path, with the same
+result); and it does not know at definition which inputs will be differentiated, so every
+inexact input is ``perturbed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from plait.frontend import lax
+from plait.frontend.core.tracing import value_aval
+from plait.ir.avals import ShapedArray
+
+__all__ = ["CustomVJPPrimal", "SymbolicZero", "zero_from_primal"]
+
+
+@attrs.frozen(repr=False)
+class CustomVJPPrimal:
+    """A primal input of a ``custom_vjp`` fwd rule defined with ``symbolic_zeros=True``."""
+
+    value: Any
+    """The input."""
+    perturbed: bool
+    """Whether its derivative may be nonzero (every inexact input, in plait)."""
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+@attrs.frozen(repr=False)
+class SymbolicZero:
+    """A zero tangent or cotangent known to be zero without an array (JAX passes these to
+    rules defined with ``symbolic_zeros=True``; plait passes arrays of zeros)."""
+
+    aval: ShapedArray
+    """The type of the zero."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The zero's shape."""
+        return tuple(self.aval.shape)
+
+    @property
+    def dtype(self) -> Any:
+        """The zero's dtype."""
+        return self.aval.dtype
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
+
+    @classmethod
+    def from_primal_value(cls, value: Any) -> SymbolicZero:
+        """The symbolic zero tangent of ``value``."""
+        return cls(value_aval(value))
+
+
+def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
+    """A zero like ``value``: an array of zeros, or a :class:`SymbolicZero`."""
+    if symbolic_zeros:
+        return SymbolicZero.from_primal_value(value)
+    return lax.full_like(value, 0)
