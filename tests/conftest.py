@@ -172,6 +172,20 @@ REPRESENTATIVE: dict[str, int] = {
     "tests/frontend/test_narrow_dtypes.py::test_arithmetic_matches_jax_eagerly_and_under_jit": 5,
     "tests/frontend/test_narrow_dtypes.py::test_conversions_match_jax": 5,
     "tests/frontend/test_numpy_names.py::test_method_matches_jax": 8,
+    "tests/frontend/test_scipy_stats_more.py::test_values_on_edge_values_under_jit": 3,
+    "tests/frontend/test_scipy_stats_more.py::test_integer_and_scalar_arguments": 2,
+    "tests/frontend/test_scipy_spatial_cluster.py::test_conversions_match_jax": 6,
+    "tests/frontend/test_scipy_spatial_cluster.py::test_constructors_match_jax": 4,
+    "tests/frontend/test_scipy_spatial_cluster.py::test_slerp_matches_jax": 2,
+    "tests/frontend/test_scipy_spatial_cluster.py::test_euler_angles_match_jax_and_round_trip": 2,
+    "tests/frontend/test_scipy_spatial_cluster.py::test_bad_input_raises_like_jax": 5,
+    "tests/frontend/test_scipy_sparse_linalg.py::test_solution_matches_jax": 2,
+    "tests/frontend/test_scipy_sparse_linalg.py::test_grad_matches_jax": 2,
+    "tests/frontend/test_scipy_stats_more.py::test_dirichlet_values": 1,
+    "tests/frontend/test_scipy_stats_more.py::test_multinomial_values": 1,
+    "tests/frontend/test_scipy_stats_more.py::test_values_on_edge_values_eagerly": 1,
+    "tests/frontend/test_segments.py::test_segments_match_jax": 6,
+    "tests/frontend/test_segments.py::test_segments_under_jit_vmap_and_grad_match_jax": 2,
 }
 
 

@@ -47,10 +47,13 @@ class _JaxModule(types.ModuleType):
         return sorted(set(dir(_facade())) | set(self.__dict__))
 
 
+_VERSION_INFO: Final = tuple(int(p) for p in JAX_API_VERSION.split("."))
+
+
 def _version_module() -> types.ModuleType:
     m = types.ModuleType("jax.version", "JAX's version, as plait follows it.")
     m.__version__ = m._version = JAX_API_VERSION  # type: ignore[attr-defined]  # (module attributes)
-    m.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))  # type: ignore[attr-defined]  # (module attributes)
+    m.__version_info__ = _VERSION_INFO  # type: ignore[attr-defined]  # (module attribute)
     return m
 
 
@@ -96,7 +99,7 @@ class _Finder(importlib.abc.MetaPathFinder):
             module: types.ModuleType = _JaxModule("jax", "JAX's API, served by plait.")
             module.__path__ = []
             module.__version__ = JAX_API_VERSION  # type: ignore[attr-defined]  # (module attribute)
-            module.__version_info__ = _version_module().__version_info__  # type: ignore[attr-defined]  # (module attribute)
+            module.__version_info__ = _VERSION_INFO  # type: ignore[attr-defined]  # (module attribute)
         elif fullname == "jax.version":
             module = _version_module()
         elif fullname.startswith("jax."):
