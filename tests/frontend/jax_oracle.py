@@ -6,7 +6,8 @@ A test writes its function once against a namespace ``L`` (:data:`PLAIT` or
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import jax
@@ -70,3 +71,15 @@ def assert_close(got: Any, want: Any, rtol: float = 2e-5, atol: float = 2e-5) ->
         if w.dtype == jax.dtypes.float0:
             continue
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+@contextlib.contextmanager
+def both_x64() -> Iterator[None]:
+    """64-bit dtypes in plait and in JAX, restored on exit."""
+    before = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        with plait.enable_x64(True):
+            yield
+    finally:
+        jax.config.update("jax_enable_x64", before)

@@ -13,16 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import jax
 import jax.scipy.sparse as jsparse
 import jax.scipy.sparse.linalg as jsl
 import numpy as np
 import pytest
 
-import plait
 import plait.scipy as pscipy
 import plait.scipy.sparse.linalg as psl
-from tests.frontend.jax_oracle import JAX, PLAIT, assert_close, raised
+from tests.frontend.jax_oracle import JAX, PLAIT, assert_close, both_x64, raised
 
 N = 6
 SOLVERS = ["cg", "bicgstab", "gmres", "gmres_incremental"]
@@ -70,13 +68,8 @@ def same_solution(got: Any, want: Any, rtol: float = 2e-5, atol: float = 2e-5) -
 
 @pytest.fixture
 def x64() -> Iterator[None]:
-    previous = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", True)
-    try:
-        with plait.enable_x64(True):
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", previous)
+    with both_x64():
+        yield
 
 
 def cases(params: list[tuple[str, ...]], keep: set[tuple[str, ...]]) -> list[Any]:

@@ -7,11 +7,9 @@ jit), mode, rankdata and sem; errors, and the public names and signatures."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib
 import inspect
-from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -22,7 +20,7 @@ import scipy.stats as sst  # type: ignore[import-untyped]  # scipy ships no stub
 
 import plait
 import plait.scipy.stats as pst
-from tests.frontend.jax_oracle import assert_close, f32
+from tests.frontend.jax_oracle import assert_close, both_x64, f32
 
 # One shape (16,) for all x, q and k: eager execution compiles each primitive per shape.
 X = f32(-np.inf, -30.0, -3.0, -1.0, -0.5, -0.0, 0.0, 0.2, 0.5, 0.9, 1.0, 2.5, 12.0, np.inf,
@@ -101,16 +99,7 @@ def _params(values: Any, fast: Any, unpack: bool = False) -> list[Any]:
             for v in values]
 
 
-@contextlib.contextmanager
-def x64() -> Iterator[None]:
-    before = plait.config.read("enable_x64"), jax.config.read("jax_enable_x64")
-    plait.config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    try:
-        yield
-    finally:
-        plait.config.update("enable_x64", before[0])
-        jax.config.update("jax_enable_x64", before[1])
+x64 = both_x64
 
 
 def _shape_args(dist: str, dtype: Any = np.float32) -> tuple[Any, ...]:
