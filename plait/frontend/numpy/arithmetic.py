@@ -22,6 +22,7 @@ from plait.frontend.numpy._core import (
     promote_numeric,
     promote_to_inexact,
 )
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.ufuncs import (
     _arg,
     _broadcast_all,
@@ -183,6 +184,7 @@ def _logaddexp_rule() -> Any:
 _logaddexp = _logaddexp_rule()
 
 
+@compiled_when_eager(())
 def logaddexp(x: Any, y: Any) -> Array:
     """``log(exp(x) + exp(y))``, computed stably (with JAX's derivative: 1/2 each where
     the inputs are equal)."""
@@ -192,6 +194,7 @@ def logaddexp(x: Any, y: Any) -> Array:
     return out
 
 
+@compiled_when_eager(())
 def hypot(x: Any, y: Any) -> Array:
     """``sqrt(x**2 + y**2)``, without intermediate overflow."""
     check_arraylike("hypot", x, y)

@@ -31,6 +31,7 @@ from plait.frontend.numpy._core import (
 )
 from plait.frontend.numpy.arithmetic import mod, power
 from plait.frontend.numpy.creation import arange, linspace, zeros
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.index_tricks import diag_indices
 from plait.frontend.numpy.manipulation import concatenate, moveaxis, ravel, reshape, tile
 from plait.frontend.numpy.reductions import _default_float, cumsum, diff, sum
@@ -104,6 +105,7 @@ def _gradient_along(a: Array, h: Any, axis: int) -> Array:
     return concatenate((upper, inner, lower), axis=axis)
 
 
+@compiled_when_eager(("axis", "edge_order"))
 def gradient(f: Any, *varargs: Any, axis: int | Sequence[int] | None = None,
              edge_order: int | None = None) -> Array | list[Array]:
     """The numerical gradient of the samples ``f`` along each of ``axis`` (all axes by
@@ -202,6 +204,7 @@ def _space_dtypes(start: Any, stop: Any, dtype: Any, name: str) -> tuple[Any, An
     return d, d if dt.is_inexact(d) else _default_float()
 
 
+@compiled_when_eager(("num", "endpoint", "dtype", "axis"))
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
              dtype: Any = None, axis: int = 0) -> Array:
     """``num`` samples ``base ** t`` for ``t`` evenly spaced from ``start`` to ``stop``."""
@@ -214,6 +217,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     return lax.convert_element_type(power(base, lin), d)
 
 
+@compiled_when_eager(("num", "endpoint", "dtype", "axis"))
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> Array:
     """``num`` samples from ``start`` to ``stop`` in geometric progression."""

@@ -27,6 +27,7 @@ from plait.frontend.numpy._core import (
 )
 from plait.frontend.numpy.arithmetic import _float_divmod, floor_divide, remainder, replace_inf
 from plait.frontend.numpy.creation import asarray
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import broadcast_arrays
 from plait.frontend.numpy.ufuncs import (
     _arg,
@@ -255,6 +256,7 @@ def _logaddexp2_rule() -> Any:
 _logaddexp2 = _logaddexp2_rule()
 
 
+@compiled_when_eager(())
 def logaddexp2(x1: Any, x2: Any, /) -> Array:
     """``log2(2**x1 + 2**x2)``, computed stably (with JAX's derivative)."""
     check_arraylike("logaddexp2", x1, x2)

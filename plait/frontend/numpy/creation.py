@@ -27,6 +27,7 @@ from plait.frontend.numpy._core import (
     is_scalar,
 )
 from plait.frontend.numpy._core import shape as shape_of
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape, stack
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
@@ -238,6 +239,7 @@ def linspace(start: Any, stop: Any, num: int, endpoint: bool, retstep: Static[Tr
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, *,
              retstep: Static[True], dtype: Any = None, axis: int = 0,
              device: Any = None) -> tuple[Array, Array]: ...
+@compiled_when_eager(("num", "endpoint", "retstep", "dtype", "axis", "device"))
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype: Any = None, axis: int = 0, *, device: Any = None
              ) -> Array | tuple[Array, Array]:

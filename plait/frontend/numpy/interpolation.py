@@ -16,6 +16,7 @@ from plait.frontend.numpy._core import (
     promote_dtypes_inexact,
     shape,
 )
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import concatenate
 from plait.frontend.numpy.searching import searchsorted
 from plait.frontend.numpy.ufuncs import abs as abs_
@@ -42,10 +43,18 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     check_arraylike("interp", x, xp, fp)
     if np.shape(xp) != np.shape(fp) or ndim(xp) != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
-    xs, xps = (as_array(a) for a in promote_dtypes_inexact("interp", x, xp))
-    fps = as_array(promote_dtypes_inexact("interp", fp)[0])
     extrapolate_left = _extrapolates(left, "left")
     extrapolate_right = _extrapolates(right, "right")
+    return _interp(x, xp, fp, None if extrapolate_left else left,
+                   None if extrapolate_right else right, period,
+                   extrapolate_left=extrapolate_left, extrapolate_right=extrapolate_right)
+
+
+@compiled_when_eager(("extrapolate_left", "extrapolate_right"))
+def _interp(x: Any, xp: Any, fp: Any, left: Any, right: Any, period: Any, *,
+            extrapolate_left: bool, extrapolate_right: bool) -> Array:
+    xs, xps = (as_array(a) for a in promote_dtypes_inexact("interp", x, xp))
+    fps = as_array(promote_dtypes_inexact("interp", fp)[0])
     if dt.is_complex(xs.dtype):
         raise ValueError("jnp.interp: complex x values not supported.")
     if period is not None:

@@ -19,6 +19,7 @@ from plait.frontend.lax.ops import transpose
 from plait.frontend.numpy._core import check_arraylike, promote_dtypes_inexact
 from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.creation import asarray, eye
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.einsum import einsum
 from plait.frontend.numpy.linalg_eig import EigResult, eig, eigvals
 from plait.frontend.numpy.linalg_factored import (
@@ -144,6 +145,7 @@ def _matrix_norm(x: Array, ord: Any, rows: int, cols: int, keepdims: bool) -> Ar
     raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 
 
+@compiled_when_eager(("ord", "axis", "keepdims"))
 def norm(x: Any, ord: int | float | str | None = None,
          axis: None | tuple[int, ...] | int = None, keepdims: bool = False) -> Array:
     """A vector norm (one axis) or matrix norm (two axes) of ``x``: with neither ``ord``
@@ -171,6 +173,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: str | int = "fro") ->
     return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
 
 
+@compiled_when_eager(("axis",))
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Array:
     """The cross product of (arrays of) 3-vectors along ``axis``."""
     a, b = _array("cross", x1), _array("cross", x2)

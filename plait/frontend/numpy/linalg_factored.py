@@ -19,6 +19,7 @@ from plait.frontend.lax import linalg as lax_linalg
 from plait.frontend.lax.ops import stop_gradient
 from plait.frontend.numpy._core import check_arraylike, promote_dtypes_inexact
 from plait.frontend.numpy.creation import asarray, empty, eye, zeros
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.functional import vectorize
 from plait.frontend.numpy.linalg_ops import matmul
 from plait.frontend.numpy.manipulation import argsort, broadcast_to, moveaxis
@@ -181,6 +182,7 @@ def _slogdet_jvp(primals: Any, tangents: Any) -> Any:
     return (sign, logdet), (dsign, dlog)
 
 
+@compiled_when_eager(("method",))
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     """``(sign, log|det a|)`` of each square matrix, by an LU factorization."""
     (arr,) = _inexact("slogdet", a)

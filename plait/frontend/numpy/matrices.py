@@ -23,6 +23,7 @@ from plait.frontend.numpy._core import (
     promote_dtypes,
 )
 from plait.frontend.numpy.creation import eye, zeros_like
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import (
     broadcast_shapes,
     broadcast_to,
@@ -174,6 +175,7 @@ def kron(a: Any, b: Any) -> Array:
     return reshape(lax.mul(xr, yr), out_shape)
 
 
+@compiled_when_eager(("axisa", "axisb", "axisc", "axis"))
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: int | None = None) -> Array:
     """Cross product of 3-vectors (or 2-vectors, a z component of 0 assumed) along

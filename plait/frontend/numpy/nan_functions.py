@@ -18,11 +18,11 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy import ufuncs
 from plait.frontend.numpy._core import as_array, check_arraylike
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.reductions import (
     _cast,
-    _default_float,
     _input,
-    _upcast_f16,
+    _var_dtypes,
     all,
     argmax,
     argmin,
@@ -32,7 +32,6 @@ from plait.frontend.numpy.reductions import (
 from plait.frontend.numpy.statistics import _check_where, _no_out, _reduce, nanmean
 from plait.frontend.numpy.ufuncs import (
     _const_like,
-    _real_dtype,
     greater,
     isnan,
     less,
@@ -97,20 +96,7 @@ nancumsum = _nancumulative("nancumsum", cumsum, 0)
 nancumprod = _nancumulative("nancumprod", cumprod, 1)
 
 
-def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any,
-                name: str) -> tuple[np.dtype[Any], np.dtype[Any]]:
-    """The computation and result dtypes of a variance (as JAX's ``_var_promote_types``)."""
-    if dtype is not None:
-        d = check_user_dtype(dtype, name)
-        if dt.is_complex(a_dtype) and not dt.is_complex(d):
-            raise ValueError("jax.numpy.var does not yet support real dtype parameters when "
-                             "computing the variance of an array of complex values.")
-        return _upcast_f16(d), d
-    if not dt.is_inexact(a_dtype):
-        return _default_float(), _default_float()
-    return _upcast_f16(a_dtype), _real_dtype(a_dtype)
-
-
+@compiled_when_eager(("axis", "dtype", "out", "keepdims"))
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
            keepdims: bool = False, where: Any = None, mean: Any = None) -> Array:
     """Variance of the elements that are not NaN (and selected by ``where``), with
@@ -142,6 +128,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
     return _cast(lax.div(total, divisor), result)
 
 
+@compiled_when_eager(("axis", "dtype", "out", "keepdims"))
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
            keepdims: bool = False, where: Any = None, mean: Any = None) -> Array:
     """Standard deviation of the elements that are not NaN (see :func:`nanvar`)."""

@@ -13,6 +13,7 @@ from plait.frontend.core.tracing import is_concretizable
 from plait.frontend.lax.ops import sort_key_val
 from plait.frontend.numpy._core import check_arraylike, promote_dtypes_inexact
 from plait.frontend.numpy.creation import arange, asarray, ones
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.linalg_eig import eigvals
 from plait.frontend.numpy.linalg_factored import inv, lstsq
 from plait.frontend.numpy.linalg_ops import dot, outer
@@ -72,6 +73,7 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Array:
     return where(keep, found, complex(np.nan, np.nan)).astype(found.dtype)
 
 
+@compiled_when_eager(("deg", "rcond", "full", "cov"))
 def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False,
             w: Any = None, cov: bool | str = False) -> Any:
     """The least-squares polynomial of degree ``deg`` through ``(x, y)`` (``y`` one column

@@ -25,6 +25,7 @@ from plait.frontend.numpy._core import (
 )
 from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.creation import arange, full, zeros
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import atleast_1d, concatenate, flip, stack
 from plait.frontend.numpy.reductions import prod
 from plait.frontend.numpy.ufuncs import maximum, negative, true_divide
@@ -44,6 +45,7 @@ def _inexact_arrays(name: str, *args: Any) -> list[Array]:
     return [as_array(a) for a in promote_dtypes_inexact(name, *args)]
 
 
+@compiled_when_eager(("unroll",))
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Array:
     """The polynomial with coefficients ``p`` (along its first axis) evaluated at ``x``
     by Horner's rule; ``unroll`` is accepted for JAX compatibility (plait always

@@ -22,12 +22,14 @@ from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
+    _to_inexact,
     as_array,
     canonical_axes,
     canonical_axis,
     check_arraylike,
     shape,
 )
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import broadcast_to, concatenate
 from plait.frontend.numpy.ufuncs import (
     _const_like,
@@ -292,6 +294,7 @@ def _count(a: Any, axes: tuple[int, ...]) -> int:
     return n
 
 
+@compiled_when_eager(("axis", "dtype", "out", "keepdims"))
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          *, where: Any = None) -> Array:
     """Arithmetic mean along ``axis`` of the elements selected by ``where`` (bools and
@@ -301,7 +304,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
     mask = _check_where("mean", where)
     axes = _axes("mean", axis, a.ndim)
     if dtype is None:
-        result = a.dtype if dt.is_inexact(a.dtype) else _default_float()
+        result = _to_inexact(a.dtype)
         computation = _upcast_f16(result)
     else:
         result = computation = _user_dtype(dtype, "mean")
@@ -326,7 +329,7 @@ def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any,
                              "computing the variance of an array of complex values.")
         return _upcast_f16(d), d
     if not dt.is_inexact(a_dtype):
-        return _default_float(), _default_float()
+        return _to_inexact(a_dtype), _to_inexact(a_dtype)
     return _upcast_f16(a_dtype), _real_dtype(a_dtype)
 
 
@@ -354,12 +357,22 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     mask = _check_where("var", where)
     computation, result = _var_dtypes(arr.dtype, dtype)
     _no_out("var", out)
+    axes = _axes("var", axis, arr.ndim)
+    if mean is not None:
+        check_arraylike("var", mean)
+    return _var(arr, corr, mask, mean, axes=axes, computation=computation, result=result,
+                keepdims=keepdims)
+
+
+# ``corr`` is traced in an eager call, as in JAX: XLA then divides by the count minus
+# the correction, instead of multiplying by the reciprocal of a constant.
+@compiled_when_eager(("axes", "computation", "result", "keepdims"))
+def _var(arr: Array, corr: Any, mask: Array | None, mean: Any, *, axes: tuple[int, ...],
+         computation: np.dtype[Any], result: np.dtype[Any], keepdims: bool) -> Array:
     x = _cast(arr, computation)
-    axes = _axes("var", axis, x.ndim)
     if mean is None:
         centre = _mean(x, axis=axes, dtype=computation, keepdims=True, where=mask)
     else:
-        check_arraylike("var", mean)
         centre = _cast(as_array(mean), computation)
     centered = subtract(x, centre)
     if dt.is_complex(computation):
@@ -369,15 +382,19 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         centered = lax.integer_pow(centered, 2)
     total = sum(centered, axis=axes, dtype=computation, keepdims=keepdims, where=mask)
     count = _selected_count(x, axes, keepdims, mask, computation)
-    if isinstance(count, int):
+    if isinstance(count, int) and isinstance(corr, int | float):
         n = count - corr
         out_ = _cast(lax.div(total, _const_like(total, n)), result)
         return _where(False, out_, float("nan")) if n <= 0 else out_
-    normalizer = lax.sub(count, _const_like(count, corr))
+    counted = _const_like(total, count) if isinstance(count, int) else count
+    corr = (lax.convert_element_type(corr, total.dtype) if isinstance(corr, Array) else
+            _const_like(total, corr))
+    normalizer = lax.sub(counted, corr)
     out_ = _cast(lax.div(total, normalizer), result)
     return _where(lax.gt(normalizer, _const_like(normalizer, 0)), out_, float("nan"))
 
 
+@compiled_when_eager(("axis", "dtype", "out", "keepdims"))
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = None, mean: Any = None,
         correction: int | float | None = None) -> Array:

@@ -23,6 +23,7 @@ from plait.frontend.numpy._core import (
     promote_dtypes_inexact,
 )
 from plait.frontend.numpy.creation import asarray, full
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.linalg_ops import dot
 from plait.frontend.numpy.manipulation import (
     atleast_2d,
@@ -69,6 +70,7 @@ __all__ = ["average", "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "cov",
            "ptp"]
 
 
+@compiled_when_eager(("axis", "returned", "keepdims"))
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
             keepdims: bool = False) -> Array | tuple[Array, Array]:
     """The (weighted) mean along ``axis``; with ``returned``, also the sum of the weights.
@@ -157,6 +159,7 @@ def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
                           nan_if_all_nan=initial is None)
 
 
+@compiled_when_eager(("axis", "dtype", "out", "keepdims"))
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, where: Any = None) -> Array:
     """``mean`` of the elements that are not NaN (NaN where there are none)."""
@@ -171,6 +174,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     return lax.div(nansum(arr, axis, dtype=d, keepdims=keepdims, where=mask), normalizer)
 
 
+@compiled_when_eager(("rowvar", "bias", "ddof", "dtype"))
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
         ddof: int | None = None, fweights: Any = None, aweights: Any = None,
         dtype: Any = None) -> Array:
@@ -251,6 +255,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False,
     return squeeze(true_divide(dot(X, conj(X_T)), f))
 
 
+@compiled_when_eager(("rowvar", "dtype"))
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Array:
     """Pearson correlation coefficients of the variables in the rows of ``x`` (and ``y``)."""
     check_arraylike("corrcoef", x)

@@ -10,6 +10,7 @@ import numpy as np
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, check_arraylike, promote_to_inexact
 from plait.frontend.numpy.creation import zeros_like
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.ufuncs import _lax_const
 from plait.ir.atoms import Literal
 
@@ -36,8 +37,14 @@ def const(x: Any, value: Any) -> Literal:
 def horner(coeffs: Sequence[float], x: Array) -> Array:
     """The polynomial with ``coeffs`` (highest power first) at ``x``, in ``x``'s dtype,
     starting from zero as ``jnp.polyval`` does (so an infinite ``x`` gives NaN, too)."""
-    c = np.asarray(coeffs, x.dtype)
+    return _polyval(np.asarray(coeffs, x.dtype), x)
+
+
+# As ``jnp.polyval``, which JAX's special functions call: compiled when eager (XLA
+# then fuses each multiply-add), with the coefficients as an argument.
+@compiled_when_eager(())
+def _polyval(c: Any, x: Array) -> Array:
     y = zeros_like(x)
-    for k in c:
-        y = y * x + k
+    for i in range(c.shape[0]):
+        y = y * x + c[i]
     return y

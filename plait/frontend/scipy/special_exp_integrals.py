@@ -19,6 +19,7 @@ from plait.frontend.api.custom_derivatives import custom_jvp
 from plait.frontend.api.jit import jit
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import check_arraylike
+from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.scipy._util import const as _c
 from plait.frontend.scipy._util import horner as _horner
 from plait.frontend.scipy._util import promote as _promote
@@ -254,6 +255,7 @@ def _expn_jvp(n: Any, primals: tuple[Any], tangents: tuple[Any]) -> tuple[Array,
 _expn.defjvp(_expn_jvp)
 
 
+@compiled_when_eager(())
 def expn(n: Any, x: Any) -> Array:
     """The generalized exponential integral ``E_n(x) = integral_1^inf exp(-x t) / t**n dt``
     (``n`` and ``x`` broadcast together; NaN for negative ``n`` or ``x``).  Differentiable
@@ -266,6 +268,7 @@ def expn(n: Any, x: Any) -> Array:
     return _expn(n, x)
 
 
+@compiled_when_eager(())
 def exp1(x: Any) -> Array:
     """The exponential integral ``E_1(x) = integral_x^inf exp(-t) / t dt``,
     ``expn(1, x)``.
