@@ -555,12 +555,27 @@ def _scan_dce(eqn: Eqn, used: Sequence[bool]) -> tuple[Eqn | None, list[bool]]:
     if not any(used) and not eqn.effects:
         return None, [False] * len(eqn.invars)
     p = eqn.params
-    nc = p["num_carry"]
-    # Carries stay (the loop needs them); unused stacked outputs go.
-    keep = [True] * nc + list(used[nc:])
-    body, _ = dce_jaxpr(p["jaxpr"].jaxpr, keep, prune_invars=False)
-    new = eqn.replace(outvars=tuple(_pick(eqn.outvars, keep)),
-                      params=p.replace(jaxpr=_closed(body)))
+    nk, nc = p["num_consts"], p["num_carry"]
+    body = p["jaxpr"].jaxpr
+    # A carry stays if its final value is used or a kept output reads it on the way: a
+    # fixed point, since keeping one carry can make the body read another.  (Tangent
+    # carries, for one, go when only the primal results are wanted.)  With effects,
+    # every carry stays: the body's order must be replayed whole.
+    keep_carry = [True] * nc if eqn.effects else list(used[:nc])
+    while True:
+        _, reads = dce_jaxpr(body, keep_carry + list(used[nc:]))
+        grown = [k or r for k, r in zip(keep_carry, reads[nk:nk + nc])]
+        if grown == keep_carry:
+            break
+        keep_carry = grown
+    keep_out = keep_carry + list(used[nc:])
+    pruned, reads = dce_jaxpr(body, keep_out)
+    keep_in = list(reads[:nk]) + keep_carry + list(reads[nk + nc:])
+    pruned = pruned.replace(invars=tuple(_pick(pruned.invars, keep_in)))
+    new = eqn.replace(invars=tuple(_pick(eqn.invars, keep_in)),
+                      outvars=tuple(_pick(eqn.outvars, keep_out)),
+                      params=p.replace(jaxpr=_closed(pruned), num_consts=sum(reads[:nk]),
+                                       num_carry=sum(keep_carry)))
     return new, [True] * len(new.invars)
 
 

@@ -20,6 +20,8 @@ import plait
 import plait.lax as plax
 import plait.numpy as pjnp
 from plait.errors import TransformError
+from plait.ir.check import check_jaxpr
+from plait.transforms.dce import dce_jaxpr
 from tests.frontend.jax_oracle import JAX, PLAIT, Lib, assert_close, f32, tree_map
 from tests.ir.jaxpr_corpus import Case, jax_oracle_text, trace_plait
 
@@ -780,3 +782,63 @@ def test_weak_initial_carry_takes_the_body_dtype_under_x64(loop: str, x64: None)
     for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
         assert (g.dtype, g.weak_type) == (w.dtype, w.weak_type)
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "grad", "vmap"])
+def test_scan_of_zero_iterations(mode: str) -> None:
+    # The carry passes through and the stacked outputs are empty, as in JAX (plait's
+    # lowering once sliced the empty inputs and was refused by StableHLO).
+    def run(L: Lib) -> Any:
+        def f(c: Any, xs: Any) -> Any:
+            return L.lax.scan(lambda c, x: (c * 2.0 + x.sum(), (c * x, x > 0)), c, xs)
+
+        xs = np.zeros((0, 3), np.float32)
+        c = np.float32(1.5)
+        if mode == "eager":
+            return f(c, xs)
+        if mode == "jit":
+            return L.jit(f)(c, xs)
+        if mode == "grad":
+            return L.grad(lambda c: f(c, xs)[0])(c)
+        return L.vmap(f, in_axes=(0, 1))(np.ones(2, np.float32), np.zeros((0, 2, 3), np.float32))
+
+    assert_close(run(PLAIT), run(JAX))
+
+
+def test_linearize_of_while_whose_body_loops() -> None:
+    # The known half of the linearized while keeps only the primal carries of the
+    # inner scan: DCE drops a scan carry nothing kept reads (it once kept them all, and
+    # the known loop read the tangent it no longer had).
+    def run(L: Lib, module: Any) -> Any:
+        def f(x: Any) -> Any:
+            def body(s: Any) -> Any:
+                i, y = s
+                y = L.lax.fori_loop(0, 3, lambda j, v: v * 0.9 + L.np.sin(v), y)
+                return i + 1, y
+            return L.lax.while_loop(lambda s: s[0] < 4, body, (0, x))[1].sum()
+
+        x = np.array([1.0, -0.5, 2.0], np.float32)
+        return L.jvp(f, (x,), (x,)), module.linearize(f, x)[1](x)
+
+    assert_close(run(PLAIT, plait), run(JAX, jax))
+
+
+def test_dce_drops_scan_carries_no_output_reads() -> None:
+    def run(L: Lib) -> Any:
+        def f(x: Any) -> Any:
+            y, z = x * 3.0, x + 1.0  # a const and a carry computed before the loop
+
+            def step(c: Any, _: Any) -> Any:
+                n, b, a = c  # (the dropped carries first)
+                return (n + 1, b + a, a * y), None
+            return L.lax.scan(step, (0, x, z), None, length=4)[0][2]
+        return f
+
+    jaxpr = plait.make_jaxpr(run(PLAIT))(np.float32(1.0))
+    (scan_eqn,) = [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "scan"]
+    assert scan_eqn.params["num_carry"] == 3  # make_jaxpr keeps what the user wrote
+    pruned, _ = dce_jaxpr(jaxpr.jaxpr)
+    check_jaxpr(pruned)
+    (scan_eqn,) = [e for e in pruned.eqns if e.primitive.name == "scan"]
+    assert scan_eqn.params["num_carry"] == 1 and scan_eqn.params["num_consts"] == 1
+    assert_close(plait.jit(run(PLAIT))(np.float32(1.5)), jax.jit(run(JAX))(np.float32(1.5)))

@@ -123,6 +123,11 @@ def _scan(ctx: LoweringContext, *args: Value, jaxpr: ClosedJaxpr, length: int, r
         z = fn.constant(0 if a.dtype != dt.bool_ else False, ShapedArray((), a.dtype))
         ys_init.append(fn.op1("stablehlo.broadcast_in_dim", [z], tensor_type(a),
                               f"broadcast_dimensions = {i64_array(())}"))
+    if length == 0:
+        # No iteration: the carries pass through and the outputs are empty (a loop
+        # would still have to type its body's slices of the empty inputs, which
+        # StableHLO refuses).
+        return list(args[num_consts:num_consts + num_carry]) + ys_init
     effects = _ordered(jaxpr)
     state = [zero, *args, *ys_init, *(fn.token(e) for e in effects)]
     n_state = len(state) - len(effects)
