@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 
 __all__ = ["Array", "set_array_namespace"]
@@ -177,32 +178,85 @@ class Array:
     def __pos__(self) -> Array: return _pnp.positive(self)
     def __abs__(self) -> Array: return _pnp.abs(self)
     def __invert__(self) -> Array: return _pnp.invert(self)
-    def __add__(self, other: Any) -> Array: return _pnp.add(self, other)
-    def __radd__(self, other: Any) -> Array: return _pnp.add(other, self)
-    def __sub__(self, other: Any) -> Array: return _pnp.subtract(self, other)
-    def __rsub__(self, other: Any) -> Array: return _pnp.subtract(other, self)
-    def __mul__(self, other: Any) -> Array: return _pnp.multiply(self, other)
-    def __rmul__(self, other: Any) -> Array: return _pnp.multiply(other, self)
-    def __truediv__(self, other: Any) -> Array: return _pnp.true_divide(self, other)
-    def __rtruediv__(self, other: Any) -> Array: return _pnp.true_divide(other, self)
-    def __floordiv__(self, other: Any) -> Array: return _pnp.floor_divide(self, other)
-    def __rfloordiv__(self, other: Any) -> Array: return _pnp.floor_divide(other, self)
-    def __mod__(self, other: Any) -> Array: return _pnp.remainder(self, other)
-    def __rmod__(self, other: Any) -> Array: return _pnp.remainder(other, self)
-    def __pow__(self, other: Any) -> Array: return _pnp.power(self, other)
-    def __rpow__(self, other: Any) -> Array: return _pnp.power(other, self)
-    def __matmul__(self, other: Any) -> Array: return _pnp.matmul(self, other)
-    def __rmatmul__(self, other: Any) -> Array: return _pnp.matmul(other, self)
-    def __and__(self, other: Any) -> Array: return _pnp.bitwise_and(self, other)
-    def __rand__(self, other: Any) -> Array: return _pnp.bitwise_and(other, self)
-    def __or__(self, other: Any) -> Array: return _pnp.bitwise_or(self, other)
-    def __ror__(self, other: Any) -> Array: return _pnp.bitwise_or(other, self)
-    def __xor__(self, other: Any) -> Array: return _pnp.bitwise_xor(self, other)
-    def __rxor__(self, other: Any) -> Array: return _pnp.bitwise_xor(other, self)
-    def __lshift__(self, other: Any) -> Array: return _pnp.left_shift(self, other)
-    def __rlshift__(self, other: Any) -> Array: return _pnp.left_shift(other, self)
-    def __rshift__(self, other: Any) -> Array: return _pnp.right_shift(self, other)
-    def __rrshift__(self, other: Any) -> Array: return _pnp.right_shift(other, self)
+    def __add__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "+") else _pnp.add(self, other)
+
+    def __radd__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "+", True) else _pnp.add(other, self)
+
+    def __sub__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "-") else _pnp.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "-", True) else _pnp.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "*") else _pnp.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "*", True) else _pnp.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "/") else _pnp.true_divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "/", True) else _pnp.true_divide(other, self)
+
+    def __floordiv__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "//") else _pnp.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Array:
+        if _defers(self, other, "//", True):
+            return NotImplemented
+        return _pnp.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "%") else _pnp.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "%", True) else _pnp.remainder(other, self)
+
+    def __pow__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "**") else _pnp.power(self, other)
+
+    def __rpow__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "**", True) else _pnp.power(other, self)
+
+    def __matmul__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "@") else _pnp.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "@", True) else _pnp.matmul(other, self)
+
+    def __and__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "") else _pnp.bitwise_and(self, other)
+
+    def __rand__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "", True) else _pnp.bitwise_and(other, self)
+
+    def __or__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "") else _pnp.bitwise_or(self, other)
+
+    def __ror__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "", True) else _pnp.bitwise_or(other, self)
+
+    def __xor__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "") else _pnp.bitwise_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "", True) else _pnp.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "") else _pnp.left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "", True) else _pnp.left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "", True) else _pnp.right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "", True) else _pnp.right_shift(other, self)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """Refused: arrays are immutable (use ``x.at[index].set(value)``).
@@ -215,15 +269,19 @@ class Array:
                         "another .at[] method")
 
     # Comparisons return arrays.
-    def __lt__(self, other: Any) -> Array: return _pnp.less(self, other)
-    def __le__(self, other: Any) -> Array: return _pnp.less_equal(self, other)
-    def __gt__(self, other: Any) -> Array: return _pnp.greater(self, other)
-    def __ge__(self, other: Any) -> Array: return _pnp.greater_equal(self, other)
+    def __lt__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "") else _pnp.less(self, other)
+    def __le__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "") else _pnp.less_equal(self, other)
+    def __gt__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "") else _pnp.greater(self, other)
+    def __ge__(self, other: Any) -> Array:
+        return NotImplemented if _defers(self, other, "") else _pnp.greater_equal(self, other)
     def __eq__(self, other: Any) -> Array:  # type: ignore[override]  # an array, not a bool
-        return _pnp.equal(self, other)
+        return NotImplemented if _defers(self, other, "==") else _pnp.equal(self, other)
 
     def __ne__(self, other: Any) -> Array:  # type: ignore[override]  # an array, not a bool
-        return _pnp.not_equal(self, other)
+        return NotImplemented if _defers(self, other, "!=") else _pnp.not_equal(self, other)
 
     __hash__ = None  # type: ignore[assignment]  # unhashable, as == is elementwise
 
@@ -470,6 +528,28 @@ class Array:
     def imag(self) -> Array:
         """The imaginary part."""
         return _pnp.imag(self)
+
+
+# The operands an operator takes.  With anything else it returns NotImplemented, as
+# JAX's operators do, so that Python tries the other operand's reflected method (a
+# sparse matrix's ``__rmatmul__``).  Objects NumPy can convert (another library's
+# arrays) are taken, and the IR's literals (the numpy namespace's constants).
+# Arithmetic refuses Python's containers outright, with Python's message, as JAX's
+# does: deferring would let ``list * x`` try to repeat the list.
+_OPERANDS = (Array, Literal, np.ndarray, np.generic, bool, int, float, complex)
+_REFUSED = (list, tuple, set, dict)
+
+
+def _defers(self: Array, other: Any, op: str, reflected: bool = False) -> bool:
+    """Whether an operator leaves ``other`` to Python (or, for a container in an
+    arithmetic operator ``op``, refuses it)."""
+    if isinstance(other, _OPERANDS) or hasattr(other, "__array__"):
+        return False
+    if op and isinstance(other, _REFUSED):
+        names = [repr(type(self).__name__), repr(type(other).__name__)]
+        left, right = names[::-1] if reflected else names
+        raise TypeError(f"unsupported operand type(s) for {op}: {left} and {right}")
+    return True
 
 
 # Operators and methods route through the NumPy namespace, which sits above this module:

@@ -1,0 +1,67 @@
+"""An array's operators with operands they do not take: as JAX's, they return
+NotImplemented, so Python tries the other operand's reflected method and otherwise
+raises its own "unsupported operand" TypeError."""
+
+from __future__ import annotations
+
+import operator
+import re
+from typing import Any
+
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import plait.numpy as pjnp
+from tests.frontend.jax_oracle import raised
+
+OPS = {name: getattr(operator, name) for name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_",
+    "xor", "lshift", "rshift")}
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_unknown_operand_gets_the_operation(name: str) -> None:
+    op = OPS[name]
+    other = type("R", (), {f"__r{name.rstrip('_')}__": lambda self, o: "reflected"})()
+    assert op(pjnp.ones(3), other) == op(jjnp.ones(3), other) == "reflected"
+
+
+@pytest.mark.parametrize("bad", ["a", [1.0, 2.0, 3.0], (1, 2, 3), object()])
+def test_unsupported_operands_raise_pythons_error(bad: Any) -> None:
+    for op in (operator.add, operator.mul, operator.matmul, operator.lt):
+        got = raised(lambda op=op: op(pjnp.ones(3), bad))  # type: ignore[misc]  # bound
+        want = raised(lambda op=op: op(jjnp.ones(3), bad))  # type: ignore[misc]  # bound
+        assert type(got) is type(want) is TypeError
+        if op is operator.mul and isinstance(bad, str):
+            continue  # (str * x repeats the string: x.__index__ refuses, in its own words)
+        # (JAX's class is jaxlib._jax.ArrayImpl; plait's is named ArrayImpl too.)
+        assert re.sub(r"'[\w.]*ArrayImpl'", "A", str(got)) == re.sub(r"'[\w.]*ArrayImpl'", "A",
+                                                                      str(want))
+
+
+def test_equality_with_unknown_operands_is_identity() -> None:
+    for bad in ("a", None, object()):
+        assert (pjnp.ones(2) == bad) is (jjnp.ones(2) == bad) is False  # type: ignore[comparison-overlap]  # Python's fallback
+        assert (pjnp.ones(2) != bad) is (jjnp.ones(2) != bad) is True  # type: ignore[comparison-overlap]  # Python's fallback
+
+
+@pytest.mark.parametrize("expr", ["[1.0, 1.0] + x", "(1,) * x", "x & [1]", "x - {}"])
+def test_containers_are_refused_as_jax_refuses_them(expr: str) -> None:
+    got = raised(lambda: eval(expr, {"x": pjnp.ones(2)}))
+    want = raised(lambda: eval(expr, {"x": jjnp.ones(2)}))
+    assert type(got) is type(want) is TypeError
+    assert re.sub(r"'[\w.]*ArrayImpl'", "A", str(got)) == re.sub(r"'[\w.]*ArrayImpl'", "A",
+                                                                  str(want))
+
+
+def test_known_operands_still_compute() -> None:
+    x = np.arange(1.0, 4.0, dtype=np.float32)
+    for other in (2, 2.5, True, np.float32(3), np.ones(3, np.float32), pjnp.ones(3)):
+        for op in OPS.values():
+            if op in (operator.and_, operator.or_, operator.xor, operator.lshift,
+                      operator.rshift, operator.matmul):
+                continue
+            np.testing.assert_allclose(np.asarray(op(pjnp.asarray(x), other)),
+                                       np.asarray(op(jjnp.asarray(x), np.asarray(other))),
+                                       rtol=1e-6)
