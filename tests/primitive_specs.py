@@ -36,6 +36,7 @@ from jax._src.lax import linalg as jax_linalg
 from jax._src.lax.control_flow import conditionals as jax_conditionals
 from jax._src.lax.control_flow import solves as jax_solves
 
+from plait.frontend.sparse.sparsify import todense_p
 from plait.ir import Builder, ClosedJaxpr, Literal, Primitive, ShapedArray, Var
 from plait.ir import primitives as P
 from plait.ir.primitives.indexing import combiner_jaxpr
@@ -1916,4 +1917,7 @@ UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_valu
                          P.reshard_p,
                          # Made into error values by checkify; compared with JAX's checkify
                          # in tests/frontend/test_checkify.py.
-                         P.check_p})
+                         P.check_p,
+                         # sparse.todense's marker, the identity on dense arrays:
+                         # tests/frontend/test_sparse_bcoo.py compares it with JAX.
+                         todense_p})

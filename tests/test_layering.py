@@ -44,6 +44,8 @@ ALLOWED = {
     "frontend.nn": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
                     "frontend.api", "frontend.numpy", "frontend.scipy", "frontend.random",
                     "frontend.nn"},
+    "frontend.sparse": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
+                        "frontend.api", "frontend.numpy", "frontend.random", "frontend.sparse"},
     "frontend.image": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
                        "frontend.api", "frontend.numpy", "frontend.scipy", "frontend.image"},
     "frontend.example_libraries": {"ir", "transforms", "lowering", "frontend.core",

@@ -483,6 +483,9 @@ JAX_EXAMPLES.update({
 # tests/frontend/test_callbacks.py test the refusals.
 _UNPARSEABLE = {"call_exported", "call_exported_lin", "pure_callback", "io_callback",
                 "debug_callback",
+                # JAX's sparse.todense marker carries its operand's PyTreeDef, which no
+                # text holds; plait's has no parameters (tests/frontend/test_sparse_bcoo.py).
+                "todense",
                 # A custom_vmap rule is a Python function, not in the text.
                 "custom_vmap_call",
                 # A check's formatting structure is not in the text, and JAX refuses to
