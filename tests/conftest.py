@@ -59,6 +59,8 @@ def _release_executables() -> Iterator[None]:
 # default run keeps this many cases of each, spread evenly over its parameter list (so
 # every dtype, shape and flag family appears); ``-m slow`` runs every case.
 REPRESENTATIVE: dict[str, int] = {
+    "tests/frontend/test_eager_programs.py::test_numpy_eager_rounds_as_jax": 34,
+    "tests/frontend/test_eager_programs.py::test_special_eager_rounds_as_jax": 4,
     "tests/transforms/test_rules.py::test_jvp_matches_jax_and_finite_differences": 50,
     "tests/frontend/test_random_distributions.py::test_eager_matches_jax": 9,
     "tests/frontend/test_lax_linalg_factorizations.py::test_svd_jvp_and_grad": 3,
