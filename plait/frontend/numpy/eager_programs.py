@@ -21,6 +21,7 @@ import numpy as np
 
 from plait.frontend.api.jit import jit
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.tracing import _state
 
 __all__ = ["compiled_when_eager"]
 
@@ -71,7 +72,9 @@ def compiled_when_eager(static_argnames: Sequence[str]) -> Callable[[Callable[P,
 
         @functools.wraps(fun)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            if plain(args, kwargs):
+            # While tracing, the function runs directly: its equations inline, and
+            # the tracing path pays nothing for jit's dispatch.
+            if not _state.stack and plain(args, kwargs):
                 return program(*args, **kwargs)
             return fun(*args, **kwargs)
         return call
