@@ -225,6 +225,13 @@ def is_inexact(dtype: np.dtype[Any]) -> bool:
     return dtype in INEXACT
 
 
+def real_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype of a complex dtype's components; any other dtype itself."""
+    if dtype == complex64:
+        return float32
+    return float64 if dtype == complex128 else dtype
+
+
 def _range(dtype: np.dtype[Any]) -> tuple[int, int]:
     info = ml_dtypes.iinfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
     return int(info.min), int(info.max)

@@ -251,7 +251,7 @@ def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
 
 
 def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
-               precision: Any, swap_ans: bool = False) -> Atom:
+               precision: Any, preferred: Any, swap_ans: bool = False) -> Atom:
     (xc, yc), (xb, yb) = dims
     y_aval = shaped(y.aval)
     x_kept = [i for i in range(x_aval.ndim) if i not in xc and i not in xb]
@@ -263,7 +263,8 @@ def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
     new_dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(yb)))
     xc_by_y = [xc[i] for i in np.argsort(yc)]
     out_axes = np.argsort(list(xb) + x_kept + xc_by_y)
-    # A ``preferred_element_type`` makes ct wider than y: contract in ct's dtype.
+    # ct and y may differ in dtype (a preferred_element_type, mixed operands): they are
+    # contracted as they are, with the forward preferred type, as JAX does.
     sharding = None
     if EXPLICIT.seen:  # the result in x's sharding, laid out in dot_general's order
         x_sharding = target_sharding(x_aval, ct.aval, y.aval)
@@ -273,8 +274,7 @@ def _dot_t_lhs(e: Emitter, ct: Atom, x_aval: ShapedArray, y: Atom, dims: Any,
             for i, a in enumerate(out_axes):
                 order[int(a)] = spec[i]
             sharding = NamedSharding(x_sharding.mesh, PartitionSpec(*order))
-    out = e.dot_general(ct, e.to_dtype(y, shaped(ct.aval).dtype), new_dims, shaped(ct.aval).dtype,
-                        precision, sharding)
+    out = e.dot_general(ct, y, new_dims, preferred, precision, sharding)
     return e.to_dtype(e.transpose(out, [int(a) for a in out_axes]), x_aval.dtype)
 
 
@@ -285,9 +285,11 @@ def _dot_general_t(e: Emitter, ct: Atom, x: Any, y: Any, *, dimension_numbers: A
         check_linear_inputs("dot_general", [x, y], [0])
     (xc, yc), (xb, yb) = dimension_numbers
     if _undef(x):
-        return [_dot_t_lhs(e, ct, shaped(x.aval), y, dimension_numbers, precision), None]
+        return [_dot_t_lhs(e, ct, shaped(x.aval), y, dimension_numbers, precision,
+                           preferred_element_type), None]
     swapped = ((yc, xc), (yb, xb))
-    return [None, _dot_t_lhs(e, ct, shaped(y.aval), x, swapped, precision, swap_ans=True)]
+    return [None, _dot_t_lhs(e, ct, shaped(y.aval), x, swapped, precision,
+                             preferred_element_type, swap_ans=True)]
 
 
 deflinear_transpose(P.dot_general_p, _dot_general_t)

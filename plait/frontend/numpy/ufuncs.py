@@ -465,10 +465,7 @@ def round(x: Any, decimals: int = 0) -> Array:
 around = round
 
 
-def _real_dtype(d: np.dtype[Any]) -> np.dtype[Any]:
-    complex_to_real: dict[np.dtype[Any], np.dtype[Any]] = {dt.complex64: dt.float32,
-                                                           dt.complex128: dt.float64}
-    return complex_to_real.get(d, d)
+_real_dtype = dt.real_dtype
 
 
 def rint(x: Any) -> Array:

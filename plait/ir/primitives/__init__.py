@@ -110,7 +110,13 @@ from plait.ir.primitives.indexing import (
                                              scatter_p,
                                              scatter_sub_p,
 )
-from plait.ir.primitives.linalg import DotAlgorithm, DotAlgorithmPreset, Precision, dot_general_p
+from plait.ir.primitives.linalg import (
+    DotAlgorithm,
+    DotAlgorithmPreset,
+    Precision,
+    dot_general_dtype,
+    dot_general_p,
+)
 from plait.ir.primitives.linalg_decompositions import cholesky_p, triangular_solve_p
 from plait.ir.primitives.linalg_eig import *  # noqa: F403
 from plait.ir.primitives.linalg_factorizations import *  # noqa: F403
@@ -220,8 +226,8 @@ __all__ = [
     "ge_p", "gt_p", "integer_pow_p", "is_finite_p", "le_p", "log1p_p", "log_p", "logistic_p",
     "lt_p", "max_p", "min_p", "mul_p", "ne_p", "neg_p", "nextafter_p", "not_p", "or_p",
     "pow_p", "rem_p", "round_p", "rsqrt_p", "select_n_p", "sign_p", "sin_p", "sinh_p",
-    "sqrt_p", "sub_p", "tan_p", "tanh_p", "xor_p", "dot_general_p", "Precision", "argmax_p",
-    "argmin_p",
+    "sqrt_p", "sub_p", "tan_p", "tanh_p", "xor_p", "dot_general_p", "dot_general_dtype",
+    "Precision", "argmax_p", "argmin_p",
     "cummax_p", "cummin_p", "cumprod_p", "cumsum_p", "reduce_and_p", "reduce_max_p",
     "reduce_min_p", "reduce_or_p", "reduce_prod_p", "reduce_sum_p", "reduce_xor_p", "sort_p",
     "complex_p", "conj_p", "imag_p", "real_p", "broadcast_in_dim_p", "concatenate_p",

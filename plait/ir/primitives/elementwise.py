@@ -69,13 +69,9 @@ not_p = Primitive("not", unary(BOOL_OR_INT))
 copy_p = Primitive("copy", unary(ANY))
 
 
-def _abs_dtype(d: np.dtype[Any]) -> np.dtype[Any]:
-    return np.dtype(np.finfo(d).dtype) if dt.is_complex(d) else d
-
-
-abs_p = Primitive("abs", unary(SIGNED | INEXACT, _abs_dtype))
-real_p = Primitive("real", unary(COMPLEX, _abs_dtype))
-imag_p = Primitive("imag", unary(COMPLEX, _abs_dtype))
+abs_p = Primitive("abs", unary(SIGNED | INEXACT, dt.real_dtype))
+real_p = Primitive("real", unary(COMPLEX, dt.real_dtype))
+imag_p = Primitive("imag", unary(COMPLEX, dt.real_dtype))
 conj_p = Primitive("conj", unary(COMPLEX))
 
 

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 import ml_dtypes
 import numpy as np
 
+from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.params import (
     ParamDef,
@@ -19,7 +20,7 @@ from plait.ir.params import (
     decode_optional_dtype,
 )
 from plait.ir.primitive import Primitive
-from plait.ir.primitives._typing import ANY, check_axes, check_dtype, check_same_dtypes, fail
+from plait.ir.primitives._typing import ANY, check_axes, check_dtype, fail
 
 
 class Precision(enum.IntEnum):
@@ -275,7 +276,6 @@ def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: 
                       out_sharding: None) -> tuple[ShapedArray, ...]:
     check_dtype(lhs, ANY, "lhs")  # bool too, as JAX: or of ands
     check_dtype(rhs, ANY, "rhs")
-    check_same_dtypes([lhs, rhs])
     try:
         (lc, rc), (lb, rb) = dimension_numbers
     except (TypeError, ValueError):
@@ -293,9 +293,47 @@ def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: 
     batch = tuple(lhs.shape[a] for a in lb)
     lfree = tuple(d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb)
     rfree = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
-    dtype = lhs.dtype if preferred_element_type is None else preferred_element_type
+    dtype = dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type,
+                              isinstance(precision, DotAlgorithm | DotAlgorithmPreset))
     weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
     return (ShapedArray(batch + lfree + rfree, dtype, weak),)
+
+
+def _precision_rank(dtype: np.dtype[Any]) -> tuple[bool, int, int, int, bool]:
+    """How XLA orders element types when a dot mixes two (its ``HigherPrecisionType``):
+    complex over real, then exponent range, mantissa, width, and signed over unsigned."""
+    real = dt.real_dtype(dtype) if dt.is_complex(dtype) else dtype
+    if dt.is_float(real):
+        info = ml_dtypes.finfo(real)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
+        return dt.is_complex(dtype), int(info.maxexp), int(info.nmant), _bit_width(real), True
+    return False, -1, -1, _bit_width(real), not dt.is_unsigned(real)
+
+
+def _bit_width(dtype: np.dtype[Any]) -> int:
+    # As JAX counts: a bool is one bit.
+    return 1 if dt.is_bool(dtype) else dt.bit_width(dtype)
+
+
+def dot_general_dtype(lhs: np.dtype[Any], rhs: np.dtype[Any],
+                      preferred: np.dtype[Any] | None = None,
+                      has_algorithm: bool = False) -> np.dtype[Any]:
+    """The result dtype of ``dot_general``. Operands of different dtypes are allowed, as
+    in JAX 0.10.2 and XLA: the result takes the more precise one (or the preferred type)."""
+    if lhs == rhs:
+        result = lhs
+    else:
+        lrank, rrank = _precision_rank(lhs), _precision_rank(rhs)
+        if lrank == rrank:
+            fail(f"expected operands of equal dtypes, or one more precise than the other, "
+                 f"but got {lhs.name} and {rhs.name}")
+        result = lhs if lrank > rrank else rhs
+    if preferred is None or preferred == result:
+        return result
+    if (not has_algorithm and not dt.is_float(result)
+            and _bit_width(preferred) < _bit_width(result)):
+        fail(f"expected a preferred_element_type at least as wide as the operands' "
+             f"{result.name}, but got {preferred.name}")
+    return preferred
 
 
 dot_general_p = Primitive("dot_general", _dot_general_rule, (

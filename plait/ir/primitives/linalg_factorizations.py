@@ -12,8 +12,6 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-import numpy as np
-
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.params import ParamDef, decode_bool, decode_int, decode_optional_ints
@@ -73,11 +71,7 @@ def _decode_subset(value: Any) -> tuple[int, int] | None:
     return None if ints is None else (ints[0], ints[1])
 
 
-def real_dtype(dtype: np.dtype[Any]) -> np.dtype[Any]:
-    """The dtype of a complex dtype's components (a real dtype itself)."""
-    if dtype == dt.complex64:
-        return dt.float32
-    return dt.float64 if dtype == dt.complex128 else dtype
+real_dtype = dt.real_dtype
 
 
 def _check_matrix(name: str, x: ShapedArray, what: str = "the operand") -> tuple[int, int]:

@@ -230,7 +230,7 @@ def _dot_general(lhs: np.ndarray, rhs: np.ndarray, *, dimension_numbers: Any, pr
     lfree = "".join(c for i, c in enumerate(lhs_s) if i not in lc and i not in lb)
     rfree = "".join(c for i, c in enumerate(rhs_s) if i not in rc and i not in rb)
     spec = f"{''.join(lhs_s)},{''.join(rhs_s)}->{batch}{lfree}{rfree}"
-    out_dtype = preferred_element_type or lhs.dtype
+    out_dtype = P.dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
     # Exact or wider accumulation, rounded once: within XLA's rounding of its own order.
     compute: type[np.generic] = np.float64
     if dt.is_integer(out_dtype) or dt.is_bool(out_dtype):

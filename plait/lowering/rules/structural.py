@@ -262,7 +262,17 @@ def _dot_general(ctx: LoweringContext, lhs: Value, rhs: Value, *, dimension_numb
              f"precision_config = {precision_config(precision)}")
     if isinstance(precision, P.DotAlgorithm | P.DotAlgorithmPreset):
         return [_dot_with_algorithm(ctx, lhs, rhs, precision, attrs)]
+    la, ra, out = (shaped(a) for a in (*ctx.avals_in, ctx.avals_out[0]))
+    if la.dtype != ra.dtype and not (la.dtype in _FLOAT8 and ra.dtype in _FLOAT8):
+        # XLA's CPU code generator fails on some mixed pairs that its type system
+        # accepts (int4 with int8): both operands are converted to the result's dtype, as
+        # JAX lowers them for CPU.
+        lhs, rhs = convert(ctx.fn, lhs, la, out.dtype), convert(ctx.fn, rhs, ra, out.dtype)
     return [ctx.fn.op1("stablehlo.dot_general", [lhs, rhs], tensor_type(ctx.avals_out[0]), attrs)]
+
+
+# The float8 pairs XLA multiplies without conversion (JAX's list: not e4m3b11fnuz).
+_FLOAT8 = frozenset(dt.FLOAT8) - {dt.float8_e4m3b11fnuz}
 
 
 def _dot_with_algorithm(ctx: LoweringContext, lhs: Value, rhs: Value, algorithm: Any,
