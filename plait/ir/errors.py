@@ -24,6 +24,7 @@ __all__ = [
     "InconclusiveDimensionOperation",
     "UnsupportedTransformError",
     "MissingTransposeError",
+    "ForwardModeError",
     "TracerError",
     "UnexpectedTracerError",
     "ConcretizationTypeError",
@@ -110,6 +111,12 @@ class UnsupportedTransformError(TransformError, NotImplementedError):
 class MissingTransposeError(TransformError, TypeError):
     """Reverse mode needs a transpose the program does not define (a
     ``custom_linear_solve`` without ``transpose_solve``); a ``TypeError`` as in JAX."""
+
+
+class ForwardModeError(TransformError, TypeError):
+    """Forward mode through a ``custom_vjp`` function whose backward function is not
+    linear in its cotangent (so has no transpose); a ``TypeError``, as JAX's refusal of
+    forward mode through any ``custom_vjp`` function is."""
 
 
 class TracerError(PlaitError):

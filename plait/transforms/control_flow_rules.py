@@ -286,16 +286,20 @@ def _while_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
         return None, eqn, [True] * len(uc), res
     known_c = [not u for u in uc]
     kbody, used = dce_jaxpr(body, known_c)
-    kbody = kbody.replace(invars=tuple(_pick(kbody.invars, [True] * bn + known_c)))
+    known_b = [not u for u in uk_b]
+    # The known loop takes the known body consts only (the unknown ones, a tangent say,
+    # are unused once the unknown carries are gone).
+    kbody = kbody.replace(invars=tuple(_pick(kbody.invars, known_b + known_c)))
     kcond = p["cond_jaxpr"].jaxpr
     kcond = kcond.replace(invars=kcond.invars[:cn] + tuple(_pick(kcond.invars[cn:], known_c)))
     ins_cc, ins_bc, ins_c = split_list(eqn.invars, cn, bn)
     if any(u and x for u, x in zip(uk_b, used[:bn])):
         res = [a for a, u in zip(eqn.invars, unknowns) if not u and type(a) is Var]
         return None, eqn, [True] * len(uc), res
-    known_eqn = eqn.replace(invars=tuple(ins_cc + ins_bc + _pick(ins_c, known_c)),
+    known_eqn = eqn.replace(invars=tuple(ins_cc + _pick(ins_bc, known_b) + _pick(ins_c, known_c)),
                             outvars=tuple(_pick(eqn.outvars, known_c)),
-                            params=p.replace(cond_jaxpr=_closed(kcond), body_jaxpr=_closed(kbody)))
+                            params=p.replace(cond_jaxpr=_closed(kcond), body_jaxpr=_closed(kbody),
+                                             body_nconsts=known_b.count(True)))
     # The unknown loop binds fresh variables for the carries the known loop produces.
     unknown_eqn = eqn.replace(outvars=tuple(v if u else Var(v.aval)
                                             for v, u in zip(eqn.outvars, uc)))

@@ -653,6 +653,30 @@ def test_reverse_mode_through_while_is_a_clear_error(how: str) -> None:
     assert str(ours.value) == JAX_WHILE_GRAD_MESSAGE
 
 
+def _scan_of_while(L: Lib) -> Callable[[Any], Any]:
+    # The while's body reads a const whose tangent is unknown to the known half.
+    def f(a: Any) -> Any:
+        def body(c: Any, _: Any) -> Any:
+            c = L.lax.while_loop(lambda s: s[1] < 3,
+                                 lambda s: (s[0] * L.np.sin(a) + 0.1, s[1] + 1), (c, 0))[0]
+            return c, c
+        c, ys = L.lax.scan(body, a, None, length=3)
+        return c + ys.sum()
+    return f
+
+
+def test_while_inside_scan_forward_mode_and_reverse_mode_error_as_jax() -> None:
+    # The known loop of the split while once kept every body const, the unknown
+    # tangent among them (a KeyError in partial evaluation).
+    f, g = _scan_of_while(PLAIT), _scan_of_while(JAX)
+    assert_close(plait.linearize(f, 0.5)[1](1.0), jax.linearize(g, 0.5)[1](1.0))
+    assert_close(plait.jacfwd(plait.jacfwd(f))(0.5), jax.jacfwd(jax.jacfwd(g))(0.5))
+    with pytest.raises(TransformError, match=re.escape(JAX_WHILE_GRAD_MESSAGE)):
+        plait.grad(f)(0.5)
+    with pytest.raises(ValueError, match=re.escape(JAX_WHILE_GRAD_MESSAGE)):
+        jax.grad(g)(0.5)
+
+
 def test_jit_of_jvp_with_integer_outputs() -> None:
     def f(L: Lib) -> Callable[[Any], Any]:
         def g(x):

@@ -159,6 +159,38 @@ def test_concretization_errors(convert, exc) -> None:
         plait.make_jaxpr(lambda x: convert(x))(np.int32(3))
 
 
+def test_vmap_knows_values_computed_from_constants_as_jax() -> None:
+    # JAX's vmap evaluates operations on unbatched values, so Python may read them.
+    table = np.array([0.0, 2.0, 0.0, 5.0], np.float32)
+
+    def f(L: Any) -> Any:
+        def g(x: Any) -> Any:
+            n = int(L.numpy.asarray(table).sum())
+            if L.numpy.asarray(table)[1] > 1:  # a branch on a constant
+                x = x * 2
+            idx = L.numpy.nonzero(L.numpy.asarray(table))[0]  # needs a concrete size
+            return x[idx].sum() * n + float(L.numpy.max(L.numpy.asarray(table)))
+        return g
+
+    xs = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(np.asarray(plait.vmap(f(plait))(xs)),
+                                  np.asarray(jax.vmap(f(jax))(xs)))
+    # Under grad, inside vmap: the constant stays known, the batched value does not.
+    np.testing.assert_array_equal(
+        np.asarray(plait.vmap(plait.grad(lambda x: f(plait)(x)))(xs)),
+        np.asarray(jax.vmap(jax.grad(lambda x: f(jax)(x)))(xs)))
+
+
+def test_vmap_refuses_python_values_of_batched_values() -> None:
+    with pytest.raises(errors.ConcretizationTypeError,
+                       match=r"conversion with float\(\) of a traced value of type "
+                             r"float32\[\] .*while tracing <lambda> for vmap. Its value is not "
+                             r"known during tracing. It depends on the value of x"):
+        plait.vmap(lambda x: x * float(x.sum()))(np.ones((2, 3), np.float32))
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.vmap(lambda x: x * float(x.sum()))(np.ones((2, 3), np.float32))
+
+
 def test_leaked_tracer_is_a_clear_error() -> None:
     leaked = []
 

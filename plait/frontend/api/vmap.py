@@ -149,7 +149,7 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
                                                  arg_names=tuple(names[i] for i in mapped)),
                                     [call.paths[i] for i in mapped])
         with axis_env.frame({axis_name: size} if axis_name is not None else {}):
-            traced = trace_function(mapped_fun, inner_call, "vmap")
+            traced = trace_function(mapped_fun, inner_call, "vmap", constants_known=True)
         closed, consts = consts_as_invars(traced.closed)
         out_example = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
         # (Only the prefix's Nones are leaves: a None among the results is an empty

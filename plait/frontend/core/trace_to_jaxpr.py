@@ -121,13 +121,17 @@ def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequen
 
 
 def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
-                   concrete: bool = False, refs: object = None) -> TracedFunction:
+                   concrete: bool = False, refs: object = None,
+                   constants_known: bool = False) -> TracedFunction:
     """Trace a user call: ``fun`` on abstract versions of the call's dynamic leaves, its
     static arguments passed as they are.
 
     With ``concrete`` (autodiff outside ``jit``), when every leaf is concrete or
     a tracer whose value can be known, the tracers know their values on demand:
     Python control flow on them works, and the jaxpr follows the branches taken.
+    With ``constants_known`` (``vmap``), the leaves are unknown but values computed
+    from constants alone (closed-over arrays) are known on demand, as JAX's ``vmap``
+    evaluates operations on unbatched values.
     """
     names = call.debug_info.arg_names
     in_avals = tuple(abstractify(x, arg_path(names, i), purpose) for i, x in enumerate(call.leaves))
@@ -136,7 +140,11 @@ def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
         full_args, full_kwargs = unmark_static(args, kwargs, call.static_key)
         return fun(*full_args, **full_kwargs)
 
-    known = call.leaves if concrete and all(map(is_concretizable, call.leaves)) else None
+    known: Sequence[Any] | None = None
+    if concrete and all(map(is_concretizable, call.leaves)):
+        known = call.leaves
+    elif constants_known:
+        known = [None] * len(call.leaves)
     traced = trace_to_jaxpr(call_fun, call.in_tree, in_avals, purpose, call.debug_info,
                             known=known, refs=refs)
     return attrs.evolve(traced, static_key=call.static_key, outs=())

@@ -306,8 +306,13 @@ def _cast_scalar(x: Any, dtype: np.dtype[Any]) -> Any:
         return float(np.asarray(x.real if isinstance(x, complex) else x).astype(dtype).item())
 
 
-_internal_code: BoundedDict[CodeType, bool] = BoundedDict("internal code objects")
-_source_cache: BoundedDict[tuple[CodeType, int, str], SourceInfo] = BoundedDict("source lines")
+# Keyed by the code object's id, not the code object: hashing a code object hashes its
+# bytecode and constants (~0.5 us), and every staged equation walks up to ~100 frames of
+# plait's own code (its SciPy and ODE layers) to the user's.  Each entry keeps its code
+# object, so the id cannot be reused while the entry lives.
+_internal_code: BoundedDict[int, tuple[CodeType, bool]] = BoundedDict("internal code objects")
+_source_cache: BoundedDict[tuple[int, int, str], tuple[CodeType, SourceInfo]] = BoundedDict(
+    "source lines")
 
 
 def user_frame_info() -> SourceInfo | None:
@@ -316,16 +321,16 @@ def user_frame_info() -> SourceInfo | None:
     internal = _internal_code.data
     while f is not None:
         code = f.f_code
-        is_internal = internal.get(code)
-        if is_internal is None:
-            is_internal = _internal_code[code] = is_plait_code(code.co_filename)
-        if not is_internal:
-            key = (code, f.f_lineno, _state.name_stack)
-            info = _source_cache.data.get(key)
-            if info is None:
-                info = _source_cache[key] = SourceInfo(code.co_filename, f.f_lineno, code.co_name,
-                                                       key[2])
-            return info
+        hit = internal.get(id(code))
+        if hit is None or hit[0] is not code:
+            hit = _internal_code[id(code)] = (code, is_plait_code(code.co_filename))
+        if not hit[1]:
+            key = (id(code), f.f_lineno, _state.name_stack)
+            entry = _source_cache.data.get(key)
+            if entry is None or entry[0] is not code:
+                entry = _source_cache[key] = (code, SourceInfo(code.co_filename, f.f_lineno,
+                                                               code.co_name, key[2]))
+            return entry[1]
         f = f.f_back
     return None
 
@@ -434,10 +439,10 @@ class Tracer(Array):
         """
         trace = self._trace
         if trace.known is not None:
-            if not keeps_derivative and trace.depends_on_inputs(self._var):
-                raise cls(_differentiated_message(self, what))
             value = trace.value_of(self._var)
             if value is not None:
+                if not keeps_derivative and trace.depends_on_inputs(self._var):
+                    raise cls(_differentiated_message(self, what))
                 return value
         raise cls(_concrete_message(self, what))
 

@@ -17,9 +17,8 @@ where it was left, which extrapolates, as JAX's does.
 
 Reverse-mode derivatives come from the adjoint system (Chen et al., *Neural Ordinary
 Differential Equations*, 2018, appendix C): between consecutive requested times,
-``(y, y_bar, t_bar, args_bar)`` is integrated backwards by ``odeint`` itself.  (JAX
-differentiates that solve again for second derivatives; plait cannot yet linearize a
-``while_loop`` whose body holds a ``scan``, so reverse-over-reverse fails.)  Each
+``(y, y_bar, t_bar, args_bar)`` is integrated backwards by ``odeint`` itself, so second
+derivatives differentiate that solve by the adjoint method again, as JAX's do.  Each
 operation is the one JAX performs, in JAX's order, so solutions agree with JAX's to the
 last bit on CPU, except under ``vmap`` (XLA rounds JAX's batched dots differently);
 gradients too, except where plait's own reverse mode of ``func`` rounds differently
@@ -199,9 +198,10 @@ def _integrate(func: _Func, rtol: float, atol: float, mxstep: float, hmax: float
 
 def _integrate_fwd(func: _Func, rtol: float, atol: float, mxstep: float, hmax: float,
                    y0: Array, ts: Array, *args: Any) -> tuple[Array, tuple[Any, ...]]:
-    # The plain function, not _solve: binding _solve again here would trace its rules
-    # once more for nothing.
-    ys = _integrate(func, rtol, atol, mxstep, hmax, y0, ts, *args)
+    # _solve, not the plain solver, as JAX's fwd calls its custom function: the solve
+    # holds while loops, so a derivative of this rule (a second derivative of odeint)
+    # must use the adjoint again.
+    ys = _solve(func, rtol, atol, mxstep, hmax, y0, ts, *args)
     return ys, (ys, ts, args)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from plait.ir.avals import AbstractValue
-from plait.ir.errors import TransformError
+from plait.ir.errors import ForwardModeError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import ParamDef, decode_bool, decode_int, decode_str
 from plait.ir.primitive import Primitive
@@ -82,9 +82,9 @@ def _custom_lin_rule(*avals: AbstractValue, name: str, num_res: int, bwd_jaxpr: 
     return b_in[num_res:]
 
 
-def nonlinear_bwd_error(name: str) -> TransformError:
+def nonlinear_bwd_error(name: str) -> ForwardModeError:
     """Raised where a ``custom_lin`` without ``fwd_lin_jaxpr`` would have to run forward."""
-    return TransformError(
+    return ForwardModeError(
         f"forward-mode differentiation (jvp, jacfwd, hessian) of the custom_vjp function {name} "
         "needs the transpose of its backward function, but the backward function is not linear "
         "in its cotangent argument (it clips, branches on or otherwise transforms the "
