@@ -18,7 +18,11 @@ from plait.frontend.scipy._util import const, promote
 __all__ = ["logpmf", "pmf"]
 
 
-def _logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Array:
+# Jitted with its default inside, as JAX's: an omitted loc is a constant of the program.
+@jit
+def logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Array:
+    """The log of the probability of ``floor(k)`` (``-inf`` outside ``[0, n]``, NaN for
+    negative ``n`` or non-positive ``a`` or ``b``); one compiled program, as JAX's."""
     k, n, a, b, loc = promote("betabinom.logpmf", k, n, a, b, loc)
     y = lax.floor(k) - loc
     zero, one = const(y, 0), const(y, 1)
@@ -30,16 +34,6 @@ def _logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Array:
     outside = (y < lax.neg(loc)) | (y > n) | (y + a <= zero)
     log_probs = pnp.where(outside, -np.inf, log_probs)
     return pnp.where((n < zero) | (a <= zero) | (b <= zero), np.nan, log_probs)
-
-
-_logpmf.__name__ = _logpmf.__qualname__ = "logpmf"
-_jitted_logpmf = jit(_logpmf)
-
-
-def logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Array:
-    """The log of the probability of ``floor(k)`` (``-inf`` outside ``[0, n]``, NaN for
-    negative ``n`` or non-positive ``a`` or ``b``); one compiled program, as JAX's."""
-    return _jitted_logpmf(k, n, a, b, loc)
 
 
 def pmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Array:

@@ -4,8 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -18,9 +17,6 @@ from plait.frontend.scipy._util import promote
 from plait.frontend.scipy.stats import norm
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 def _log_sub(x: Array, y: Array) -> Array:
     """``log(exp(x) - exp(y))`` for ``x >= y``, stably (a signed log-sum-exp)."""
@@ -43,7 +39,14 @@ def _log_mass(a: Any, b: Any) -> Array:
     return pnp.where(central, middle, tail)
 
 
-def _logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
+# As in JAX, each public function but pdf is jitted with its defaults inside: an omitted
+# loc or scale is a constant of the program (XLA folds it), not a traced argument, so
+# the compiled program, and its rounding, are JAX's.
+
+@jit
+def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    """The log of the probability density at ``x`` (``-inf`` outside the bounds, NaN
+    when ``a >= b``)."""
     x, a, b, loc, scale = promote("truncnorm.logpdf", x, a, b, loc, scale)
     value = norm.logpdf(x, loc, scale) - _log_mass(a, b)
     z = (x - loc) / scale
@@ -51,7 +54,15 @@ def _logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
     return pnp.where(a >= b, np.nan, value)
 
 
-def _logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
+def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    """The probability density at ``x``."""
+    return lax.exp(logpdf(x, a, b, loc, scale))
+
+
+@jit
+def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
+    """The log of the cumulative distribution function (``-inf`` below the lower bound,
+    ``0`` above the upper, NaN when ``a >= b``)."""
     x, a, b, loc, scale = promote("truncnorm.logcdf", x, a, b, loc, scale)
     x, a, b = pnp.broadcast_arrays(x, a, b)
     z = (x - loc) / scale
@@ -64,61 +75,21 @@ def _logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
     return pnp.where(a >= b, np.nan, value)
 
 
-def _logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
-    x, a, b, loc, scale = promote("truncnorm.logsf", x, a, b, loc, scale)
-    # The survival function is the cdf of the mirrored distribution at -x.
-    return _logcdf_jit(lax.neg(x), lax.neg(b), lax.neg(a), lax.neg(loc), scale)
-
-
-def _named(f: F, name: str) -> F:
-    f.__name__ = f.__qualname__ = name
-    return f
-
-
-_logpdf_jit = jit(_named(_logpdf, "logpdf"))
-_logcdf_jit = jit(_named(_logcdf, "logcdf"))
-_logsf_jit = jit(_named(_logsf, "logsf"))
-
-
-def _cdf(*args: Any) -> Array:
-    return lax.exp(_logcdf_jit(*args))
-
-
-def _sf(*args: Any) -> Array:
-    return lax.exp(_logsf_jit(*args))
-
-
-_cdf_jit = jit(_named(_cdf, "cdf"))
-_sf_jit = jit(_named(_sf, "sf"))
-
-
-def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
-    """The log of the probability density at ``x`` (``-inf`` outside the bounds, NaN
-    when ``a >= b``)."""
-    return _logpdf_jit(x, a, b, loc, scale)
-
-
-def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
-    """The probability density at ``x``."""
-    return lax.exp(logpdf(x, a, b, loc, scale))
-
-
-def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
-    """The log of the cumulative distribution function (``-inf`` below the lower bound,
-    ``0`` above the upper, NaN when ``a >= b``)."""
-    return _logcdf_jit(x, a, b, loc, scale)
-
-
+@jit
 def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
     """The cumulative distribution function at ``x``."""
-    return _cdf_jit(x, a, b, loc, scale)
+    return lax.exp(logcdf(x, a, b, loc, scale))
 
 
+@jit
 def logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
     """The log of the survival function ``1 - cdf(x)``."""
-    return _logsf_jit(x, a, b, loc, scale)
+    x, a, b, loc, scale = promote("truncnorm.logsf", x, a, b, loc, scale)
+    # The survival function is the cdf of the mirrored distribution at -x.
+    return logcdf(lax.neg(x), lax.neg(b), lax.neg(a), lax.neg(loc), scale)
 
 
+@jit
 def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Array:
     """The survival function ``1 - cdf(x)``."""
-    return _sf_jit(x, a, b, loc, scale)
+    return lax.exp(logsf(x, a, b, loc, scale))
