@@ -209,6 +209,7 @@ def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: None, k
     return _cast(_keep(r, axes, nd, keepdims), result)
 
 
+@compiled_when_eager(("axis", "dtype", "out", "keepdims", "promote_integers"))
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Array:
     """Sum over ``axis`` (all axes when ``None``) of the elements selected by the boolean
@@ -218,6 +219,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims:
                       promote_integers)
 
 
+@compiled_when_eager(("axis", "dtype", "out", "keepdims", "promote_integers"))
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          initial: Any = None, where: Any = None, promote_integers: bool = True) -> Array:
     """Product over ``axis`` of the elements selected by ``where``, times ``initial``."""
@@ -225,6 +227,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
                       promote_integers)
 
 
+@compiled_when_eager(("axis", "out", "keepdims"))
 def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Array:
     """Maximum over ``axis`` (all axes when ``None``) of the elements selected by
@@ -236,6 +239,7 @@ def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
     return _reduction("max", "max", a, axis, None, out, keepdims, initial, where)
 
 
+@compiled_when_eager(("axis", "out", "keepdims"))
 def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Array:
     """Minimum over ``axis`` of the elements selected by ``where`` and ``initial``.
@@ -267,6 +271,7 @@ def _logical_reduction(name: str, a: Any, axis: Any, out: None, keepdims: bool,
     return _keep(r, axes, b.ndim, keepdims)
 
 
+@compiled_when_eager(("axis", "out", "keepdims"))
 def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
         where: Any = None) -> Array:
     """Whether any element along ``axis`` (among those selected by ``where``) is true
@@ -274,6 +279,7 @@ def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
     return _logical_reduction("any", a, axis, out, keepdims, where)
 
 
+@compiled_when_eager(("axis", "out", "keepdims"))
 def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
         where: Any = None) -> Array:
     """Whether every element along ``axis`` (among those selected by ``where``) is true
