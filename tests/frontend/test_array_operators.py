@@ -65,3 +65,33 @@ def test_known_operands_still_compute() -> None:
             np.testing.assert_allclose(np.asarray(op(pjnp.asarray(x), other)),
                                        np.asarray(op(jjnp.asarray(x), np.asarray(other))),
                                        rtol=1e-6)
+
+
+@pytest.mark.parametrize("convert", [bool, int, float, complex])
+@pytest.mark.parametrize("shape", [(2,), (0,), (1, 1), ()])
+def test_python_scalar_conversions_raise_as_jax(convert: Any, shape: tuple[int, ...]) -> None:
+    # bool() of a multi-element or empty array is NumPy's and JAX's ValueError (so
+    # `except ValueError` code keeps working); int(), float(), complex() of anything but
+    # a 0-d array a TypeError.
+    data = np.ones(shape, np.float32)
+    try:
+        want = convert(jjnp.asarray(data))
+    except (ValueError, TypeError) as e:
+        theirs: BaseException = e
+    else:
+        assert convert(pjnp.asarray(data)) == want
+        return
+    assert type(theirs) in (ValueError, TypeError)
+    ours = raised(lambda: convert(pjnp.asarray(data)))
+    assert isinstance(ours, type(theirs)), (ours, theirs)
+    if convert is bool:
+        assert "ambiguous" in str(ours) and "ambiguous" in str(theirs)
+
+
+@pytest.mark.parametrize("data", [None, [1.0, None], [[None, 2.0]]])
+def test_none_among_the_data_is_a_value_error_as_jax(data: Any) -> None:
+    assert isinstance(raised(lambda: jjnp.array(data)), ValueError)
+    with pytest.raises(ValueError, match="None is not a valid value for an array"):
+        pjnp.array(data)
+    with pytest.raises(ValueError, match="None is not a valid value for an array"):
+        pjnp.asarray(data)

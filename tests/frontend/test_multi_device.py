@@ -743,3 +743,56 @@ def test_shard_map_without_mesh_uses_the_mesh_current_at_each_call_as_jax() -> N
         with lib.set_mesh(small_mesh):
             results.append(np.asarray(lib.jit(f)(np.arange(16.0, dtype=np.float32))))
     np.testing.assert_array_equal(results[0], results[1])
+
+
+# -- check_vma: results claimed replicated must be ------------------------------------------
+
+def _replication_cases(L: Any) -> dict[str, tuple[Callable[[Any], Any], Any, Any]]:
+    P_ = P if L is plait else JP
+    lax = L.lax
+    return {
+        "plain": (lambda x: x * 2, P_("i"), P_()),
+        "psum": (lambda x: lax.psum(x, "i"), P_("i"), P_()),
+        "named": (lambda x: x * 2, P_("i"), P_("i")),
+        "pmax": (lambda x: lax.pmax(x, ("i",)), P_("i"), P_()),
+        "axis_index": (lambda x: x * lax.axis_index("j"), P_("i"), P_("i")),
+        "jit_psum": (lambda x: L.jit(lambda y: lax.psum(y, "i"))(x), P_("i"), P_()),
+        "cond": (lambda x: lax.cond(x[0] > 0, lambda y: y, lambda y: -y,
+                                    x.sum(keepdims=True)), P_("i"), P_()),
+        "ppermute": (lambda x: lax.ppermute(x, "i", [(0, 1), (1, 0)]), P_("i"), P_()),
+        "while": (lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2),
+                                           (0, lax.psum(x, "i")))[1], P_("i"), P_()),
+        "psum_scatter": (lambda x: lax.psum_scatter(x, "i", tiled=True), P_("i"), P_()),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_replication_cases(plait)))
+def test_out_specs_claiming_replication_are_checked_as_jax(case: str) -> None:
+    # A result whose out_specs leaves out an axis it varies over would silently be one
+    # device's block: JAX refuses it (check_vma), and so does plait.
+    ours_mesh, theirs_mesh = _meshes((2, 2), ("i", "j"))
+    x = _x(8)
+    f, i, o = _replication_cases(plait)[case]
+    g, ji, jo = _replication_cases(jax)[case]
+    run = lambda: plait.shard_map(f, mesh=ours_mesh, in_specs=i, out_specs=o)(x)  # noqa: E731
+    try:
+        want = jax.shard_map(g, mesh=theirs_mesh, in_specs=ji, out_specs=jo)(x)
+    except ValueError as e:
+        assert "require replication" in str(e)
+        with pytest.raises(ValueError, match="out_specs which require replication which "
+                                             "can't be statically inferred"):
+            run()
+        # Unchecked, it runs (the user vouches for the replication).
+        plait.shard_map(f, mesh=ours_mesh, in_specs=i, out_specs=o, check_vma=False)(x)
+    else:
+        assert_close(run(), want)
+
+
+def test_replication_error_names_the_axes() -> None:
+    mesh, _ = _meshes((2, 2), ("i", "j"))
+    with pytest.raises(ValueError, match=re.escape(
+            "out_specs is P('i',) which implies that the corresponding output "
+            "value is only varying across mesh axes {i} and not {j}, but it was inferred "
+            "to be possibly varying over {i, j}")):
+        plait.shard_map(lambda x: x * plax.axis_index("j"), mesh=mesh, in_specs=P("i"),
+                        out_specs=P("i"))(_x(8))

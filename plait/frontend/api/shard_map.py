@@ -41,6 +41,7 @@ from plait.ir.sharding import (
     current_mesh,
     use_abstract_mesh,
 )
+from plait.transforms.replication import varying_axes
 
 __all__ = ["shard_map", "shard_map_call", "experimental_shard_map"]
 
@@ -133,10 +134,47 @@ def shard_map_call(f: Callable[..., Any], args: Sequence[Any], mesh: Mesh, in_sp
             raise ValueError(f"shard_map out_specs: expected at most {a.ndim} entries for "
                              f"result {traced.debug_info.result_paths[i]} of type "
                              f"{a.str_short()}, but got {s!r}")
+    if check_vma:
+        _check_replication(name or fun_name(f), jaxpr, mesh, manual, len(consts), specs,
+                           out_specs_t)
     outs = bind(shard_map_p, *consts, *leaves, jaxpr=ClosedJaxpr(jaxpr), mesh=mesh,
                 in_specs=(PartitionSpec(),) * len(consts) + tuple(specs),
                 out_specs=out_specs_t, check_vma=check_vma, newly_manual_axes=manual)
     return tree_unflatten(traced.out_tree, outs)
+
+
+def _spec_axes(spec: PartitionSpec) -> frozenset[str]:
+    names: set[str] = set()
+    for entry in spec:
+        names.update(entry if isinstance(entry, tuple) else () if entry is None else (entry,))
+    return frozenset(names)
+
+
+def _axes_str(axes: frozenset[str]) -> str:
+    return "{" + ", ".join(sorted(axes)) + "}"
+
+
+def _check_replication(name: str, jaxpr: Any, mesh: Mesh, manual: frozenset[str],
+                       n_consts: int, in_specs: Sequence[PartitionSpec],
+                       out_specs: Sequence[PartitionSpec]) -> None:
+    """Refuse an ``out_specs`` entry that leaves out a mesh axis its result may vary
+    over: its global value would silently be one device's block (JAX's check_vma)."""
+    ins = [frozenset[str]()] * n_consts + [_spec_axes(s) & manual for s in in_specs]
+    for spec, varying in zip(out_specs, varying_axes(jaxpr, ins)):
+        unclaimed = (varying & manual) - _spec_axes(spec)
+        if unclaimed:
+            raise ValueError(
+                f"shard_map applied to the function {name!r} was given out_specs which "
+                f"require replication which can't be statically inferred given the mesh:\n\n"
+                f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
+                f"names {tuple(mesh.axis_names)}.\n\nout_specs is {spec!r} which implies "
+                f"that the corresponding output value is only varying across mesh axes "
+                f"{_axes_str(_spec_axes(spec))} and not {_axes_str(unclaimed)}, but it was "
+                f"inferred to be possibly varying over {_axes_str(varying & manual)}\n\n"
+                f"Check if these output values are meant to be replicated over those mesh "
+                f"axes: reduce them (lax.psum, lax.all_gather) over the axes, or name the "
+                f"axes in out_specs. If they are replicated, pass check_vma=False to "
+                f"shard_map to skip this check.")
 
 
 def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
@@ -148,10 +186,11 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
     results by ``out_specs``.  Inside ``f``, collectives (``lax.psum(x, 'x')`` ...) act
     over the mesh axes.  Without ``mesh``, the mesh set by ``plait.set_mesh`` is used.
 
-    Differences from JAX 0.10.2: ``check_vma=True`` (the default) is accepted but plait
-    does not track which axes a value varies over (it behaves as ``check_vma=False``:
-    a result whose spec omits an axis must really be equal along it); every mesh axis
-    is manual.
+    With ``check_vma=True`` (the default), a result whose ``out_specs`` entry leaves
+    out a mesh axis it may vary over is a ``ValueError`` (reduce it over the axis, or
+    name the axis); plait infers this from the body's collectives and data flow, as
+    JAX's old ``check_rep`` did, but values carry no varying-axes type (no
+    ``lax.pcast``, no ``{V:i}`` in ``typeof``).  Every mesh axis is manual.
     """
     if f is None:
         return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,

@@ -216,13 +216,21 @@ class ArrayImpl(Array):
         return v.copy() if copy else v
 
     def _scalar(self, kind: str) -> Any:
-        if self.size != 1:
-            raise TypeError(f"only size-1 arrays can be converted to Python {kind}s, "
+        # As JAX 0.10.2: only a 0-d array converts (NumPy deprecates size-1 arrays).
+        if self.shape != ():
+            raise TypeError(f"only scalar (0-d) arrays can be converted to Python {kind}s, "
                             f"but this array has shape {self.shape}")
-        return self._value.reshape(()).item()
+        return self._value.item()
 
     def __bool__(self) -> bool:
-        return bool(self._scalar("bool"))
+        if self.size == 0:  # ValueErrors, as NumPy's and JAX's
+            raise ValueError("The truth value of an empty array is ambiguous. Use "
+                             "`array.size > 0` to check that an array is not empty.")
+        if self.size != 1:
+            raise ValueError(f"The truth value of an array with more than one element is "
+                             f"ambiguous (this array has shape {self.shape}). Use a.any() "
+                             f"or a.all()")
+        return bool(self._value.reshape(()).item())
 
     def __int__(self) -> int:
         return int(self._scalar("int"))

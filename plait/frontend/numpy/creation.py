@@ -350,7 +350,7 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool |
     Raises:
       TypeError: data of an unsupported type (strings, objects), or a complex
         Python scalar with a real ``dtype``.
-      ValueError: ragged nested sequences.
+      ValueError: ragged nested sequences, or ``None`` among the data.
       OverflowError: a Python int that does not fit the result dtype.
     """
     out = _asarray(a, None if dtype is None else _user_dtype(dtype, "asarray"))
@@ -365,6 +365,10 @@ def _asarray(a: Any, dtype: np.dtype[Any] | None) -> Array:
     if type(a) is Literal:
         a = as_array(a)
         return astype(a, dtype) if dtype is not None else a
+    if a is None or isinstance(a, list | tuple) and any(x is None for x in _flat(a)):
+        # A ValueError, as JAX's (NumPy would make an object array).
+        raise ValueError(f"None is not a valid value for an array, but got {a!r}; use a "
+                         "number (nan for a missing value) or an array")
     if isinstance(a, list | tuple) and any(isinstance(x, Array) for x in _flat(a)):
         # The dtype is that of all the leaves together (Python scalars weakly typed).
         target = (result_type_info([_type_of(v) for v in _flat(a)])[0]
