@@ -74,12 +74,12 @@ def assert_close(got: Any, want: Any, rtol: float = 2e-5, atol: float = 2e-5) ->
 
 
 @contextlib.contextmanager
-def both_x64() -> Iterator[None]:
-    """64-bit dtypes in plait and in JAX, restored on exit."""
+def both_x64(on: bool = True) -> Iterator[None]:
+    """64-bit dtypes ``on`` (or off) in plait and in JAX, restored on exit."""
     before = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", on)
     try:
-        with plait.enable_x64(True):
+        with plait.enable_x64(on):
             yield
     finally:
         jax.config.update("jax_enable_x64", before)

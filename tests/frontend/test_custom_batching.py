@@ -21,7 +21,7 @@ import plait
 import plait.custom_batching
 from plait.errors import TransformError
 from plait.ir import check_jaxpr, eval_jaxpr, parse_jaxpr
-from tests.frontend.jax_oracle import JAX, PLAIT, Lib, assert_close, f32, raised
+from tests.frontend.jax_oracle import JAX, PLAIT, Lib, assert_close, both_x64, f32, raised
 
 BOTH = [(JAX, jax.custom_batching), (PLAIT, plait.custom_batching)]
 IDS = ["jax", "plait"]
@@ -39,13 +39,8 @@ def both(program: Callable[[Lib, Any], Any]) -> None:
 
 @pytest.fixture
 def x64() -> Iterator[None]:
-    previous = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", True)
-    try:
-        with plait.enable_x64(True):
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", previous)
+    with both_x64():
+        yield
 
 
 # -- functions -----------------------------------------------------------------------

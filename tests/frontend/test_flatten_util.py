@@ -5,9 +5,7 @@ jit, grad and vmap."""
 
 from __future__ import annotations
 
-import contextlib
 from collections import namedtuple
-from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -24,7 +22,7 @@ from hypothesis import strategies as st
 import plait
 import plait.flatten_util
 import plait.numpy as pnp
-from tests.frontend.jax_oracle import raised
+from tests.frontend.jax_oracle import both_x64, raised
 
 Pair = namedtuple("Pair", ["a", "b"])
 
@@ -42,17 +40,6 @@ def same(got: Any, want: Any) -> None:
         assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, (g, w)
         assert _weak(g) == _weak(w), (g, w)
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
-
-
-@contextlib.contextmanager
-def both_x64(on: bool) -> Iterator[None]:
-    previous = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", on)
-    try:
-        with plait.enable_x64(on):
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", previous)
 
 
 def _p(tree: Any) -> Any:

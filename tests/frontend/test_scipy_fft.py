@@ -3,8 +3,6 @@ scipy.fft: norms, lengths, axes, dtypes (x64 included), jit, grad, vmap and erro
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import hypothesis.extra.numpy as hnp
@@ -18,7 +16,7 @@ from hypothesis import strategies as st
 
 import plait
 import plait.scipy.fft as pfft
-from tests.frontend.jax_oracle import assert_close, raised
+from tests.frontend.jax_oracle import assert_close, both_x64, raised
 
 RNG = np.random.default_rng(5)
 NAMES = ["dct", "idct", "dctn", "idctn"]
@@ -42,17 +40,6 @@ def _same(name: str, cases: list[tuple[np.ndarray, dict[str, Any]]], rtol: float
     xs = [x for x, _ in cases]
     assert_close(plait.jit(program(pfft))(xs), jax.jit(program(jfft))(xs), rtol=rtol,
                  atol=atol)
-
-
-@contextmanager
-def both_x64() -> Iterator[None]:
-    previous = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", True)
-    try:
-        with plait.enable_x64(True):
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", previous)
 
 
 @pytest.mark.parametrize("name", ["dct", "idct"])

@@ -5,8 +5,6 @@ jit, grad and vmap, and its errors."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import hypothesis.extra.numpy as hnp
@@ -20,7 +18,7 @@ from hypothesis import strategies as st
 
 import plait
 import plait.scipy.ndimage as pnd
-from tests.frontend.jax_oracle import assert_close, raised
+from tests.frontend.jax_oracle import assert_close, both_x64, raised
 
 MODES = ["constant", "nearest", "wrap", "mirror", "reflect"]
 SCIPY_MODE = {"constant": "grid-constant", "nearest": "nearest", "wrap": "grid-wrap",
@@ -30,18 +28,6 @@ X = RNG.standard_normal((4, 5)).astype(np.float32)
 # Coordinates inside, on and beyond the edges (several periods out), and on .5 ties.
 COORDS = [np.array([-7.3, -1.5, -0.5, 0.0, 0.4, 1.5, 2.5, 3.0, 3.6, 4.5, 9.2, 2.2], np.float32),
           np.array([-6.1, -0.7, 0.5, 4.0, 4.7, 1.2, -2.5, 5.5, 0.0, 3.3, 12.9, 1.8], np.float32)]
-
-
-@contextlib.contextmanager
-def both_x64(on: bool) -> Iterator[None]:
-    """x64 mode ``on`` in JAX and plait within the block (restored after it)."""
-    previous = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", on)
-    try:
-        with plait.enable_x64(on):
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", previous)
 
 
 def exact(got: Any, want: Any) -> None:

@@ -10,8 +10,7 @@ so the default run keeps to a few problems; the rest are marked slow.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import hypothesis.extra.numpy as hnp
@@ -26,20 +25,9 @@ from hypothesis import strategies as st
 import plait
 import plait.numpy as pnp
 import plait.scipy.optimize as popt
-from tests.frontend.jax_oracle import raised
+from tests.frontend.jax_oracle import both_x64, raised
 
 LBFGS = "l-bfgs-experimental-do-not-rely-on-this"
-
-
-@contextlib.contextmanager
-def both_x64(on: bool) -> Iterator[None]:
-    previous = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", on)
-    try:
-        with plait.enable_x64(on):
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", previous)
 
 
 def _weak(x: Any) -> bool:

@@ -5,8 +5,6 @@ float32, complex64 and (x64) float64, under jit, grad and vmap, and the errors."
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Literal
 
 import hypothesis.extra.numpy as hnp
@@ -25,7 +23,7 @@ import plait.lax
 import plait.numpy as pnp
 import plait.scipy.signal as psig
 from plait.frontend.scipy.signal_windows import get_window
-from tests.frontend.jax_oracle import assert_close, raised
+from tests.frontend.jax_oracle import assert_close, both_x64, raised
 
 RNG = np.random.default_rng(11)
 
@@ -63,17 +61,6 @@ def _same(name: str, cases: list[Case], rtol: float = 2e-5, atol: float = 2e-5) 
         want = jax.jit(program(jsig))(arrays)
         got = plait.jit(program(psig))(arrays)
     assert_close(got, want, rtol=rtol, atol=atol)
-
-
-@contextmanager
-def both_x64() -> Iterator[None]:
-    previous = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", True)
-    try:
-        with plait.enable_x64(True):
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", previous)
 
 
 # -- convolutions ---------------------------------------------------------------------------

@@ -7,10 +7,9 @@ the warnings both emit are compared word for word.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -21,18 +20,7 @@ import pytest
 import plait
 import plait.numpy as pnp
 from plait.errors import TypePromotionError
-
-
-@contextlib.contextmanager
-def both_x64(on: bool) -> Iterator[None]:
-    """x64 mode ``on`` in JAX and plait within the block (restored after it)."""
-    previous = jax.config.read("jax_enable_x64")
-    jax.config.update("jax_enable_x64", on)
-    try:
-        with plait.enable_x64(on):
-            yield
-    finally:
-        jax.config.update("jax_enable_x64", previous)
+from tests.frontend.jax_oracle import both_x64
 
 
 def outcome(f: Callable[[], Any]) -> tuple[str, list[str]]:
