@@ -15,7 +15,7 @@ from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.lists import fill_in, merge_lists, partition_list
 from plait.ir.primitives import RematPolicy
-from plait.ir.primitives.custom import nonlinear_bwd_error
+from plait.ir.primitives.custom import deferred_rule_error, nonlinear_bwd_error
 from plait.transforms.dce import dce_call, dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_jaxpr
@@ -40,7 +40,10 @@ def _inexact(a: Atom) -> bool:
 
 def _custom_jvp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
                          name: str, call_jaxpr: ClosedJaxpr, jvp_jaxpr: ClosedJaxpr,
-                         num_consts: int, symbolic_zeros: bool) -> tuple[list[Atom], list[Tangent]]:
+                         num_consts: int, symbolic_zeros: bool,
+                         rule_error: str | None) -> tuple[list[Atom], list[Tangent]]:
+    if rule_error is not None:
+        raise deferred_rule_error(rule_error)
     _check_const_tangents(name, "custom_jvp", tangents, num_consts)
     ts = [e.instantiate(t) for p, t in zip(primals[num_consts:], tangents[num_consts:])
           if _inexact(p)]
@@ -71,8 +74,10 @@ def _fwd_lin(bwd: ClosedJaxpr, num_res: int) -> ClosedJaxpr | None:
 
 def _custom_vjp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tangent], *,
                          name: str, call_jaxpr: ClosedJaxpr, fwd_jaxpr: ClosedJaxpr,
-                         bwd_jaxpr: ClosedJaxpr, num_consts: int,
-                         symbolic_zeros: bool) -> tuple[list[Atom], list[Tangent]]:
+                         bwd_jaxpr: ClosedJaxpr, num_consts: int, symbolic_zeros: bool,
+                         rule_error: str | None) -> tuple[list[Atom], list[Tangent]]:
+    if rule_error is not None:
+        raise deferred_rule_error(rule_error)
     _check_const_tangents(name, "custom_vjp", tangents, num_consts)
     outs_res = inline_jaxpr(e, fwd_jaxpr.jaxpr, (), list(primals))
     n_out = len(call_jaxpr.jaxpr.outvars)
@@ -137,14 +142,15 @@ def _all_front(e: Emitter, size: int, vals: Sequence[Atom], dims: Sequence[Dim])
 
 def _custom_jvp_call_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                           name: str, call_jaxpr: ClosedJaxpr, jvp_jaxpr: ClosedJaxpr,
-                          num_consts: int, symbolic_zeros: bool) -> tuple[list[Var], list[Dim]]:
+                          num_consts: int, symbolic_zeros: bool,
+                          rule_error: str | None) -> tuple[list[Var], list[Dim]]:
     args = _all_front(e, size, vals, dims)
     zeros = [0] * len(vals)
     t_dims = [0 for v in vals[num_consts:] if _inexact(v)]
     call, jvp_b = _vmap_params_jaxprs(size, zeros, call_jaxpr, jvp_jaxpr,
                                       extra_dims=[[], t_dims])
     outs = e.bind(P.custom_jvp_call_p, *args, name=name, call_jaxpr=call, jvp_jaxpr=jvp_b,
-                  num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+                  num_consts=num_consts, symbolic_zeros=symbolic_zeros, rule_error=rule_error)
     return outs, [0] * len(outs)
 
 
@@ -153,15 +159,16 @@ batching_rules[P.custom_jvp_call_p] = _custom_jvp_call_vmap
 
 def _custom_vjp_call_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                           name: str, call_jaxpr: ClosedJaxpr, fwd_jaxpr: ClosedJaxpr,
-                          bwd_jaxpr: ClosedJaxpr, num_consts: int,
-                          symbolic_zeros: bool) -> tuple[list[Var], list[Dim]]:
+                          bwd_jaxpr: ClosedJaxpr, num_consts: int, symbolic_zeros: bool,
+                          rule_error: str | None) -> tuple[list[Var], list[Dim]]:
     args = _all_front(e, size, vals, dims)
     zeros = [0] * len(vals)
     call, fwd = _vmap_params_jaxprs(size, zeros, call_jaxpr, fwd_jaxpr)
     bwd = ClosedJaxpr(vmap_jaxpr(bwd_jaxpr.jaxpr, size, [0] * len(bwd_jaxpr.jaxpr.invars),
                                  [0] * len(bwd_jaxpr.jaxpr.outvars)))
     outs = e.bind(P.custom_vjp_call_p, *args, name=name, call_jaxpr=call, fwd_jaxpr=fwd,
-                  bwd_jaxpr=bwd, num_consts=num_consts, symbolic_zeros=symbolic_zeros)
+                  bwd_jaxpr=bwd, num_consts=num_consts, symbolic_zeros=symbolic_zeros,
+                  rule_error=rule_error)
     return outs, [0] * len(outs)
 
 

@@ -80,8 +80,14 @@ def _integer_pow_t(e: Emitter, ct: Atom, x: Any, *, y: int) -> Sequence[Cotangen
 
 
 deflinear_transpose(P.integer_pow_p, _integer_pow_t)
-deflinear_transpose(P.real_p, lambda e, ct, x: [e.bind1(P.complex_p, ct, e.zeros(shaped(ct.aval)))])
-deflinear_transpose(P.imag_p, lambda e, ct, x: [e.bind1(P.complex_p, e.zeros(shaped(ct.aval)),
+def _strong_zeros(e: Emitter, ct: Atom) -> Atom:
+    # JAX's transposes of real and imag pair the cotangent with a strongly typed zero,
+    # so a gradient with respect to a complex Python scalar is not weakly typed.
+    return e.zeros(shaped(ct.aval).update(weak_type=False))
+
+
+deflinear_transpose(P.real_p, lambda e, ct, x: [e.bind1(P.complex_p, ct, _strong_zeros(e, ct))])
+deflinear_transpose(P.imag_p, lambda e, ct, x: [e.bind1(P.complex_p, _strong_zeros(e, ct),
                                                         e.neg(ct))])
 deflinear_transpose(P.conj_p, lambda e, ct, x: [e.unary(P.conj_p, ct)])
 deflinear_transpose(P.complex_p, lambda e, ct, x, y: [

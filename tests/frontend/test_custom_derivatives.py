@@ -559,3 +559,107 @@ def test_symbolic_zeros_fwd_sees_custom_vjp_primals_as_in_jax() -> None:
     assert (repr(z), z.shape, z.dtype) == (repr(zj), zj.shape, zj.dtype)
     np.testing.assert_array_equal(plait.custom_derivatives.zero_from_primal(pjnp.ones(2)),
                                   jax.custom_derivatives.zero_from_primal(jax.numpy.ones(2)))
+
+
+# -- A JVP rule is needed only when differentiating -------------------------------------
+
+def _unwritten_rule(L: Lib) -> Any:
+    @L.custom_jvp
+    def f(x: Any) -> Any:
+        return L.np.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals: Any, tangents: Any) -> Any:
+        raise NotImplementedError("jvp rule not written yet")
+    return f
+
+
+def _branching_rule(L: Lib) -> Any:
+    @L.custom_jvp
+    def h(x: Any) -> Any:
+        return L.np.sin(x)
+
+    @h.defjvp
+    def h_jvp(primals: Any, tangents: Any) -> Any:
+        (x,), (t,) = primals, tangents
+        if x > 0:  # needs a concrete x: fails when traced abstractly
+            return h(x), L.np.cos(x) * t
+        return h(x), -L.np.cos(x) * t
+    return h
+
+
+@pytest.mark.parametrize("how", ["jit", "vmap", "jit_vmap", "make_jaxpr"])
+def test_a_rule_that_cannot_be_traced_does_not_stop_the_call(how: str) -> None:
+    # JAX calls the rule only when differentiating (the custom_derivatives tutorial).
+    def run(L: Lib, module: Any) -> Any:
+        f, h = _unwritten_rule(L), _branching_rule(L)
+        g = {"jit": L.jit, "vmap": L.vmap, "jit_vmap": lambda g: L.jit(L.vmap(g)),
+             "make_jaxpr": lambda g: lambda x: module.core.eval_jaxpr(
+                 module.make_jaxpr(g)(x).jaxpr, [], x)[0]}[how]
+        return g(f)(X), g(h)(X)
+    assert_close(run(PLAIT, plait), run(JAX, jax))
+
+
+@pytest.mark.parametrize("how", ["grad", "jit_grad", "vmap_grad", "jvp"])
+def test_the_rules_error_is_raised_when_differentiating(how: str) -> None:
+    def run(L: Lib) -> Any:
+        f = _unwritten_rule(L)
+        return {"grad": lambda: L.grad(f)(1.0), "jit_grad": lambda: L.jit(L.grad(f))(1.0),
+                "vmap_grad": lambda: L.vmap(L.grad(f))(X),
+                "jvp": lambda: L.jvp(f, (1.0,), (1.0,))}[how]()
+    with pytest.raises(NotImplementedError, match="jvp rule not written yet"):
+        run(JAX)
+    with pytest.raises(NotImplementedError, match="jvp rule not written yet"):
+        run(PLAIT)
+
+
+def test_a_branching_rule_works_on_concrete_values_only_as_in_jax() -> None:
+    assert_close(plait.grad(_branching_rule(PLAIT))(1.0), jax.grad(_branching_rule(JAX))(1.0))
+    with pytest.raises(plait.errors.TracerBoolConversionError):
+        plait.jit(plait.grad(_branching_rule(PLAIT)))(1.0)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(jax.grad(_branching_rule(JAX)))(1.0)
+
+
+def test_a_deferred_rule_error_prints_and_parses_back() -> None:
+    jaxpr = plait.make_jaxpr(_unwritten_rule(PLAIT))(1.0).jaxpr
+    assert ("rule_error='the custom_jvp rule f_jvp of f raised NotImplementedError: jvp rule "
+            "not written yet'") in str(jaxpr)
+    parsed = plait.ir.parse_jaxpr(str(jaxpr))
+    assert parsed == jaxpr
+    # A parsed jaxpr's rule error (no exception object behind it) is a TransformError.
+    with pytest.raises(TransformError, match="NotImplementedError: jvp rule never written"):
+        plait.transforms.jvp_jaxpr(
+            plait.ir.parse_jaxpr(str(jaxpr).replace("not written yet", "never written")),
+            [True])
+
+
+def _unwritten_bwd(L: Lib) -> Any:
+    @L.custom_vjp
+    def g(x: Any) -> Any:
+        return L.np.sin(x)
+
+    def g_fwd(x: Any) -> Any:
+        return g(x), L.np.cos(x)
+
+    def g_bwd(c: Any, y: Any) -> Any:
+        raise NotImplementedError("bwd not written yet")
+    g.defvjp(g_fwd, g_bwd)
+    return g
+
+
+@pytest.mark.parametrize("how", ["jit", "vmap", "grad", "jit_grad", "vjp"])
+def test_custom_vjp_rules_that_cannot_be_traced_fail_only_when_differentiating(
+        how: str) -> None:
+    def run(L: Lib) -> Any:
+        g = _unwritten_bwd(L)
+        return {"jit": lambda: L.jit(g)(X), "vmap": lambda: L.vmap(g)(X),
+                "grad": lambda: L.grad(g)(1.0), "jit_grad": lambda: L.jit(L.grad(g))(1.0),
+                "vjp": lambda: L.vjp(g, 1.0)[1](1.0)}[how]()
+    if how in ("jit", "vmap"):
+        assert_close(run(PLAIT), run(JAX))
+        return
+    with pytest.raises(NotImplementedError, match="bwd not written yet"):
+        run(JAX)
+    with pytest.raises(NotImplementedError, match="bwd not written yet"):
+        run(PLAIT)

@@ -992,6 +992,16 @@ def test_vmap_of_grad_top_level(c: Case) -> None:
     assert_tree_close(got, _oracle(c)["vmap_grad"], c.rtol, f"{c.name} vmap(grad)")
 
 
+def test_gradients_of_complex_python_scalars_are_strongly_typed_as_jax() -> None:
+    # The transposes of real and imag pair the cotangent with a strong zero, as JAX's.
+    def run(L: Any, np_: Any) -> Any:
+        fs = [lambda z: np_.real(z) ** 2 + np_.imag(z) ** 2, lambda z: np_.abs(z) ** 2,
+              lambda z: np_.imag(z), lambda z: np_.real(z * z)]
+        return [(str(g.dtype), bool(g.weak_type), complex(g))
+                for g in (L.grad(f)(3.0 + 4.0j) for f in fs)]
+    assert run(plait, pnp) == run(jax, jnp)
+
+
 @pytest.mark.parametrize("jac", ["jacfwd", "jacrev", "hessian"])
 def test_jacobian_dtypes_and_weak_types_match_jax(jac: str) -> None:
     # A Jacobian block takes its output's type (jacfwd) or its input's (jacrev), weak

@@ -48,6 +48,7 @@ from plait.ir.primitives import (
     pure_callback_p,
     while_p,
 )
+from plait.ir.primitives.custom import defer_rule_error
 from plait.transforms.dce import dce_jaxpr
 from plait.transforms.jvp import tangent_aval
 
@@ -86,6 +87,15 @@ def _trace(fun: Callable[..., Any], avals: Sequence[ShapedArray], in_tree: PyTre
     the rule may branch on them, as JAX's rules see concrete primals."""
     return trace_to_jaxpr(fun, in_tree, avals, purpose, DebugInfo(name, ("",) * len(avals), ()),
                           known=known)
+
+
+def _zero_tangents(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """A stand-in JVP rule (for one that could not be traced): ``fun``'s outputs and
+    zero tangents."""
+    def rule(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
+        out = fun(*primals)
+        return out, tree_map(lambda o: lax.full_like(o, 0), out)
+    return rule
 
 
 def _with_consts(t: TracedFunction, all_consts: Sequence[Any], start: int) -> ClosedJaxpr:
@@ -140,6 +150,12 @@ class _CustomFunction(Generic[P, R]):
         self.symbolic_zeros = False
         self._depth = 0  # rules of this function being traced (see MAX_RULE_DEPTH)
         self._self_calls: list[_SelfCall] = []
+
+    @property
+    def rule_depth(self) -> int:
+        """How many calls of this function are having their rules traced, one inside
+        another (0 when none is)."""
+        return self._depth
 
     def _missing_rule(self) -> str | None:
         raise NotImplementedError
@@ -259,8 +275,31 @@ class custom_jvp(_CustomFunction[P, R]):
         known = leaves if all(map(is_concretizable, leaves)) else None
         f = _trace(fun, avals, in_tree, "custom_jvp", name, known)
         t_avals = [tangent_aval(a) for a in avals if dt.is_inexact(a.dtype)]
-        inexact = [dt.is_inexact(a.dtype) for a in avals]
         rule = self.jvp
+        rule_error = None
+        try:
+            rj = self._traced_rule(rule, f, static, avals, t_avals, in_tree, name, known)
+        except Exception as exc:  # noqa: BLE001  (any error of the user's rule)
+            # JAX calls a JVP rule only when differentiating: the call must still work,
+            # and the rule's error is raised when a JVP is taken.
+            rule_error = defer_rule_error(exc, f"the custom_jvp rule {fun_name(rule)} of "
+                                               f"{name}")
+            rj = self._traced_rule(_zero_tangents(fun), f, (), avals, t_avals, in_tree, name,
+                                   known)
+        consts = f.closed.consts + rj.closed.consts
+        call = _with_consts(f, consts, 0)
+        jvp_j = _with_consts(rj, consts, len(f.closed.consts))
+        outs_ = bind(custom_jvp_call_p, *consts, *leaves, name=name, call_jaxpr=call,
+                     jvp_jaxpr=jvp_j, num_consts=len(consts), symbolic_zeros=self.symbolic_zeros,
+                     rule_error=rule_error)
+        return tree_unflatten(f.out_tree, outs_)
+
+    def _traced_rule(self, rule: Callable[..., Any], f: TracedFunction, static: Any,
+                     avals: list[ShapedArray], t_avals: list[ShapedArray], in_tree: PyTreeDef,
+                     name: str, known: Sequence[Any] | None) -> TracedFunction:
+        """``rule`` traced on the primals and tangents, its outputs checked, and the
+        tangents of non-inexact outputs dropped."""
+        inexact = [dt.is_inexact(a.dtype) for a in avals]
         frame = _SelfCall(static, f)
 
         def jvp_flat(*flat: Any) -> Any:
@@ -301,12 +340,7 @@ class custom_jvp(_CustomFunction[P, R]):
         # Keep the tangents of inexact outputs only; drop what then goes unused.
         keep = [True] * n_out + out_inexact
         rj = attrs.evolve(rj, closed=rj.closed.replace(jaxpr=dce_jaxpr(rj.closed.jaxpr, keep)[0]))
-        consts = f.closed.consts + rj.closed.consts
-        call = _with_consts(f, consts, 0)
-        jvp_j = _with_consts(rj, consts, len(f.closed.consts))
-        outs_ = bind(custom_jvp_call_p, *consts, *leaves, name=name, call_jaxpr=call,
-                     jvp_jaxpr=jvp_j, num_consts=len(consts), symbolic_zeros=self.symbolic_zeros)
-        return tree_unflatten(f.out_tree, outs_)
+        return rj
 
 
 class custom_vjp(_CustomFunction[P, R]):
@@ -338,14 +372,42 @@ class custom_vjp(_CustomFunction[P, R]):
         avals = [abstractify(x, f"args[{i}]", "custom_vjp") for i, x in enumerate(leaves)]
         nd = self.nondiff_argnums
         known = leaves if all(map(is_concretizable, leaves)) else None
-        f = _trace(lambda *d: self.fun(*_merge(nd, static, d)), avals, in_tree, "custom_vjp", name,
-                   known)
-        fwd_fun = self.fwd
+        def fun(*d: Any) -> Any:
+            return self.fun(*_merge(nd, static, d))
+        f = _trace(fun, avals, in_tree, "custom_vjp", name, known)
+        rule_error = None
+        try:
+            fw, bw = self._traced_rules(self.fwd, self.bwd, f, nd, static, avals, in_tree, name,
+                                        known, self.symbolic_zeros)
+        except Exception as exc:  # noqa: BLE001  (any error of the user's rules)
+            # As for custom_jvp: JAX runs the rules only when differentiating.
+            rule_error = defer_rule_error(exc, f"the custom_vjp rules {fun_name(self.fwd)} and "
+                                               f"{fun_name(self.bwd)} of {name}")
+            fw, bw = self._traced_rules(lambda *d: (fun(*d), ()),
+                                        lambda res, ct: (None,) * len(in_tree.children()),
+                                        f, (), (), avals, in_tree, name, known, False)
+        consts = f.closed.consts + fw.closed.consts + bw.closed.consts
+        call = _with_consts(f, consts, 0)
+        fwd_j = _with_consts(fw, consts, len(f.closed.consts))
+        # bwd's own consts lead its inputs: they travel with the residuals.
+        bwd_j = ClosedJaxpr(convert_constvars(bw.closed.jaxpr).replace(debug_info=None))
+        outs = bind(custom_vjp_call_p, *consts, *leaves, name=name, call_jaxpr=call,
+                    fwd_jaxpr=fwd_j, bwd_jaxpr=bwd_j, num_consts=len(consts),
+                    symbolic_zeros=self.symbolic_zeros, rule_error=rule_error)
+        return tree_unflatten(f.out_tree, outs)
+
+    def _traced_rules(self, fwd_fun: Callable[..., Any], bwd_fun: Callable[..., Any],
+                      f: TracedFunction, nd: tuple[int, ...], static: Any,
+                      avals: list[ShapedArray], in_tree: PyTreeDef, name: str,
+                      known: Sequence[Any] | None, symbolic_zeros: bool
+                      ) -> tuple[TracedFunction, TracedFunction]:
+        """``fwd_fun`` and ``bwd_fun`` traced (bwd on fwd's residuals and the output
+        cotangents) and their outputs checked."""
         frame = _SelfCall(static, f)
 
         def fwd_flat(*d: Any) -> Any:
             frame.inputs = d
-            if self.symbolic_zeros:
+            if symbolic_zeros:
                 wrapped = [CustomVJPPrimal(x, dt.is_inexact(a.dtype))
                            for x, a in zip(tree_flatten(tuple(d))[0], avals)]
                 return fwd_fun(*_merge(nd, static, tree_unflatten(in_tree, wrapped)))
@@ -370,7 +432,6 @@ class custom_vjp(_CustomFunction[P, R]):
         out_inexact = [dt.is_inexact(a.dtype) for a in out_avals]
         in_inexact = [dt.is_inexact(a.dtype) for a in avals]
         ct_avals = [a for a, ok in zip(out_avals, out_inexact) if ok]
-        bwd_fun = self.bwd
 
         def bwd_flat(*flat: Any) -> list[Any]:
             res = tree_unflatten(res_tree, flat[:len(res_avals)])
@@ -384,15 +445,7 @@ class custom_vjp(_CustomFunction[P, R]):
         bw = _trace(bwd_flat, res_avals + ct_avals,
                     tree_structure((0,) * (len(res_avals) + len(ct_avals))), "custom_vjp bwd", name,
                     None if res_known is None else [*res_known, *[None] * len(ct_avals)])
-        consts = f.closed.consts + fw.closed.consts + bw.closed.consts
-        call = _with_consts(f, consts, 0)
-        fwd_j = _with_consts(fw, consts, len(f.closed.consts))
-        # bwd's own consts lead its inputs: they travel with the residuals.
-        bwd_j = ClosedJaxpr(convert_constvars(bw.closed.jaxpr).replace(debug_info=None))
-        outs = bind(custom_vjp_call_p, *consts, *leaves, name=name, call_jaxpr=call,
-                    fwd_jaxpr=fwd_j, bwd_jaxpr=bwd_j, num_consts=len(consts),
-                    symbolic_zeros=self.symbolic_zeros)
-        return tree_unflatten(f.out_tree, outs)
+        return fw, bw
 
 
 def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],

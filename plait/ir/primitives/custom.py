@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from plait.ir.avals import AbstractValue
-from plait.ir.errors import ForwardModeError
+from plait.ir.caches import BoundedDict
+from plait.ir.errors import ForwardModeError, TransformError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.params import ParamDef, decode_bool, decode_int, decode_str
 from plait.ir.primitive import Primitive
@@ -49,15 +50,44 @@ def _call_rule(*avals: AbstractValue, call_jaxpr: ClosedJaxpr,
     return call_jaxpr.out_avals
 
 
+_deferred: BoundedDict[str, Exception] = BoundedDict("deferred rule errors", 256)
+
+
+def defer_rule_error(exc: Exception, what: str) -> str:
+    """Remember ``exc``, raised while tracing ``what`` (a custom rule); returns the
+    ``rule_error`` param that stands for it."""
+    # One line without single quotes: the printed jaxpr quotes it, and parses back.
+    message = f"{what} raised {type(exc).__name__}: {exc}".replace("'", '"')
+    message = " ".join(message.split())
+    _deferred[message] = exc
+    return message
+
+
+def deferred_rule_error(message: str) -> Exception:
+    """The exception a ``rule_error`` param stands for: the rule's own, while it is
+    remembered (a parsed jaxpr's is a :class:`TransformError` with its message)."""
+    exc = _deferred.data.get(message)
+    return exc if exc is not None else TransformError(message)
+
+
+def _decode_optional_str(value: Any) -> str | None:
+    return None if value is None else decode_str(value)
+
+
 custom_jvp_call_p = Primitive("custom_jvp_call", _call_rule, (
     ParamDef("name", decode=decode_str),
     ParamDef("call_jaxpr", decode=_decode_jaxpr),
     ParamDef("jvp_jaxpr", decode=_decode_jaxpr),
     ParamDef("num_consts", 0, show="nondefault", decode=decode_int),
     ParamDef("symbolic_zeros", False, decode=decode_bool),
+    ParamDef("rule_error", None, show="nondefault", decode=_decode_optional_str,
+             encode=lambda m: f"'{m}'"),
 ), multiple_results=True, effects_rule=body_effects, print_first=("name",))
 """``jvp_jaxpr`` maps (operands, tangents of the inexact operands) to (outputs,
-tangents of the inexact outputs)."""
+tangents of the inexact outputs).  ``rule_error``, when set, is why the JVP rule could
+not be traced (it raised): JAX calls a rule only when differentiating, so the call
+itself still works, and the error is raised when a JVP is taken (``jvp_jaxpr`` then
+only stands in, with zero tangents)."""
 
 custom_vjp_call_p = Primitive("custom_vjp_call", _call_rule, (
     ParamDef("name", decode=decode_str),
@@ -66,9 +96,14 @@ custom_vjp_call_p = Primitive("custom_vjp_call", _call_rule, (
     ParamDef("bwd_jaxpr", decode=_decode_jaxpr),
     ParamDef("num_consts", 0, show="nondefault", decode=decode_int),
     ParamDef("symbolic_zeros", False, decode=decode_bool),
+    ParamDef("rule_error", None, show="nondefault", decode=_decode_optional_str,
+             encode=lambda m: f"'{m}'"),
 ), multiple_results=True, effects_rule=body_effects, print_first=("name",))
 """``fwd_jaxpr`` maps the operands to (outputs, residuals); ``bwd_jaxpr`` maps
-(residuals, cotangents of the inexact outputs) to cotangents of the inexact operands."""
+(residuals, cotangents of the inexact outputs) to cotangents of the inexact operands.
+``rule_error`` is as ``custom_jvp_call``'s: why fwd or bwd could not be traced, raised
+when the call is differentiated (the two jaxprs then stand in, without residuals and
+with zero cotangents)."""
 
 
 def _custom_lin_rule(*avals: AbstractValue, name: str, num_res: int, bwd_jaxpr: ClosedJaxpr,
