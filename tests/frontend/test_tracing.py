@@ -191,6 +191,16 @@ def test_vmap_refuses_python_values_of_batched_values() -> None:
         jax.vmap(lambda x: x * float(x.sum()))(np.ones((2, 3), np.float32))
 
 
+def test_vmap_of_a_data_dependent_size_keeps_its_specific_error() -> None:
+    # Values computed from batched arguments stay unknown: nonzero asks for size=.
+    xs = np.arange(8.0, dtype=np.float32).reshape(2, 4)
+    with pytest.raises(errors.ConcretizationTypeError, match="The size argument of "
+                                                             "jnp.nonzero must be statically"):
+        plait.vmap(lambda v: pnp.nonzero(v))(xs)
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.vmap(lambda v: jnp.nonzero(v))(xs)
+
+
 def test_leaked_tracer_is_a_clear_error() -> None:
     leaked = []
 

@@ -650,6 +650,12 @@ def is_concretizable(x: Any) -> bool:
     return type(x) is not Tracer or x._trace.known is not None
 
 
+def has_value(x: Any) -> bool:
+    """Whether ``x``'s concrete value is known now: not a tracer, or a tracer whose value
+    its trace can compute (inside ``vmap``, one computed from constants alone)."""
+    return type(x) is not Tracer or x._trace.value_of(x._var) is not None
+
+
 def _dimension_value(d: DimExpr) -> Any:
     """A symbolic dimension as a traced integer scalar (``dim_as_value``)."""
     if not _state.stack:

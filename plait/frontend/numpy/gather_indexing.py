@@ -19,7 +19,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import is_concretizable
+from plait.frontend.core.tracing import has_value
 from plait.frontend.numpy._core import as_array, aval_of
 from plait.frontend.numpy._core import shape as shape_of
 from plait.ir import dtypes as dt
@@ -90,7 +90,7 @@ def _entry(e: Any, position: int) -> _Entry:
                         f"boolean arrays are valid indices, but index {position} is {e!r} of "
                         f"type {type(e).__name__}")
     if d == dt.bool_:
-        if not (isinstance(e, np.ndarray) or is_concretizable(e)):
+        if not (isinstance(e, np.ndarray) or has_value(e)):
             what = av.str_short(short_dtypes=False) if av is not None else repr(e)
             raise NonConcreteBooleanIndexError(
                 f"Array boolean indices must be concrete; got {what}: the number "

@@ -10,7 +10,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import is_concretizable
+from plait.frontend.core.tracing import has_value
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike, ndim, shape
 from plait.frontend.numpy.creation import arange, asarray, full, ones, zeros
 from plait.frontend.numpy.manipulation import (
@@ -61,7 +61,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
         kept = arange(n - shape(idx)[0], dtype=idx.dtype)
         kept = kept + sum_(greater_equal(kept[None, :], idx[:, None]), axis=0, dtype=idx.dtype)
         return a[_leading(ax) + (kept,)]
-    if not is_concretizable(obj):
+    if not has_value(obj):
         raise ConcretizationTypeError(
             "The 'obj' array argument of jnp.delete() must be concrete: the length of the "
             "result depends on its values. Pass assume_unique_indices=True for unique "

@@ -16,7 +16,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import is_concretizable
+from plait.frontend.core.tracing import has_value
 from plait.frontend.numpy import arithmetic, ufuncs
 from plait.frontend.numpy._core import as_array, check_arraylike, ndim, shape
 from plait.frontend.numpy.counting import bincount
@@ -30,7 +30,7 @@ __all__ = ["nonzero", "flatnonzero", "argwhere", "where", "mask_indices"]
 
 
 def _static_size(count: Array, name: str) -> int:
-    if not is_concretizable(count):
+    if not has_value(count):
         raise ConcretizationTypeError(
             f"The size argument of jnp.{name} must be statically specified to use "
             f"jnp.{name} within JAX transformations: the number of nonzero elements is the "

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import is_concretizable
+from plait.frontend.core.tracing import has_value
 from plait.frontend.lax.ops import sort_key_val
 from plait.frontend.numpy._core import check_arraylike, promote_dtypes_inexact
 from plait.frontend.numpy.creation import arange, asarray, ones
@@ -59,7 +59,7 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Array:
         return asarray([], dtype=_complex_dtype(coeffs.dtype))
     leading = where(np_all(coeffs == 0), len(coeffs), argmin(coeffs == 0))
     if strip_zeros:
-        if not is_concretizable(leading):
+        if not has_value(leading):
             raise ConcretizationTypeError(
                 "roots: the number of leading zero coefficients must be known; to use roots "
                 "within a jit-compiled function, pass strip_zeros=False, but be aware that "

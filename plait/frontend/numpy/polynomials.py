@@ -15,7 +15,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import is_concretizable
+from plait.frontend.core.tracing import has_value
 from plait.frontend.numpy._core import (
     as_array,
     check_arraylike,
@@ -75,7 +75,7 @@ def polysub(a1: Any, a2: Any) -> Array:
 def _trim_leading_zeros(a: Array, name: str = "polymul", tol: float = 0.0) -> Array:
     """``a`` without its leading coefficients of magnitude at most ``tol`` (below it,
     when ``tol`` is positive); concrete coefficients only."""
-    if not is_concretizable(a):
+    if not has_value(a):
         raise ConcretizationTypeError(
             f"{name}: trim_leading_zeros=True needs concrete coefficients (the length of the "
             "result depends on their values); it cannot be used inside a transformation.")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import is_concretizable
+from plait.frontend.core.tracing import has_value
 from plait.frontend.numpy._core import as_array, check_arraylike
 from plait.frontend.numpy.arithmetic import floor_divide
 from plait.frontend.numpy.at import IndexUpdateRef, Mode
@@ -34,7 +34,7 @@ _Reducer = Callable[..., Array]
 
 def _num_segments(name: str, ids: Array, num_segments: Any) -> int:
     if num_segments is None:
-        if not is_concretizable(ids):
+        if not has_value(ids):
             raise ConcretizationTypeError(
                 "Abstract tracer value encountered where concrete value is expected: "
                 f"{name}() needs num_segments to size its result, and segment_ids "
@@ -42,7 +42,7 @@ def _num_segments(name: str, ids: Array, num_segments: Any) -> int:
                 "num_segments (a Python int) under jit and other transformations.")
         return int(np.max(np.asarray(ids))) + 1 if ids.size else 0
     if not isinstance(num_segments, int | np.integer):
-        if is_concretizable(num_segments) and np.ndim(num_segments) == 0:
+        if has_value(num_segments) and np.ndim(num_segments) == 0:
             num_segments = int(np.asarray(num_segments))
         else:
             raise ConcretizationTypeError(

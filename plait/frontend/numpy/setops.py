@@ -19,7 +19,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import is_concretizable
+from plait.frontend.core.tracing import has_value
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike, promote_dtypes
 from plait.frontend.numpy.manipulation import (
     broadcast_to,
@@ -76,7 +76,7 @@ def _size_hint(name: str) -> str:
 def _require_concrete(name: str, *arrays: Array) -> None:
     """Refuse traced inputs when no ``size=`` fixes the length of the result."""
     for x in arrays:
-        if not is_concretizable(x):
+        if not has_value(x):
             raise ConcretizationTypeError(
                 "Abstract tracer value encountered where concrete value is expected: traced "
                 f"array with shape {x.aval.str_short(short_dtypes=False)}. " + _size_hint(name))
@@ -84,7 +84,7 @@ def _require_concrete(name: str, *arrays: Array) -> None:
 
 def _compress(name: str, x: Array, mask: Array) -> Array:
     """``x[mask]``; a traced mask fails as in JAX (NonConcreteBooleanIndexError)."""
-    if not is_concretizable(mask):
+    if not has_value(mask):
         raise NonConcreteBooleanIndexError(
             "Array boolean indices must be concrete; got "
             f"{mask.aval.str_short(short_dtypes=False)}. " + _size_hint(name))

@@ -17,7 +17,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend import numpy as pnp
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import Tracer, is_concretizable
+from plait.frontend.core.tracing import Tracer, has_value
 from plait.frontend.sparse.layout import (
     Layout,
     Shape,
@@ -98,7 +98,7 @@ def concrete_nse(nse: Any, message: str) -> int:
     Raises:
       ConcretizationTypeError: ``nse`` is traced.
     """
-    if not is_concretizable(nse):
+    if not has_value(nse):
         raise ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {message}")
     return operator.index(int(nse))
@@ -222,7 +222,7 @@ def sum_duplicates(m: SparseBuffers, nse: int | None) -> SparseBuffers:
         unique, _, inverse, count = nfold_vmap(lambda i: unique_rows(i, sparse_shape),
                                                n_batch, broadcasted=False)(indices)
         if nse is None:
-            if not is_concretizable(count):
+            if not has_value(count):
                 raise ValueError("bcoo_sum_duplicates: nse must be specified when using the "
                                  "function within jit, vmap, and other transformations "
                                  "requiring abstract evaluation.")
