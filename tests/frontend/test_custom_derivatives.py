@@ -663,3 +663,28 @@ def test_custom_vjp_rules_that_cannot_be_traced_fail_only_when_differentiating(
         run(JAX)
     with pytest.raises(NotImplementedError, match="bwd not written yet"):
         run(PLAIT)
+
+
+def test_a_stand_in_rule_does_not_run_the_function_again() -> None:
+    # As in JAX, jit(f) runs f's Python code once, whether or not its rule could be traced.
+    def count(L: Lib) -> list[str]:
+        calls: list[str] = []
+
+        @L.custom_jvp
+        def f(x: Any) -> Any:
+            calls.append("f")
+            return L.np.sin(x)
+
+        @f.defjvp
+        def f_jvp(primals: Any, tangents: Any) -> Any:
+            raise NotImplementedError("jvp rule not written yet")
+
+        @L.custom_vjp
+        def g(x: Any) -> Any:
+            calls.append("g")
+            return L.np.sin(x)
+        g.defvjp(lambda x: (g(x), x), lambda r, c: 1 / 0)
+        L.jit(f)(1.0)
+        L.jit(g)(1.0)
+        return calls
+    assert count(PLAIT) == count(JAX) == ["f", "g"]

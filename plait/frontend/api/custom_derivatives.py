@@ -89,11 +89,22 @@ def _trace(fun: Callable[..., Any], avals: Sequence[ShapedArray], in_tree: PyTre
                           known=known)
 
 
-def _zero_tangents(fun: Callable[..., Any]) -> Callable[..., Any]:
-    """A stand-in JVP rule (for one that could not be traced): ``fun``'s outputs and
+def _replay(f: TracedFunction) -> Callable[..., Any]:
+    """``f``'s traced function, applied again without running the user's code (a
+    stand-in rule's primal outputs)."""
+    def call(*args: Any) -> Any:
+        closed = f.closed
+        outs = apply_jaxpr(closed.jaxpr, closed.consts, tree_flatten(args)[0],
+                           f.debug_info.func_name)
+        return tree_unflatten(f.out_tree, outs)
+    return call
+
+
+def _zero_tangents(f: TracedFunction) -> Callable[..., Any]:
+    """A stand-in JVP rule (for one that could not be traced): ``f``'s outputs and
     zero tangents."""
     def rule(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
-        out = fun(*primals)
+        out = _replay(f)(*primals)
         return out, tree_map(lambda o: lax.full_like(o, 0), out)
     return rule
 
@@ -284,7 +295,7 @@ class custom_jvp(_CustomFunction[P, R]):
             # and the rule's error is raised when a JVP is taken.
             rule_error = defer_rule_error(exc, f"the custom_jvp rule {fun_name(rule)} of "
                                                f"{name}")
-            rj = self._traced_rule(_zero_tangents(fun), f, (), avals, t_avals, in_tree, name,
+            rj = self._traced_rule(_zero_tangents(f), f, (), avals, t_avals, in_tree, name,
                                    known)
         consts = f.closed.consts + rj.closed.consts
         call = _with_consts(f, consts, 0)
@@ -383,7 +394,7 @@ class custom_vjp(_CustomFunction[P, R]):
             # As for custom_jvp: JAX runs the rules only when differentiating.
             rule_error = defer_rule_error(exc, f"the custom_vjp rules {fun_name(self.fwd)} and "
                                                f"{fun_name(self.bwd)} of {name}")
-            fw, bw = self._traced_rules(lambda *d: (fun(*d), ()),
+            fw, bw = self._traced_rules(lambda *d: (_replay(f)(*d), ()),
                                         lambda res, ct: (None,) * len(in_tree.children()),
                                         f, (), (), avals, in_tree, name, known, False)
         consts = f.closed.consts + fw.closed.consts + bw.closed.consts

@@ -365,13 +365,14 @@ def _asarray(a: Any, dtype: np.dtype[Any] | None) -> Array:
     if type(a) is Literal:
         a = as_array(a)
         return astype(a, dtype) if dtype is not None else a
-    if a is None or isinstance(a, list | tuple) and any(x is None for x in _flat(a)):
+    leaves = _flat(a) if isinstance(a, list | tuple) else []
+    if a is None or any(x is None for x in leaves):
         # A ValueError, as JAX's (NumPy would make an object array).
         raise ValueError(f"None is not a valid value for an array, but got {a!r}; use a "
                          "number (nan for a missing value) or an array")
-    if isinstance(a, list | tuple) and any(isinstance(x, Array) for x in _flat(a)):
+    if any(isinstance(x, Array) for x in leaves):
         # The dtype is that of all the leaves together (Python scalars weakly typed).
-        target = (result_type_info([_type_of(v) for v in _flat(a)])[0]
+        target = (result_type_info([_type_of(v) for v in leaves])[0]
                   if dtype is None else dtype)
         return stack([_asarray(x, target) for x in a])
     if is_scalar(a):
@@ -386,7 +387,6 @@ def _asarray(a: Any, dtype: np.dtype[Any] | None) -> Array:
         raise TypeError(f"asarray: expected array-like data, but got {type(a).__name__} {a!r}")
     if isinstance(a, list | tuple):
         # Python scalars in a list take JAX's (canonical) dtypes: [1, 2.5] is float32.
-        leaves = _flat(a)
         d: np.dtype[Any] | None = None
         if dtype is not None:
             d = dtype

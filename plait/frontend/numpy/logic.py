@@ -18,7 +18,7 @@ from plait.frontend.numpy.creation import asarray
 from plait.frontend.numpy.manipulation import broadcast_arrays, stack
 from plait.frontend.numpy.reductions import all, argmax
 from plait.frontend.numpy.reductions import any as any_
-from plait.frontend.numpy.ufuncs import _real_dtype, equal, isfinite, isnan, logical_and, logical_or
+from plait.frontend.numpy.ufuncs import equal, isfinite, isnan, logical_and, logical_or
 from plait.ir import dtypes as dt
 
 __all__ = ["isclose", "allclose", "array_equal", "array_equiv", "select", "choose"]
@@ -31,7 +31,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
     check_arraylike("isclose", a, b)
     a, b = promote("isclose", a, b)
     x, y = (as_array(v) for v in promote_to_inexact("isclose", a, b))
-    d = _real_dtype(x.dtype)
+    d = dt.real_dtype(x.dtype)
     rtol_ = lax.convert_element_type(rtol, d)
     atol_ = lax.convert_element_type(atol, d)
     in_range = lax.le(lax.abs(lax.sub(x, y)), lax.add(atol_, lax.mul(rtol_, lax.abs(y))))

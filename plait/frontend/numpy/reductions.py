@@ -33,7 +33,6 @@ from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import broadcast_to, concatenate
 from plait.frontend.numpy.ufuncs import (
     _const_like,
-    _real_dtype,
     _to_bool,
     not_equal,
     subtract,
@@ -336,7 +335,7 @@ def _var_dtypes(a_dtype: np.dtype[Any], dtype: Any,
         return _upcast_f16(d), d
     if not dt.is_inexact(a_dtype):
         return _to_inexact(a_dtype), _to_inexact(a_dtype)
-    return _upcast_f16(a_dtype), _real_dtype(a_dtype)
+    return _upcast_f16(a_dtype), dt.real_dtype(a_dtype)
 
 
 def _correction(ddof: Any, correction: Any) -> Any:

@@ -442,7 +442,7 @@ def round(x: Any, decimals: int = 0) -> Array:
     if not dt.is_inexact(a.dtype):
         raise ValueError("round: expected a numeric array, but got "
                          f"{a.aval.str_short(short_dtypes=False)}")
-    if decimals > np.log10(float(_finfo(_real_dtype(a.dtype)).max)):
+    if decimals > np.log10(float(_finfo(dt.real_dtype(a.dtype)).max)):
         return a
 
     def round_real(v: Any) -> Array:
@@ -463,9 +463,6 @@ def round(x: Any, decimals: int = 0) -> Array:
 
 
 around = round
-
-
-_real_dtype = dt.real_dtype
 
 
 def rint(x: Any) -> Array:

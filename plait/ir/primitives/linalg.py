@@ -302,7 +302,7 @@ def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: 
 def _precision_rank(dtype: np.dtype[Any]) -> tuple[bool, int, int, int, bool]:
     """How XLA orders element types when a dot mixes two (its ``HigherPrecisionType``):
     complex over real, then exponent range, mantissa, width, and signed over unsigned."""
-    real = dt.real_dtype(dtype) if dt.is_complex(dtype) else dtype
+    real = dt.real_dtype(dtype)
     if dt.is_float(real):
         info = ml_dtypes.finfo(real)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
         return dt.is_complex(dtype), int(info.maxexp), int(info.nmant), _bit_width(real), True
