@@ -37,10 +37,13 @@ from plait.transforms.emit import Emitter
 
 __all__ = ["jet_jaxpr", "jet_eqns", "jet_rules", "JetRule", "Series", "defjet_zero",
            "defjet_linear", "defjet_bilinear", "defjet_composite", "jet_composite",
-           "has_series", "series_order", "full_series"]
+           "has_series", "series_order", "full_series", "JetResult"]
 
 Series = list[Atom]
 """The Taylor coefficients ``[x_1, ..., x_K]`` of one value (its primal is ``x_0``)."""
+
+JetResult = tuple[list[Atom], list[Series | None]]
+"""A rule's result: the primal outputs and their series (``None`` where zero)."""
 
 JetRule = Callable[..., tuple[Sequence[Atom], Sequence[Series | None]]]
 """``rule(e, primals, series, **params) -> (primal_outs, series_outs)``; a series is
@@ -126,11 +129,12 @@ def jet_composite(e: Emitter, fn: Composite, primals: Sequence[Atom],
 
 
 def defjet_composite(prim: Primitive, fn: Composite) -> None:
-    """The rule of ``prim`` is that of its expression ``fn`` in other primitives."""
+    """The series of ``prim`` are those of its expression ``fn`` in other primitives (its
+    primal result is its own, not the expression's, which may round differently)."""
     def rule(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
              **params: Any) -> tuple[list[Atom], list[Series | None]]:
-        out, s = jet_composite(e, fn, primals, series, **params)
-        return [out], [s]
+        _, s = jet_composite(e, fn, primals, series, **params)
+        return [e.bind1(prim, *primals, **params)], [s]
     jet_rules[prim] = rule
 
 

@@ -31,6 +31,7 @@ from plait.transforms.custom_batching_rules import embed_const
 from plait.transforms.emit import Emitter, Zero
 from plait.transforms.jet import (
     Composite,
+    JetResult,
     Series,
     defjet_bilinear,
     defjet_composite,
@@ -43,8 +44,6 @@ from plait.transforms.jet import (
     series_order,
 )
 from plait.transforms.jvp import jvp_rules, tangent_aval
-
-Rule = tuple[list[Atom], list[Series | None]]
 
 
 def _c(e: Emitter, x: Atom, v: float) -> Atom:
@@ -89,11 +88,11 @@ for _p in (P.mul_p, P.dot_general_p, P.conv_general_dilated_p):
     defjet_bilinear(_p)
 
 
-def piecewise_linear_rule(prim: Primitive) -> Callable[..., Rule]:
+def piecewise_linear_rule(prim: Primitive) -> Callable[..., JetResult]:
     """The rule of a primitive whose second derivative is zero wherever it is
     differentiable: every coefficient goes through its JVP."""
     def rule(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-             **params: Any) -> Rule:
+             **params: Any) -> JetResult:
         jvp = jvp_rules.get(prim)
         if jvp is None:
             raise RuleNotImplementedError("JVP", prim.name)
@@ -126,11 +125,11 @@ for _p in (P.max_p, P.min_p, P.clamp_p, P.rem_p, P.select_n_p, P.reduce_max_p,
     defjet_piecewise_linear(_p)
 
 
-def deriv_rule(prim: Primitive, deriv: Composite, wrt: int = 0) -> Callable[..., Rule]:
+def deriv_rule(prim: Primitive, deriv: Composite, wrt: int = 0) -> Callable[..., JetResult]:
     """The rule of a primitive whose derivative with respect to operand ``wrt`` is
     ``deriv`` of its operands (the others are parameters, their series ignored)."""
     def rule(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-             **params: Any) -> Rule:
+             **params: Any) -> JetResult:
         out = e.bind1(prim, *primals, **params)
         s_wrt = series[wrt]
         if s_wrt is None:
@@ -152,7 +151,7 @@ def defjet_deriv_of_output(prim: Primitive, deriv: Composite) -> None:
     """The primitive's derivative is ``deriv`` of its output ``y``: each coefficient of
     ``y`` needs those of ``g(y)`` of lower order, found with the ones before it."""
     def rule(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-             **params: Any) -> Rule:
+             **params: Any) -> JetResult:
         x, = primals
         u = [x, *full_series(e, x, series[0], series_order(series))]
         v: list[Atom] = [e.bind1(prim, x, **params)]
@@ -166,7 +165,7 @@ def defjet_deriv_of_output(prim: Primitive, deriv: Composite) -> None:
 # -- elementwise ----------------------------------------------------------------------------
 
 def _exp(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-         **params: Any) -> Rule:
+         **params: Any) -> JetResult:
     x, = primals
     u = [x, *full_series(e, x, series[0], series_order(series))]
     v: list[Atom] = [e.bind1(P.exp_p, x, **params)]
@@ -176,7 +175,7 @@ def _exp(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
 
 
 def _log(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-         **params: Any) -> Rule:
+         **params: Any) -> JetResult:
     x, = primals
     u = [x, *full_series(e, x, series[0], series_order(series))]
     v: list[Atom] = [e.bind1(P.log_p, x, **params)]
@@ -193,7 +192,7 @@ def _sinusoid(which: int, sign: float, prims: tuple[Primitive, Primitive]) -> An
     """``sin``/``cos`` (sign -1) or ``sinh``/``cosh`` (sign +1): each the other's
     derivative, so their coefficients are found together."""
     def rule(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-             **params: Any) -> Rule:
+             **params: Any) -> JetResult:
         x, = primals
         u = [x, *full_series(e, x, series[0], series_order(series))]
         acc = {"accuracy": params["accuracy"]} if "accuracy" in params else {}
@@ -209,7 +208,7 @@ def _sinusoid(which: int, sign: float, prims: tuple[Primitive, Primitive]) -> An
 
 
 def _div(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-         **params: Any) -> Rule:
+         **params: Any) -> JetResult:
     x, y = primals
     order = series_order(series)
     u = [x, *full_series(e, x, series[0], order)]
@@ -224,7 +223,7 @@ def _div(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
 
 
 def _pow(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-         **params: Any) -> Rule:
+         **params: Any) -> JetResult:
     x, y = primals
     if series[1] is None:
         # A constant exponent: the chain rule with y x^(y-1), defined for negative x.
@@ -247,7 +246,7 @@ _pow_base_rule = deriv_rule(P.pow_p, _pow_base_deriv)
 
 
 def _abs(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-         **params: Any) -> Rule:
+         **params: Any) -> JetResult:
     x, = primals
     if not dt.is_complex(shaped(x.aval).dtype):
         return _abs_real(e, primals, series, **params)
@@ -274,7 +273,7 @@ def _power_by_squaring(e: Emitter, x: Atom, y: int) -> Atom:
 
 
 def _atan2(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-           **params: Any) -> Rule:
+           **params: Any) -> JetResult:
     # atan2(x, y) has the derivative of atan at q = x / y.
     q0, qs = jet_composite(e, lambda e, x, y: e.div(x, y), primals, series)
     g0, gs = jet_composite(e, _atan_deriv, [q0], [qs])
@@ -340,12 +339,12 @@ defjet_deriv(P.polygamma_p, lambda e, m, x: e.bind1(P.polygamma_p, e.add(m, _c(e
 
 # -- calls ------------------------------------------------------------------------------------
 
-def _inline_call(key: str) -> Callable[..., Rule]:
+def _inline_call(key: str) -> Callable[..., JetResult]:
     """A call (``jit``, ``checkpoint``, a composite, a function with custom derivatives or
     batching) is propagated through its body; custom rules are ignored, as in JAX's
     ``jet``."""
     def rule(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
-             **params: Any) -> Rule:
+             **params: Any) -> JetResult:
         closed: ClosedJaxpr = params[key]
         consts = [embed_const(e, c, shaped(v.aval), "jet")
                   for v, c in zip(closed.jaxpr.constvars, closed.consts)]

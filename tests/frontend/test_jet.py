@@ -50,6 +50,10 @@ PROGRAMS: dict[str, tuple[Any, Any, tuple[Any, ...]]] = {
     "indexing_and_sum": (lambda x: (x[::2] * x[1::2]).sum() + jnp.cumsum(x)[-1],
                          lambda x: (x[::2] * x[1::2]).sum() + pnp.cumsum(x)[-1],
                          (np.linspace(0.1, 1, 6),)),
+    # (JAX's jet has no rule for prod: its side multiplies the elements.)
+    "products": (lambda x: jnp.cumprod(x[::-1]).sum() + x[0] * x[1] * x[2],
+                 lambda x: pnp.cumprod(x[::-1]).sum() + pnp.prod(x),
+                 (np.array([0.5, -1.5, 2.0]),)),
     "jitted_inner": (lambda x: jax.jit(lambda y: jnp.exp(y) * y)(x) ** 2,
                      lambda x: plait.jit(lambda y: pnp.exp(y) * y)(x) ** 2, (0.3,)),
 }
@@ -178,10 +182,10 @@ def test_bad_input_errors() -> None:
                                                   np.ones(2, np.float32)),))
     with pytest.raises(ValueError, match=r"term series\[0\]\[0\] must have the structure"):
         jet(lambda d: d["a"], ({"a": 1.0},), ((1.0,),))
-    # (JAX raises a KeyError: 'scan'.)
+    # (JAX raises a KeyError: 'igamma'.)
     with pytest.raises(RuleNotImplementedError,
-                       match="Jet rule for 'scan' not implemented") as info:
-        jet(lambda x: plait.lax.fori_loop(0, 3, lambda i, c: c * x, x), (1.0,), ((1.0,),))
+                       match="Jet rule for 'igamma' not implemented") as info:
+        jet(lambda x: plait.scipy.special.gammainc(2.0, x), (1.0,), ((1.0,),))
     assert isinstance(info.value, NotImplementedError)
 
 
@@ -197,3 +201,64 @@ def test_the_jaxpr_of_a_series_is_checked_and_cached() -> None:
     outs = plait.ir.eval_jaxpr(a, [], np.float32(0.0), np.float32(1.0), np.float32(0.0),
                                np.float32(0.0))
     np.testing.assert_allclose([float(o) for o in outs[1:]], [0.0, 2.0, 0.0], atol=1e-6)
+
+
+def test_where_jaxs_jet_is_wrong_the_values_are_the_exact_ones() -> None:
+    # JAX's jet gives rem(-1, 3) = 2 (it computes x - y floor(x / y)) and a NaN derivative
+    # of (-2.) ** 2. (through exp(y log x)); numpy and the derivatives are the oracle.
+    out, (d1, d2) = jet(lambda x: plait.lax.rem(x, 3.0), (-1.0,), ((1.0, 0.5),))
+    assert (float(out), float(d1), float(d2)) == (float(np.fmod(-1.0, 3.0)), 1.0, 0.5)
+    out, (d1, d2) = jet(lambda x: x ** 2.0, (-2.0,), ((1.0, 0.0),))
+    assert (float(out), float(d1), float(d2)) == (4.0, -4.0, 2.0)
+
+
+def _loop_programs() -> dict[str, tuple[Any, Any]]:
+    """Programs with control flow, for plait, and the same unrolled, for JAX's jet (which
+    has no rules for cond, scan and while)."""
+    xs = np.linspace(0.0, 1.0, 5)
+
+    def fori(x: Any) -> Any:
+        return plait.lax.fori_loop(0, 4, lambda i, c: pnp.sin(c) * x + i, x)
+
+    def fori_j(x: Any) -> Any:
+        c = x
+        for i in range(4):
+            c = jnp.sin(c) * x + i
+        return c
+
+    def while_(x: Any) -> Any:
+        return plait.lax.while_loop(lambda c: c[0] < 3,
+                                    lambda c: (c[0] + 1, c[1] * x + 1.0), (0, x))[1]
+
+    def while_j(x: Any) -> Any:
+        c = x
+        for _ in range(3):
+            c = c * x + 1.0
+        return c
+
+    def cond(x: Any) -> Any:
+        return plait.lax.cond(x > 0.5, lambda y: pnp.exp(y) * y, lambda y: y ** 2, x)
+
+    def scan(x: Any) -> Any:
+        # (a scanned operand with a series, scanned from the end)
+        return plait.lax.scan(lambda c, a: (c * a + x, pnp.tanh(c) * a), x, xs * x,
+                              reverse=True)[1].sum()
+
+    def scan_j(x: Any) -> Any:
+        c, total = x, 0.0
+        for a in (xs * x)[::-1]:
+            total, c = total + jnp.tanh(c) * a, c * a + x
+        return total
+
+    return {"fori_loop": (fori, fori_j), "while_loop": (while_, while_j),
+            "cond": (cond, lambda x: jnp.exp(x) * x), "scan": (scan, scan_j)}
+
+
+@pytest.mark.parametrize("name", sorted(_loop_programs()))
+def test_control_flow_matches_jax_jet_of_the_unrolled_program(name: str) -> None:
+    pf, jf = _loop_programs()[name]
+    series = ((1.0, 0.3, -0.2),)
+    with both_x64():
+        _close(jet(pf, (0.7,), series), jax_jet.jet(jf, (0.7,), series), rtol=1e-9)
+        _close(plait.jit(lambda x: jet(pf, (x,), series))(0.7),
+               jax_jet.jet(jf, (0.7,), series), rtol=1e-9)
