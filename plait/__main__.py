@@ -10,6 +10,7 @@ written for JAX on plait, ``import jax`` giving plait (:func:`plait.compat.alias
 from __future__ import annotations
 
 import importlib.util
+import os
 import runpy
 import subprocess
 import sys
@@ -79,12 +80,16 @@ def bench(args: list[str], root: Path | None = None) -> int:
 
 def run(args: list[str]) -> int:
     """Run ``script.py [args]`` or ``-m module [args]`` as ``__main__`` with ``import jax``
-    giving plait; 2 (and a usage line) if neither is given."""
+    giving plait, and equations not merged (the ``merge_equations`` option, unless the
+    environment sets it); 2 (and a usage line) if neither is given."""
     if not args or args[0] == "-m" and len(args) < 2:
         print("usage: python -m plait run script.py [args] | run -m module [args]",
               file=sys.stderr)
         return 2
     plait.compat.alias_jax()
+    if "PLAIT_MERGE_EQUATIONS" not in os.environ:
+        # JAX's programs, JAX's numbers: trace every operation, as JAX does.
+        plait.config.update("merge_equations", False)
     if args[0] == "-m":
         sys.argv = [args[1], *args[2:]]
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)

@@ -3,8 +3,8 @@
 A :class:`Builder` records equations.  It types each one with its
 primitive's typing rule and hash-conses pure equations: emitting an equation
 whose ``(primitive, inputs, params)`` was already emitted returns the
-existing output variables (common-subexpression elimination at construction).
-Effectful equations are always kept.
+existing output variables (common-subexpression elimination at construction),
+unless the ``merge_equations`` option is off.  Effectful equations are always kept.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import AbstractValue
+from plait.ir.config import values as _config
 from plait.ir.debug_info import DebugInfo, SourceInfo
 from plait.ir.effects import NO_EFFECTS, Effect
 from plait.ir.errors import JaxprTypeError
@@ -30,14 +31,15 @@ class Builder:
 
     __slots__ = ("eqns", "source_info", "_cse", "_effects")
 
-    def __init__(self, *, cse: bool = True) -> None:
+    def __init__(self, *, cse: bool | None = None) -> None:
         self.eqns: list[Eqn] = []
         """The equations recorded so far, in order."""
         self.source_info: SourceInfo | None = None
         """Given to equations bound without one.  A transformation sets it to the source
         of the equation whose rule is running, so that what the rule emits points at
         the user's line too (and so do errors raised later, e.g. in transpose)."""
-        self._cse: dict[Any, tuple[Var, ...]] | None = {} if cse else None
+        merge = _config.merge_equations if cse is None else cse
+        self._cse: dict[Any, tuple[Var, ...]] | None = {} if merge else None
         self._effects: set[Effect] = set()
 
     def bind(self, primitive: Primitive, inputs: tuple[Atom, ...],

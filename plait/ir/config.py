@@ -38,6 +38,12 @@ may read it.  Options:
 ``platform_name``, ``platforms`` (str)
     The platform to run on: plait has only ``'cpu'`` (the empty string means the
     default); accepted so that programs which pin JAX to the CPU run unchanged.
+``merge_equations`` (bool, env ``PLAIT_MERGE_EQUATIONS``)
+    The builder merges an equation that repeats an earlier one (same primitive, inputs
+    and params) into it (the default).  Off, every operation traced is kept, as in JAX:
+    gradients then round exactly as JAX's where a program computes a value twice (merged,
+    the backward pass sums the two cotangents before the value's derivative rule, where
+    JAX applies the rule twice and sums after).  ``python -m plait run`` turns it off.
 ``remat3`` (bool)
     JAX's switch to its newer ``checkpoint`` implementation, which saves and
     recomputes the same values; plait has one implementation, so the option is
@@ -90,6 +96,7 @@ class _Values:
         """Programs compiled faster than this are not stored."""
         self.persistent_cache_min_entry_size_bytes = 0
         """Programs whose serialized size is below this are not stored."""
+        self.merge_equations = _env_bool("PLAIT_MERGE_EQUATIONS", True)
         self.remat3 = False
         """Accepted for JAX's ``jax_remat3``; plait's ``checkpoint`` does not read it."""
         self.num_cpu_devices = int(os.environ.get("PLAIT_NUM_CPU_DEVICES", "-1"))
@@ -103,7 +110,8 @@ class _Values:
         # trace caches include this tuple in their keys.
         self.trace_context = (self.enable_x64, self.numpy_dtype_promotion, self.disable_jit,
                               self.eager_constant_folding, self.default_matmul_precision,
-                              self.numpy_rank_promotion, self.debug_nans, self.debug_infs)
+                              self.numpy_rank_promotion, self.debug_nans, self.debug_infs,
+                              self.merge_equations)
         self.check_values = self.debug_nans or self.debug_infs
         for listener in _listeners:
             listener()
@@ -147,6 +155,7 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "export_calling_convention_version": lambda v: type(v) is int and v in (9, 10),
     "platforms": lambda v: v in ("", "cpu"),
     "remat3": lambda v: isinstance(v, bool),
+    "merge_equations": lambda v: isinstance(v, bool),
     "num_cpu_devices": lambda v: type(v) is int and (v == -1 or v >= 1),
     "compilation_cache_dir": lambda v: v is None or isinstance(v, str | os.PathLike),
     "enable_compilation_cache": lambda v: isinstance(v, bool),

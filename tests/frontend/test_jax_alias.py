@@ -18,7 +18,7 @@ import pytest
 import plait
 from plait.errors import JaxAliasError
 
-from .jax_programs import optax_train
+from .jax_programs import advi_steps, optax_train
 
 PROGRAMS = Path(__file__).parent / "jax_programs"
 
@@ -104,3 +104,19 @@ def test_plait_run_passes_arguments_and_runs_modules(tmp_path: Path) -> None:
     assert (by_module.returncode, by_module.stdout) == (0, "['4'] 6\n"), by_module.stderr
     usage = _plait_run()
     assert usage.returncode == 2 and "usage: python -m plait run" in usage.stderr
+
+
+def test_a_program_computing_a_value_twice_gets_jaxs_gradients_bit_for_bit() -> None:
+    # `plait run` keeps repeated equations apart (merge_equations off), as JAX does: the
+    # gradients round as JAX's, and 12 optimizer steps give JAX's parameters exactly.
+    done = _plait_run(str(PROGRAMS / "advi_steps.py"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == advi_steps.main()
+    # With merging on, the two exp(log_std) are one equation and the bits differ.
+    merged = subprocess.run([sys.executable, "-m", "plait", "run",
+                             str(PROGRAMS / "advi_steps.py")], capture_output=True, text=True,
+                            timeout=600, env=dict(os.environ, PLAIT_MERGE_EQUATIONS="1",
+                                                  PYTHONPATH=str(Path(plait.__file__).parent
+                                                                 .parent)))
+    assert merged.returncode == 0, merged.stderr
+    assert json.loads(merged.stdout) != advi_steps.main()

@@ -117,6 +117,32 @@ def test_hash_consing_merges_duplicate_pure_equations() -> None:
     assert [e.primitive.name for e in closed.eqns] == ["sin", "add"]
 
 
+def test_without_merging_every_operation_is_kept_as_in_jax() -> None:
+    def f(np_: Any, x: Any, s: Any) -> Any:
+        # exp(s) twice: merged, the gradient sums cotangents before exp's rule, not after.
+        return np_.sum(np_.exp(s) * x + np_.exp(s) ** 2)
+
+    x, s = np.array([0.3, -0.2], np.float32), np.array([0.1, 0.4], np.float32)
+    want = jax.make_jaxpr(jax.grad(lambda x, s: f(jnp, x, s), argnums=1))(x, s)
+    want_grad = jax.grad(lambda x, s: f(jnp, x, s), argnums=1)(x, s)
+    jf = plait.jit(plait.grad(lambda x, s: f(pnp, x, s), argnums=1))
+    merged = plait.make_jaxpr(plait.grad(lambda x, s: f(pnp, x, s), argnums=1))(x, s)
+    assert [e.primitive.name for e in merged.eqns].count("exp") == 1
+    # (at these values the merged program rounds one element differently)
+    assert np.asarray(jf(x, s)).tobytes() != np.asarray(want_grad).tobytes()
+    plait.config.update("merge_equations", False)
+    try:
+        kept = plait.make_jaxpr(plait.grad(lambda x, s: f(pnp, x, s), argnums=1))(x, s)
+        got = jf(x, s)  # (a jit traced with merging on is traced again)
+    finally:
+        plait.config.update("merge_equations", True)
+    names = [e.primitive.name for e in kept.eqns]
+    assert names.count("exp") == [e.primitive.name for e in want.eqns].count("exp") == 2
+    assert np.asarray(got).tobytes() == np.asarray(want_grad).tobytes()
+    with pytest.raises(ValueError, match="invalid value 1 for config option 'merge_equations'"):
+        plait.config.update("merge_equations", 1)
+
+
 def test_two_traces_are_structurally_equal() -> None:
     def f(x, y):
         return pnp.sum(pnp.tanh(x) * y, axis=0)
