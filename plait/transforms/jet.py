@@ -204,7 +204,7 @@ def jet_jaxpr(jaxpr: Jaxpr, order: int, nonzeros: Sequence[bool],
 
     Raises:
       RuleNotImplementedError: a primitive on the differentiated path has no rule
-        ("Jet rule for 'while' not implemented").
+        ("Jet rule for 'igamma' not implemented").
     """
     key = (jaxpr.typed_key(), order, tuple(nonzeros), factorial_scaled)
     hit = _cache.get(key)

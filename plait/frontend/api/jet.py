@@ -53,7 +53,7 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Sequen
         different lengths, or a term's structure differs from its primal's.
       TypeError: a term's shape or dtype differs from its primal's.
       NotImplementedError: ``fun`` uses a primitive without a Taylor rule
-        (``"Jet rule for 'while' not implemented"``).
+        (``"Jet rule for 'igamma' not implemented"``).
     """
     if not isinstance(primals, tuple | list) or not isinstance(series, tuple | list):
         raise ArgumentError("jet: primals and series must be tuples or lists, but got "
