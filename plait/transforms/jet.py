@@ -23,9 +23,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from plait.ir import dtypes as dt
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import ShapedArray, shaped
+from plait.ir.avals import shaped
 from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
 from plait.ir.config import values as _config
@@ -34,10 +33,11 @@ from plait.ir.jaxpr import Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter
+from plait.transforms.jvp import has_tangent_space
 
 __all__ = ["jet_jaxpr", "jet_eqns", "jet_rules", "JetRule", "Series", "defjet_zero",
            "defjet_linear", "defjet_bilinear", "defjet_composite", "jet_composite",
-           "has_series", "series_order", "full_series", "JetResult"]
+           "sum_terms", "series_order", "full_series", "JetResult"]
 
 Series = list[Atom]
 """The Taylor coefficients ``[x_1, ..., x_K]`` of one value (its primal is ``x_0``)."""
@@ -52,11 +52,6 @@ JetRule = Callable[..., tuple[Sequence[Atom], Sequence[Series | None]]]
 jet_rules: dict[Primitive, JetRule] = {}
 
 
-def has_series(aval: Any) -> bool:
-    """Whether values of this type carry a Taylor series (floating and complex arrays)."""
-    return isinstance(aval, ShapedArray) and dt.is_inexact(aval.dtype)
-
-
 def defjet_zero(prim: Primitive) -> None:
     """The outputs are locally constant in the operands (comparisons, rounding, ...)."""
     def rule(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
@@ -69,6 +64,14 @@ def defjet_zero(prim: Primitive) -> None:
 def series_order(series: Sequence[Series | None]) -> int:
     """The number of terms of the series among ``series`` (0 when there are none)."""
     return next((len(s) for s in series if s is not None), 0)
+
+
+def sum_terms(e: Emitter, terms: Sequence[Atom]) -> Atom:
+    """``terms[0] + terms[1] + ...`` (at least one term)."""
+    out = terms[0]
+    for t in terms[1:]:
+        out = e.add(out, t)
+    return out
 
 
 def full_series(e: Emitter, x: Atom, s: Series | None, order: int) -> Series:
@@ -102,12 +105,9 @@ def defjet_bilinear(prim: Primitive) -> None:
         terms: Series = []
         for k in range(1, len(u)):
             # (a zero series contributes no products)
-            products = [e.bind1(prim, a, b, **params) for a, b in
-                        ((u[j], w[k - j]) for j in range(k + 1)) if a is not None and b is not None]
-            acc = products[0]
-            for p in products[1:]:
-                acc = e.add(acc, p)
-            terms.append(acc)
+            terms.append(sum_terms(e, [e.bind1(prim, a, b, **params) for a, b in
+                                       ((u[j], w[k - j]) for j in range(k + 1))
+                                       if a is not None and b is not None]))
         return [out], [terms]
     jet_rules[prim] = rule
 
@@ -152,7 +152,7 @@ def jet_eqns(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], primals: Sequence
 
     for v, x, s in zip(jaxpr.invars, primals, series, strict=True):
         penv[v] = x
-        if s and has_series(v.aval):  # (no terms at order 0: nothing to propagate)
+        if s and has_tangent_space(v.aval):  # (no terms at order 0: nothing to propagate)
             senv[v] = s
     b = e.builder
     outer_source = b.source_info
@@ -175,7 +175,7 @@ def jet_eqns(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], primals: Sequence
         for i, v in enumerate(eqn.outvars):
             penv[v] = outs[i]
             s_out = souts[i] if souts else None
-            if s_out and has_series(v.aval):
+            if s_out and has_tangent_space(v.aval):
                 senv[v] = list(s_out)
     b.source_info = outer_source
     return [read(a) for a in jaxpr.outvars], [read_s(a) for a in jaxpr.outvars]
@@ -228,7 +228,7 @@ def _jet(jaxpr: Jaxpr, order: int, nonzeros: tuple[bool, ...],
         if not nz:
             series.append(None)
             continue
-        if not has_series(v.aval):
+        if not has_tangent_space(v.aval):
             raise TypeError(f"jet: expected a floating or complex input to carry a series, "
                             f"but got {v.aval.str_short()}")
         terms = [Var(v.aval) for _ in range(order)]

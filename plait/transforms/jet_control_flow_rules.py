@@ -23,11 +23,11 @@ from plait.transforms.jet import (
     Series,
     defjet_composite,
     full_series,
-    has_series,
     jet_jaxpr,
     jet_rules,
     series_order,
 )
+from plait.transforms.jvp import has_tangent_space
 
 
 def _grouped(jj: Jaxpr, order: int, in_groups: Sequence[Sequence[bool]],
@@ -79,7 +79,7 @@ def _cond(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None], 
     ss = series[1:]
     order = series_order(ss)
     nz = [s is not None for s in ss]
-    out = [[has_series(v.aval) for v in branches[0].jaxpr.outvars]]
+    out = [[has_tangent_space(v.aval) for v in branches[0].jaxpr.outvars]]
     new = tuple(ClosedJaxpr(_grouped(jet_jaxpr(b.jaxpr, order, nz), order, [nz], out),
                             b.consts) for b in branches)
     outs = e.bind(P.cond_p, index, *ops, *_flat(ss), branches=new,
@@ -89,7 +89,7 @@ def _cond(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None], 
 
 def _carry_series(e: Emitter, carry: Sequence[Atom], series: Sequence[Series | None],
                   order: int) -> tuple[list[bool], list[Series | None]]:
-    c_nz = [has_series(c.aval) for c in carry]
+    c_nz = [has_tangent_space(c.aval) for c in carry]
     return c_nz, [full_series(e, c, s, order) if z else None
                   for c, s, z in zip(carry, series, c_nz)]
 
@@ -102,7 +102,7 @@ def _scan(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None], 
     sk, sc, sx = split_list(series, num_consts, num_carry)
     c_nz, sc = _carry_series(e, carry, sc, order)
     k_nz, x_nz = [s is not None for s in sk], [s is not None for s in sx]
-    out = [c_nz, [has_series(v.aval) for v in jaxpr.jaxpr.outvars[num_carry:]]]
+    out = [c_nz, [has_tangent_space(v.aval) for v in jaxpr.jaxpr.outvars[num_carry:]]]
     body = _grouped(jet_jaxpr(jaxpr.jaxpr, order, k_nz + c_nz + x_nz), order,
                     [k_nz, c_nz, x_nz], out)
     outs = e.bind(P.scan_p, *consts, *_flat(sk), *carry, *_flat(sc), *xs, *_flat(sx),

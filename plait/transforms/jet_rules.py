@@ -42,6 +42,7 @@ from plait.transforms.jet import (
     jet_eqns,
     jet_rules,
     series_order,
+    sum_terms,
 )
 from plait.transforms.jvp import jvp_rules, tangent_aval
 
@@ -50,18 +51,11 @@ def _c(e: Emitter, x: Atom, v: float) -> Atom:
     return e.scalar_like(x, v)
 
 
-def _sum(e: Emitter, terms: Sequence[Atom]) -> Atom:
-    out = terms[0]
-    for t in terms[1:]:
-        out = e.add(out, t)
-    return out
-
-
 def _chain(e: Emitter, u: Sequence[Atom], g: Sequence[Atom], k: int) -> Atom:
     """The ``k``-th coefficient of ``y`` with ``y' = g x'``: ``(1/k) sum j g_{k-j} x_j``."""
     terms = [e.mul(g[k - j], u[j] if j == 1 else e.mul(_c(e, u[j], j), u[j]))
              for j in range(1, k + 1)]
-    total = _sum(e, terms)
+    total = sum_terms(e, terms)
     return total if k == 1 else e.div(total, _c(e, total, k))
 
 
@@ -183,7 +177,7 @@ def _log(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
         if k == 1:
             v.append(e.div(u[1], x))
             continue
-        conv = _sum(e, [e.mul(e.mul(_c(e, x, j), v[j]), u[k - j]) for j in range(1, k)])
+        conv = sum_terms(e, [e.mul(e.mul(_c(e, x, j), v[j]), u[k - j]) for j in range(1, k)])
         v.append(e.div(e.sub(u[k], e.div(conv, _c(e, x, k))), x))
     return [v[0]], [v[1:]]
 
@@ -217,7 +211,7 @@ def _div(e: Emitter, primals: Sequence[Atom], series: Sequence[Series | None],
     w = [y, *series[1]]
     v: list[Atom] = [e.bind1(P.div_p, x, y, **params)]
     for k in range(1, len(u)):
-        conv = _sum(e, [e.mul(v[j], w[k - j]) for j in range(k)])
+        conv = sum_terms(e, [e.mul(v[j], w[k - j]) for j in range(k)])
         v.append(e.div(e.sub(u[k], conv), y))
     return [v[0]], [v[1:]]
 

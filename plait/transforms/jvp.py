@@ -28,7 +28,7 @@ from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter, Zero
 
 __all__ = ["jvp_jaxpr", "jvp_rules", "JvpRule", "tangent_aval", "zero_tangent", "defjvp",
-           "defjvp2", "deflinear", "defjvp_zero", "Tangent"]
+           "defjvp2", "deflinear", "defjvp_zero", "Tangent", "has_tangent_space"]
 
 Tangent = Atom | Zero
 JvpRule = Callable[..., tuple[Sequence[Atom], Sequence[Tangent]]]
@@ -50,7 +50,7 @@ def zero_tangent(x: Atom) -> Zero:
     return Zero(tangent_aval(x.aval))
 
 
-def _has_tangent_space(aval: AbstractValue) -> bool:
+def has_tangent_space(aval: AbstractValue) -> bool:
     return isinstance(aval, ShapedArray) and dt.is_inexact(aval.dtype)
 
 
@@ -208,7 +208,7 @@ def _jvp(jaxpr: Jaxpr, nonzeros: tuple[bool, ...],
     out_nz = []
     tangent_outs: list[Atom] = []
     for a, t, want in zip(jaxpr.outvars, touts, inst):
-        if type(t) is Zero and want and _has_tangent_space(a.aval):
+        if type(t) is Zero and want and has_tangent_space(a.aval):
             t = e.zeros(t.aval)
         if type(t) is Zero:
             out_nz.append(False)
