@@ -60,6 +60,10 @@ def _release_executables() -> Iterator[None]:
 # every dtype, shape and flag family appears); ``-m slow`` runs every case.
 REPRESENTATIVE: dict[str, int] = {
     "tests/transforms/test_jet_rules.py::test_jet_rule_matches_jax_curve_derivatives": 16,
+    "tests/frontend/test_sparse_indexing.py::test_indexing_matches_jax": 14,
+    "tests/frontend/test_sparse_indexing.py::test_rev_matches_jax": 4,
+    "tests/frontend/test_sparse_indexing.py::test_dynamic_slice_matches_jax": 4,
+    "tests/frontend/test_sparse_indexing.py::test_conv_matches_jax": 4,
     "tests/frontend/test_scipy_stats_more.py::test_truncnorm_equals_jax_bit_for_bit": 2,
     "tests/transforms/test_rules.py::test_vmap_matches_stacked_examples": 120,
     "tests/frontend/test_eager_programs.py::test_numpy_eager_rounds_as_jax": 17,

@@ -3,6 +3,12 @@
 Of JAX's formats only BCOO is here (no BCSR, COO, CSR), and no ``sparse.linalg``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
+from plait.frontend.sparse.ad import grad as grad
+from plait.frontend.sparse.ad import jacfwd as jacfwd
+from plait.frontend.sparse.ad import jacobian as jacobian
+from plait.frontend.sparse.ad import jacrev as jacrev
+from plait.frontend.sparse.ad import value_and_grad as value_and_grad
+from plait.frontend.sparse.base import JAXSparse as JAXSparse
 from plait.frontend.sparse.bcoo import BCOO as BCOO
 from plait.frontend.sparse.bcoo import bcoo_fromdense as bcoo_fromdense
 from plait.frontend.sparse.bcoo import bcoo_sort_indices as bcoo_sort_indices
@@ -17,15 +23,22 @@ from plait.frontend.sparse.layout import SparseEfficiencyError as SparseEfficien
 from plait.frontend.sparse.layout import SparseEfficiencyWarning as SparseEfficiencyWarning
 from plait.frontend.sparse.operations import bcoo_broadcast_in_dim as bcoo_broadcast_in_dim
 from plait.frontend.sparse.operations import bcoo_concatenate as bcoo_concatenate
+from plait.frontend.sparse.operations import (
+    bcoo_conv_general_dilated as bcoo_conv_general_dilated,
+)
 from plait.frontend.sparse.operations import bcoo_dot_general as bcoo_dot_general
 from plait.frontend.sparse.operations import (
     bcoo_dot_general_sampled as bcoo_dot_general_sampled,
 )
+from plait.frontend.sparse.operations import bcoo_dynamic_slice as bcoo_dynamic_slice
+from plait.frontend.sparse.operations import bcoo_eliminate_zeros as bcoo_eliminate_zeros
 from plait.frontend.sparse.operations import bcoo_extract as bcoo_extract
+from plait.frontend.sparse.operations import bcoo_gather as bcoo_gather
 from plait.frontend.sparse.operations import bcoo_multiply_dense as bcoo_multiply_dense
 from plait.frontend.sparse.operations import bcoo_multiply_sparse as bcoo_multiply_sparse
 from plait.frontend.sparse.operations import bcoo_reduce_sum as bcoo_reduce_sum
 from plait.frontend.sparse.operations import bcoo_reshape as bcoo_reshape
+from plait.frontend.sparse.operations import bcoo_rev as bcoo_rev
 from plait.frontend.sparse.operations import bcoo_slice as bcoo_slice
 from plait.frontend.sparse.operations import bcoo_squeeze as bcoo_squeeze
 from plait.frontend.sparse.operations import empty as empty
@@ -33,10 +46,12 @@ from plait.frontend.sparse.operations import eye as eye
 from plait.frontend.sparse.operations import random_bcoo as random_bcoo
 from plait.frontend.sparse.sparsify import todense_p as todense_p
 
-__all__ = ["BCOO", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
+__all__ = ["BCOO", "CuSparseEfficiencyWarning", "JAXSparse", "SparseEfficiencyError",
            "SparseEfficiencyWarning", "bcoo_broadcast_in_dim", "bcoo_concatenate",
-           "bcoo_dot_general", "bcoo_dot_general_sampled", "bcoo_extract", "bcoo_fromdense",
-           "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_reshape",
-           "bcoo_slice", "bcoo_sort_indices", "bcoo_squeeze", "bcoo_sum_duplicates",
-           "bcoo_todense", "bcoo_transpose", "bcoo_update_layout", "empty", "eye",
-           "random_bcoo", "sparsify", "todense", "todense_p"]
+           "bcoo_conv_general_dilated", "bcoo_dot_general", "bcoo_dot_general_sampled",
+           "bcoo_dynamic_slice", "bcoo_eliminate_zeros", "bcoo_extract", "bcoo_fromdense",
+           "bcoo_gather", "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum",
+           "bcoo_reshape", "bcoo_rev", "bcoo_slice", "bcoo_sort_indices", "bcoo_squeeze",
+           "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "bcoo_update_layout",
+           "empty", "eye", "grad", "jacfwd", "jacobian", "jacrev", "random_bcoo", "sparsify",
+           "todense", "todense_p", "value_and_grad"]

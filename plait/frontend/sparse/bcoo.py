@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,10 @@ from plait.frontend.core.tree_util import (
     tree_flatten,
     tree_unflatten,
 )
+from plait.frontend.sparse import control_flow as _control_flow  # noqa: F401  (its rules)
 from plait.frontend.sparse import convert, restructure
+from plait.frontend.sparse import indexing as _indexing  # noqa: F401  (its rules)
+from plait.frontend.sparse.base import JAXSparse
 from plait.frontend.sparse.layout import Shape, SparseBuffers, SparseInfo, validate
 from plait.frontend.sparse.sparsify import sparsify_flat, todense_p
 
@@ -39,7 +42,7 @@ _TRACED_NSE = ("The error arose for the nse argument of bcoo_fromdense. In order
 
 
 @register_pytree_node_class
-class BCOO:
+class BCOO(JAXSparse):
     """A sparse array in batched-coordinate format, as JAX's ``BCOO``.
 
     ``BCOO((data, indices), shape=shape)``: ``data`` of shape
@@ -58,14 +61,11 @@ class BCOO:
     indices_sorted: bool
     unique_indices: bool
 
-    # Unhashable, as JAX's (its value is in arrays).
-    __hash__ = None  # type: ignore[assignment]  # object's hash, disabled
-
     def __init__(self, args: tuple[Any, Any], *, shape: Sequence[int],
                  indices_sorted: bool = False, unique_indices: bool = False) -> None:
+        super().__init__(args, shape=shape)
         data, indices = args
         self.data, self.indices = pnp.asarray(data), pnp.asarray(indices)
-        self.shape = tuple(operator.index(s) for s in shape)
         self.indices_sorted = indices_sorted
         self.unique_indices = unique_indices
         validate(self.data, self.indices, self.shape)
@@ -100,20 +100,9 @@ class BCOO:
         return self.data.ndim - 1 - self.n_batch
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    @property
     def T(self) -> BCOO:
         """The transpose (all dimensions reversed)."""
         return self.transpose()
-
-    def __len__(self) -> int:
-        return self.shape[0]
 
     def __repr__(self) -> str:
         extra = f", nse={self.nse}"
@@ -136,11 +125,6 @@ class BCOO:
         obj.shape = _mapped_shape(aux.shape, obj.data, obj.indices)
         obj.indices_sorted, obj.unique_indices = aux.indices_sorted, aux.unique_indices
         return obj
-
-    def block_until_ready(self) -> BCOO:
-        self.data.block_until_ready()
-        self.indices.block_until_ready()
-        return self
 
     @classmethod
     def fromdense(cls, mat: Any, *, nse: int | None = None, index_dtype: Any = np.int32,
@@ -216,6 +200,48 @@ class BCOO:
     def __abs__(self) -> BCOO:
         out: BCOO = _abs(self)
         return out
+
+    def __pos__(self) -> BCOO:
+        return self
+
+    def __getitem__(self, index: Any) -> Any:
+        """NumPy indexing (``plait.numpy``'s, made sparse): a BCOO array, or a dense one
+        where the rules give one."""
+        out = sparsify(lambda x: x[index])(self)
+        if not isinstance(out, BCOO) and np.size(out) == 0:
+            return bcoo_fromdense(out)  # (an empty result comes back dense, as in JAX)
+        return out
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(self.shape[0]))
+
+    def __pow__(self, exponent: Any) -> Any:
+        return sparsify(lambda x: pnp.power(x, exponent))(self)
+
+    def __rpow__(self, base: Any) -> Any:
+        return _rpower(self, base)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _rdivide(self, other)
+
+    # Comparisons are elementwise, as in JAX: each raises unless its result stays sparse.
+    def __gt__(self, other: Any) -> Any:
+        return _greater(self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _greater_equal(self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return _less(self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _less_equal(self, other)
+
+    def __eq__(self, other: Any) -> Any:  # elementwise, as JAX's
+        return _equal(self, other)
+
+    def __ne__(self, other: Any) -> Any:  # elementwise, as JAX's
+        return _not_equal(self, other)
 
     def __matmul__(self, other: Any) -> Any:
         return _matmul(self, other)
@@ -323,6 +349,14 @@ _rmatmul = sparsify(_swap(pnp.matmul))
 _multiply = sparsify(pnp.multiply)
 _rmultiply = sparsify(_swap(pnp.multiply))
 _divide = sparsify(pnp.divide)
+_rdivide = sparsify(_swap(pnp.divide))
+_rpower = sparsify(_swap(pnp.power))
+_greater = sparsify(pnp.greater)
+_greater_equal = sparsify(pnp.greater_equal)
+_less = sparsify(pnp.less)
+_less_equal = sparsify(pnp.less_equal)
+_equal = sparsify(pnp.equal)
+_not_equal = sparsify(pnp.not_equal)
 _add = sparsify(pnp.add)
 _radd = sparsify(_swap(pnp.add))
 _subtract = sparsify(pnp.subtract)

@@ -28,7 +28,8 @@ from plait.frontend.core.array_base import Array
 
 __all__ = ["Shape", "SparseInfo", "SparseBuffers", "Layout", "SparseEfficiencyError",
            "SparseEfficiencyWarning", "CuSparseEfficiencyWarning", "validate",
-           "validate_indices", "nfold_vmap", "remaining", "tuple_replace", "sparse_fill"]
+           "validate_indices", "broadcasting_vmap", "nfold_vmap", "remaining",
+           "tuple_replace", "sparse_fill"]
 
 Shape = tuple[int, ...]
 R = TypeVar("R")
@@ -141,8 +142,8 @@ def tuple_replace(tup: Sequence[Any], index: int, value: Any) -> tuple[Any, ...]
     return tuple(value if i == index else t for i, t in enumerate(tup))
 
 
-def _broadcasting_vmap(fun: Callable[..., R], in_axes: int | Sequence[int | None]
-                       ) -> Callable[..., R]:
+def broadcasting_vmap(fun: Callable[..., R], in_axes: int | Sequence[int | None] = 0,
+                      out_axes: Any = 0) -> Callable[..., R]:
     """``vmap`` over the leading axis of the arguments mapped in ``in_axes`` (0 or
     ``None``), where an axis of size 1 is shared rather than mapped: batch dimensions of
     BCOO buffers may be broadcast."""
@@ -156,7 +157,7 @@ def _broadcasting_vmap(fun: Callable[..., R], in_axes: int | Sequence[int | None
             shared = [ax is not None and a.shape[0] == 1 for a, ax in zip(args, axes)]
             args = tuple(lax.squeeze(a, (0,)) if s else a for a, s in zip(args, shared))
             axes = [None if s else ax for ax, s in zip(axes, shared)]
-        return vmap(fun, in_axes=tuple(axes))(*args)
+        return vmap(fun, in_axes=tuple(axes), out_axes=out_axes)(*args)
     return batched
 
 
@@ -167,5 +168,5 @@ def nfold_vmap(fun: Callable[..., R], n: int, *, broadcasted: bool = True,
     axis of size 1 is shared by every element rather than mapped."""
     axes = in_axes if isinstance(in_axes, int) else tuple(in_axes)
     for _ in range(n):
-        fun = _broadcasting_vmap(fun, axes) if broadcasted else vmap(fun, in_axes=axes)
+        fun = broadcasting_vmap(fun, axes) if broadcasted else vmap(fun, in_axes=axes)
     return fun

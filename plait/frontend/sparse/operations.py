@@ -19,7 +19,7 @@ from plait.frontend.core.dtype_queries import iinfo
 from plait.frontend.random import samplers
 from plait.frontend.random.distributions import choice
 from plait.frontend.random.keys import split
-from plait.frontend.sparse import convert, products, restructure
+from plait.frontend.sparse import convert, convolution, indexing, products, restructure
 from plait.frontend.sparse.bcoo import BCOO, bcoo_fromdense, bcoo_sort_indices, wrap
 from plait.frontend.sparse.layout import Shape
 from plait.ir import dtypes as dt
@@ -27,7 +27,8 @@ from plait.ir import dtypes as dt
 __all__ = ["bcoo_extract", "bcoo_dot_general", "bcoo_dot_general_sampled",
            "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum",
            "bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_squeeze", "bcoo_slice",
-           "bcoo_reshape", "empty", "eye", "random_bcoo"]
+           "bcoo_dynamic_slice", "bcoo_rev", "bcoo_gather", "bcoo_conv_general_dilated",
+           "bcoo_eliminate_zeros", "bcoo_reshape", "empty", "eye", "random_bcoo"]
 
 
 def bcoo_extract(sparr: BCOO, arr: Any, *, assume_unique: bool | None = None) -> BCOO:
@@ -156,6 +157,82 @@ def bcoo_slice(mat: BCOO, *, start_indices: Sequence[int], limit_indices: Sequen
     if not isinstance(mat, BCOO):
         raise TypeError(f"bcoo_slice: input should be BCOO array, got type(mat)={type(mat)}")
     return wrap(restructure.slice_(mat._buffers, start_indices, limit_indices, strides))
+
+
+def bcoo_dynamic_slice(mat: BCOO, start_indices: Sequence[Any],
+                       slice_sizes: Sequence[int]) -> BCOO:
+    """``lax.dynamic_slice`` of ``mat``: starts may be traced (the window is clamped into
+    the array), sizes are static; ``nse`` shrinks to the window's size.
+
+    Raises:
+      TypeError: ``mat`` is not a BCOO array, or a size exceeds its dimension.
+      ValueError: the number of starts or sizes is not ``mat.ndim``.
+    """
+    if not isinstance(mat, BCOO):
+        raise TypeError(f"bcoo_dynamic_slice: input should be BCOO array, got "
+                        f"type(mat)={type(mat)}")
+    return wrap(indexing.dynamic_slice(mat._buffers, start_indices, slice_sizes))
+
+
+def bcoo_rev(operand: BCOO, dimensions: Sequence[int]) -> BCOO:
+    """``lax.rev`` of ``operand``: the ``dimensions`` reversed.
+
+    Raises:
+      ValueError: a dimension is out of range or repeated.
+    """
+    return wrap(indexing.rev(operand._buffers, dimensions))
+
+
+def bcoo_gather(operand: BCOO, start_indices: Any, dimension_numbers: Any,
+                slice_sizes: Sequence[int], *, unique_indices: bool = False,
+                indices_are_sorted: bool = False, mode: Any = None,
+                fill_value: Any = None) -> BCOO:
+    """``lax.gather`` of ``operand`` at dense ``start_indices`` (the ``'promise_in_bounds'``
+    mode only, as in JAX).
+
+    Raises:
+      NotImplementedError: another ``mode``, or batching dimensions.
+    """
+    return wrap(indexing.gather(operand._buffers, start_indices, dimension_numbers,
+                                slice_sizes, mode=mode, unique_indices=unique_indices,
+                                indices_are_sorted=indices_are_sorted,
+                                fill_value=fill_value))
+
+
+def bcoo_conv_general_dilated(lhs: BCOO | Any, rhs: BCOO | Any, *, window_strides: Any,
+                              padding: Any, lhs_dilation: Any = None, rhs_dilation: Any = None,
+                              dimension_numbers: Any = None, feature_group_count: int = 1,
+                              batch_group_count: int = 1, precision: Any = None,
+                              preferred_element_type: Any = None,
+                              out_sharding: Any = None) -> BCOO:
+    """``lax.conv_general_dilated`` with sparse operands, in the one case JAX supports: a
+    one-dimensional convolution of operands of shape ``(1, 1, n)`` with unit strides and
+    dilations.
+
+    Raises:
+      NotImplementedError: any other convolution.
+      TypeError: an operand is neither a BCOO array nor a dense one.
+    """
+    del out_sharding
+    for x in (lhs, rhs):
+        if not isinstance(x, BCOO | Array | np.ndarray):
+            raise TypeError(f"bcoo_conv_general_dilated: input of type {type(x)} not "
+                            "recognized.")
+
+    def buffers(x: Any) -> Any:
+        return x._buffers if isinstance(x, BCOO) else pnp.asarray(x)
+    return wrap(convolution.conv_general_dilated(
+        buffers(lhs), buffers(rhs), window_strides=window_strides, padding=padding,
+        lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+        dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
+        batch_group_count=batch_group_count, precision=precision,
+        preferred_element_type=preferred_element_type))
+
+
+def bcoo_eliminate_zeros(mat: BCOO, nse: int | None = None) -> BCOO:
+    """``mat`` with its explicit zeros dropped and duplicates summed, with ``nse`` stored
+    elements (needed under ``jit``; by default as many as remain)."""
+    return mat.sum_duplicates(nse=nse, remove_zeros=True)
 
 
 def bcoo_reshape(mat: BCOO, *, new_sizes: Sequence[int],

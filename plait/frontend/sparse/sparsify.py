@@ -56,7 +56,7 @@ from plait.ir.interpreter import impl_rules
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive as IRPrimitive
 
-__all__ = ["SparseValue", "SparseRule", "sparse_rules", "todense_p", "eval_sparse",
+__all__ = ["SparseValue", "SparseRule", "sparse_rules", "fresh", "todense_p", "eval_sparse",
            "sparsify_flat"]
 
 SparseRule = Callable[..., Sequence[Any]]
@@ -73,7 +73,8 @@ class SparseValue(NamedTuple):
     indices_ref: int
 
 
-def _fresh(m: SparseBuffers) -> SparseValue:
+def fresh(m: SparseBuffers) -> SparseValue:
+    """A sparse value of new buffers (its indices a buffer of its own)."""
     return SparseValue(m, next(_refs))
 
 
@@ -150,7 +151,7 @@ def sparsify_flat(fun: Callable[..., Any], in_tree: PyTreeDef, args: Sequence[An
                   ) -> tuple[list[Any], PyTreeDef]:
     """``fun`` on the arguments ``in_tree`` arranges ``args`` (dense arrays and
     :class:`SparseBuffers`) into: its flat results (the same kinds) and their structure."""
-    values = [_fresh(a) if type(a) is SparseBuffers else a for a in args]
+    values = [fresh(a) if type(a) is SparseBuffers else a for a in args]
     avals = [stand_in(a) if type(a) is SparseBuffers else a.aval for a in args]
     traced = trace_to_jaxpr(fun, in_tree, avals, "sparsify")
     outs = eval_sparse(traced.closed.jaxpr, traced.closed.consts, values)
@@ -164,7 +165,7 @@ def _unique(x: SparseValue) -> SparseValue:
     the function of their sum."""
     if x.buffers.info.unique_indices:
         return x
-    return _fresh(sum_duplicates(x.buffers, x.buffers.layout.nse))
+    return fresh(sum_duplicates(x.buffers, x.buffers.layout.nse))
 
 
 def _unary(prim: IRPrimitive, linear: bool) -> SparseRule:
@@ -206,7 +207,7 @@ def _add(x: Any, y: Any) -> list[Any]:
             raise NotImplementedError("Addition between sparse matrices with different "
                                       "batch/dense dimensions.")
         axis = x.buffers.indices.ndim - 2
-        return [_fresh(SparseBuffers(
+        return [fresh(SparseBuffers(
             lax.concatenate([x.buffers.data, y.buffers.data], axis),
             lax.concatenate([x.buffers.indices, y.buffers.indices], axis),
             SparseInfo(x.buffers.shape)))]
@@ -236,7 +237,7 @@ def _mul(x: Any, y: Any, *, out_dtype: Any = None) -> list[Any]:
     if type(x) is SparseValue and type(y) is SparseValue:
         if x.indices_ref == y.indices_ref and x.buffers.info.unique_indices:
             return [_with_data(x, lax.mul(x.buffers.data, y.buffers.data))]
-        return [_fresh(multiply_sparse(x.buffers, y.buffers))]
+        return [fresh(multiply_sparse(x.buffers, y.buffers))]
     sp, dense = (x, y) if type(x) is SparseValue else (y, x)
     return [_with_data(sp, multiply_dense(sp.buffers, dense))]
 
@@ -268,17 +269,17 @@ def _reduce_sum(x: SparseValue, *, axes: Sequence[int], **params: Any) -> list[A
     out = reduce_sum(x.buffers, axes)
     if out.shape == ():
         return [pnp.sum(out.data)]
-    return [_fresh(out)]
+    return [fresh(out)]
 
 
 def _transpose(x: SparseValue, *, permutation: Sequence[int]) -> list[Any]:
-    return [_fresh(transpose(x.buffers, permutation))]
+    return [fresh(transpose(x.buffers, permutation))]
 
 
 def _dot_general(lhs: Any, rhs: Any, *, dimension_numbers: Any, precision: Any = None,
                  preferred_element_type: Any = None, **params: Any) -> list[Any]:
     if type(lhs) is SparseValue and type(rhs) is SparseValue:
-        return [_fresh(spdot_general(lhs.buffers, rhs.buffers, dimension_numbers,
+        return [fresh(spdot_general(lhs.buffers, rhs.buffers, dimension_numbers,
                                      preferred_element_type))]
     if type(lhs) is SparseValue:
         return [dot_general(lhs.buffers, rhs, dimension_numbers, preferred_element_type)]
@@ -293,7 +294,7 @@ def _all_sparse(xs: Sequence[Any], what: str) -> list[SparseBuffers]:
 
 
 def _concatenate(*xs: Any, dimension: int) -> list[Any]:
-    return [_fresh(concatenate(_all_sparse(xs, "bcoo_concatenate"), dimension))]
+    return [fresh(concatenate(_all_sparse(xs, "bcoo_concatenate"), dimension))]
 
 
 def _stack(*xs: Any, axis: int) -> list[Any]:
@@ -301,26 +302,26 @@ def _stack(*xs: Any, axis: int) -> list[Any]:
     base = ms[0].shape
     new_shape = (*base[:axis], 1, *base[axis:])
     dims = [d if d < axis else d + 1 for d in range(len(base))]
-    return [_fresh(concatenate([broadcast_in_dim(m, new_shape, dims) for m in ms], axis))]
+    return [fresh(concatenate([broadcast_in_dim(m, new_shape, dims) for m in ms], axis))]
 
 
 def _broadcast_in_dim(x: SparseValue, *, shape: Sequence[int],
                       broadcast_dimensions: Sequence[int], **params: Any) -> list[Any]:
-    return [_fresh(broadcast_in_dim(x.buffers, tuple(shape), broadcast_dimensions))]
+    return [fresh(broadcast_in_dim(x.buffers, tuple(shape), broadcast_dimensions))]
 
 
 def _reshape(x: SparseValue, *, new_sizes: Sequence[int], dimensions: Sequence[int] | None,
              **params: Any) -> list[Any]:
-    return [_fresh(reshape(x.buffers, new_sizes, dimensions))]
+    return [fresh(reshape(x.buffers, new_sizes, dimensions))]
 
 
 def _squeeze(x: SparseValue, *, dimensions: Sequence[int]) -> list[Any]:
-    return [_fresh(squeeze(x.buffers, dimensions))]
+    return [fresh(squeeze(x.buffers, dimensions))]
 
 
 def _slice(x: SparseValue, *, start_indices: Sequence[int], limit_indices: Sequence[int],
            strides: Sequence[int] | None) -> list[Any]:
-    return [_fresh(slice_(x.buffers, start_indices, limit_indices, strides))]
+    return [fresh(slice_(x.buffers, start_indices, limit_indices, strides))]
 
 
 def _todense(x: SparseValue) -> list[Any]:
@@ -362,7 +363,7 @@ def _jit(*args: Any, jaxpr: ClosedJaxpr, name: str, donated_invars: Sequence[boo
                           else (o,))]
     body.__name__ = name
     it = iter(jit(body)(*flat))
-    return [_fresh(SparseBuffers(next(it), next(it), info)) if info is not None else next(it)
+    return [fresh(SparseBuffers(next(it), next(it), info)) if info is not None else next(it)
             for info in out_infos]
 
 
