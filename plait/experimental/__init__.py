@@ -1,6 +1,6 @@
 """``plait.experimental``: ``io_callback``, ``checkify``, ``multihost_utils``,
-``mesh_utils``, ``compilation_cache``, ``hijax``, ``jet``, ``ode``, ``sparse``, and the former
-``shard_map`` and ``pjit``, as ``jax.experimental``."""
+``mesh_utils``, ``compilation_cache``, ``hijax``, ``jet``, ``ode``, ``rnn``, ``sparse``,
+and the former ``shard_map`` and ``pjit``, as ``jax.experimental``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
 from plait.experimental import checkify as checkify
@@ -11,9 +11,10 @@ from plait.experimental import mesh_utils as mesh_utils
 from plait.experimental import multihost_utils as multihost_utils
 from plait.experimental import ode as ode
 from plait.experimental import pjit as pjit
+from plait.experimental import rnn as rnn
 from plait.experimental import shard_map as shard_map
 from plait.experimental import sparse as sparse
 from plait.frontend.api.callbacks import io_callback as io_callback
 
 __all__ = ["checkify", "compilation_cache", "hijax", "io_callback", "jet", "mesh_utils",
-           "multihost_utils", "ode", "pjit", "shard_map", "sparse"]
+           "multihost_utils", "ode", "pjit", "rnn", "shard_map", "sparse"]
