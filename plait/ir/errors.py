@@ -25,6 +25,9 @@ __all__ = [
     "UnsupportedTransformError",
     "MissingTransposeError",
     "ForwardModeError",
+    "JAXTypeError",
+    "JAXIndexError",
+    "KeyReuseError",
     "TracerError",
     "UnexpectedTracerError",
     "ConcretizationTypeError",
@@ -119,15 +122,29 @@ class ForwardModeError(TransformError, TypeError):
     forward mode through any ``custom_vjp`` function is."""
 
 
+class JAXTypeError(PlaitError, TypeError):
+    """JAX's base class of the type errors it documents (``jax.errors.JAXTypeError``):
+    the tracer errors below and :class:`KeyReuseError` derive from it, as in JAX."""
+
+
+class JAXIndexError(PlaitError, IndexError):
+    """JAX's base class of the index errors it documents (``jax.errors.JAXIndexError``)."""
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key was used twice where the key-reuse checker forbids it."""
+
+
 class TracerError(PlaitError):
     """Base class of misuses of traced values."""
 
 
-class UnexpectedTracerError(TracerError):
-    """A tracer was used after the trace that created it had ended (a leak)."""
+class UnexpectedTracerError(TracerError, JAXTypeError):
+    """A tracer was used after the trace that created it had ended (a leak); a
+    ``TypeError``, as JAX's."""
 
 
-class ConcretizationTypeError(TracerError, TypeError):
+class ConcretizationTypeError(TracerError, JAXTypeError):
     """A concrete Python value was needed from a traced (abstract) value."""
 
 
@@ -139,11 +156,11 @@ class TracerIntegerConversionError(ConcretizationTypeError):
     """``int()``/``__index__`` was applied to a traced value."""
 
 
-class TracerArrayConversionError(TracerError, TypeError):
+class TracerArrayConversionError(TracerError, JAXTypeError):
     """A traced value was passed where a NumPy array was needed."""
 
 
-class NonConcreteBooleanIndexError(TracerError, IndexError):
+class NonConcreteBooleanIndexError(TracerError, JAXIndexError):
     """A traced boolean mask was used as an index: the number of its true values, the
     result's size, is unknown while tracing (JAX's error of the same name)."""
 

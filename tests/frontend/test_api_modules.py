@@ -40,6 +40,27 @@ def test_module_namespaces_hold_jaxs_names() -> None:
     assert isinstance(plait.jit(lambda x: x).lower(1.0).compile(), plait.stages.Compiled)
 
 
+def test_every_jax_error_class_is_served_with_jaxs_bases() -> None:
+    """Each class of ``jax.errors`` has a plait counterpart that is a subclass of the same
+    builtin exceptions and of the same ``jax.errors`` bases, so an ``except`` written for
+    JAX catches plait's; ``JaxRuntimeError`` is the very class (jaxlib's)."""
+    import inspect
+
+    import jax.errors
+
+    import plait.errors
+    for name, theirs in inspect.getmembers(jax.errors, inspect.isclass):
+        ours = getattr(plait.errors, name)
+        for base in theirs.__mro__[1:]:
+            if base.__module__ == "builtins":
+                assert issubclass(ours, base), (name, base)
+            elif base.__module__ == "jax.errors":
+                assert issubclass(ours, getattr(plait.errors, base.__name__)), (name, base)
+    assert plait.errors.JaxRuntimeError is jax.errors.JaxRuntimeError
+    with pytest.raises(TypeError):  # (a leaked tracer is a TypeError in JAX too)
+        raise plait.errors.UnexpectedTracerError("leak")
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float16", "bfloat16", "float64",
                                    "complex128", "float8_e4m3fn", "int4"])
 def test_dlpack_supported_dtypes_are_jaxs(dtype: str) -> None:
