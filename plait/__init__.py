@@ -60,6 +60,7 @@ from plait.frontend.api.checkpoint import checkpoint, checkpoint_policies, remat
 from plait.frontend.api.contexts import (
     debug_infs,
     debug_nans,
+    default_device,
     default_matmul_precision,
     disable_jit,
     ensure_compile_time_eval,
@@ -130,7 +131,8 @@ __all__ = [
     "block_until_ready", "default_backend", "device_count", "device_get", "enable_x64",
     "local_device_count", "print_environment_info", "effects_barrier",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
-    "named_scope", "live_arrays", "default_matmul_precision", "numpy_rank_promotion",
+    "named_scope", "live_arrays", "default_matmul_precision", "default_device",
+    "numpy_rank_promotion",
     "custom_gradient", "closure_convert", "pure_callback", "debug_nans", "debug_infs",
     "log_compiles",
     "make_jaxpr", "eval_shape", "jit", "device_put", "devices",

@@ -44,6 +44,11 @@ may read it.  Options:
     gradients then round exactly as JAX's where a program computes a value twice (merged,
     the backward pass sums the two cotangents before the value's derivative rule, where
     JAX applies the rule twice and sums after).  ``python -m plait run`` turns it off.
+``default_device`` (``None``, ``'cpu'`` or a device)
+    The device that arrays are created on and computations on uncommitted data run on
+    (``plait.default_device``).  plait supports this process's first device only (what
+    ``None`` and ``'cpu'`` mean): programs that pin JAX to the CPU run unchanged; another
+    device is refused (place data with ``device_put``).
 ``remat3`` (bool)
     JAX's switch to its newer ``checkpoint`` implementation, which saves and
     recomputes the same values; plait has one implementation, so the option is
@@ -97,6 +102,8 @@ class _Values:
         self.persistent_cache_min_entry_size_bytes = 0
         """Programs whose serialized size is below this are not stored."""
         self.merge_equations = _env_bool("PLAIT_MERGE_EQUATIONS", True)
+        self.default_device: Any = None
+        """``None``, ``'cpu'`` or the first local device (all three mean the same)."""
         self.remat3 = False
         """Accepted for JAX's ``jax_remat3``; plait's ``checkpoint`` does not read it."""
         self.num_cpu_devices = int(os.environ.get("PLAIT_NUM_CPU_DEVICES", "-1"))
@@ -156,6 +163,9 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "platforms": lambda v: v in ("", "cpu"),
     "remat3": lambda v: isinstance(v, bool),
     "merge_equations": lambda v: isinstance(v, bool),
+    # (a device is recognized by its attributes: this layer imports no jaxlib types)
+    "default_device": lambda v: v is None or v == "cpu" or (
+        hasattr(v, "platform") and hasattr(v, "id") and v.platform == "cpu"),
     "num_cpu_devices": lambda v: type(v) is int and (v == -1 or v >= 1),
     "compilation_cache_dir": lambda v: v is None or isinstance(v, str | os.PathLike),
     "enable_compilation_cache": lambda v: isinstance(v, bool),
@@ -195,6 +205,9 @@ def check(name: str, value: Any) -> str:
     if name.startswith("platform"):
         raise ValueError(f"invalid value {value!r} for config option {name!r}: plait "
                          "runs on 'cpu' only")
+    if name == "default_device":
+        raise ValueError(f"expected None, 'cpu' or a device (plait.devices()) for config "
+                         f"option {name!r}, but got {value!r}")
     if name == "num_cpu_devices":
         raise ValueError(f"expected -1 or a positive int for config option {name!r}, but got "
                          f"{value!r}")

@@ -58,6 +58,18 @@ def _refuse_after_start(value: Any) -> None:
 _guard("num_cpu_devices", _refuse_after_start)
 
 
+def _refuse_other_default(value: Any) -> None:
+    if value is None or isinstance(value, str) or value == default_device():
+        return
+    raise NotImplementedError(
+        f"default_device: plait runs computations on uncommitted data on the first device "
+        f"({default_device()}) only, but got {value}; place the data on {value} with "
+        "plait.device_put instead (computations follow their data)")
+
+
+_guard("default_device", _refuse_other_default)
+
+
 def started() -> bool:
     """Whether the client exists (computations have run)."""
     return _client is not None

@@ -393,3 +393,29 @@ def test_log_compiles_reports_what_jax_reports(caplog: pytest.LogCaptureFixture)
     with caplog.at_level(logging.WARNING):
         plait.jit(lambda x: x - 1.0)(np.ones(5, np.float32))
     assert not caplog.records  # off outside the block
+
+
+def test_default_device_accepts_the_first_device_and_refuses_others() -> None:
+    """``default_device`` as JAX's programs pin the CPU (the first device, ``'cpu'``,
+    ``None``, and the config option): arrays land there; another device is refused with
+    what to do instead, and a value that is not a device is JAX's ``ValueError``."""
+    first = plait.devices()[0]
+    for value in (first, "cpu", None):
+        with plait.default_device(value):
+            assert pnp.ones(2).devices() == {first}
+            assert plait.jit(lambda x: x + 1)(np.ones(2)).devices() == {first}
+    plait.config.update("jax_default_device", first)
+    try:
+        assert plait.config.jax_default_device == first
+    finally:
+        plait.config.update("jax_default_device", None)
+    with pytest.raises(ValueError):
+        jax.default_device(3).__enter__()
+    with pytest.raises(ValueError, match="expected None, 'cpu' or a device"):
+        plait.default_device(3)
+    if len(plait.devices()) > 1:
+        with pytest.raises(NotImplementedError, match="place the data on .* with "
+                                                      "plait.device_put"):
+            with plait.default_device(plait.devices()[1]):
+                pass
+        assert plait.config.jax_default_device is None  # (the refused value was not kept)

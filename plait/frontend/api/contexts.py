@@ -1,7 +1,7 @@
 """Context managers that change how code is traced: ``disable_jit``,
 ``ensure_compile_time_eval``, ``default_matmul_precision``, ``numpy_rank_promotion``,
-``debug_nans``, ``debug_infs``, ``log_compiles``, ``named_scope`` and ``named_call``, as
-JAX's.
+``debug_nans``, ``debug_infs``, ``log_compiles``, ``default_device``, ``named_scope`` and
+``named_call``, as JAX's.
 
 All but the last two set the option of their name (``ensure_compile_time_eval``:
 ``eager_constant_folding``) for the duration of a block;
@@ -20,7 +20,7 @@ from plait.ir import config as _config
 
 __all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call",
            "default_matmul_precision", "numpy_rank_promotion", "debug_nans", "debug_infs",
-           "log_compiles"]
+           "log_compiles", "default_device"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,6 +75,16 @@ def numpy_rank_promotion(mode: str) -> contextlib.AbstractContextManager[None]:
       ValueError: ``mode`` is not one of the three.
     """
     return _option("numpy_rank_promotion", mode)
+
+
+def default_device(device: Any) -> contextlib.AbstractContextManager[None]:
+    """Within the block, arrays are created on ``device`` (``None`` or ``'cpu'``: the
+    first device) and computations on data not committed to another device run there.
+
+    Raises:
+      ValueError: ``device`` is not a device of this process (``plait.devices()``).
+    """
+    return _option("default_device", device)
 
 
 def log_compiles(enable: bool = True) -> contextlib.AbstractContextManager[None]:
