@@ -58,12 +58,15 @@ from plait.frontend.api.autodiff import (
 from plait.frontend.api.callbacks import pure_callback
 from plait.frontend.api.checkpoint import checkpoint, checkpoint_policies, remat
 from plait.frontend.api.contexts import (
+    check_tracer_leaks,
+    checking_leaks,
     debug_infs,
     debug_nans,
     default_device,
     default_matmul_precision,
     disable_jit,
     ensure_compile_time_eval,
+    explain_cache_misses,
     log_compiles,
     named_call,
     named_scope,
@@ -132,6 +135,7 @@ __all__ = [
     "local_device_count", "print_environment_info", "effects_barrier",
     "typeof", "float0", "jacobian", "disable_jit", "ensure_compile_time_eval", "named_call",
     "named_scope", "live_arrays", "default_matmul_precision", "default_device",
+    "check_tracer_leaks", "checking_leaks", "explain_cache_misses",
     "numpy_rank_promotion",
     "custom_gradient", "closure_convert", "pure_callback", "debug_nans", "debug_infs",
     "log_compiles",

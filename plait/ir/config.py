@@ -49,6 +49,10 @@ may read it.  Options:
     (``plait.default_device``).  plait supports this process's first device only (what
     ``None`` and ``'cpu'`` mean): programs that pin JAX to the CPU run unchanged; another
     device is refused (place data with ``device_put``).
+``check_tracer_leaks`` (bool, env ``PLAIT_CHECK_TRACER_LEAKS``)
+    End every trace with a search for its tracers still alive other than its results,
+    raising ``UnexpectedTracerError`` for a leak at once (slow: a garbage collection per
+    trace; ``plait.checking_leaks``).
 ``remat3`` (bool)
     JAX's switch to its newer ``checkpoint`` implementation, which saves and
     recomputes the same values; plait has one implementation, so the option is
@@ -103,6 +107,7 @@ class _Values:
         """Programs whose serialized size is below this are not stored."""
         self.merge_equations = _env_bool("PLAIT_MERGE_EQUATIONS", True)
         self.default_device: Any = None
+        self.check_tracer_leaks = _env_bool("PLAIT_CHECK_TRACER_LEAKS", False)
         """``None``, ``'cpu'`` or the first local device (all three mean the same)."""
         self.remat3 = False
         """Accepted for JAX's ``jax_remat3``; plait's ``checkpoint`` does not read it."""
@@ -163,6 +168,7 @@ _CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
     "platforms": lambda v: v in ("", "cpu"),
     "remat3": lambda v: isinstance(v, bool),
     "merge_equations": lambda v: isinstance(v, bool),
+    "check_tracer_leaks": lambda v: isinstance(v, bool),
     # (a device is recognized by its attributes: this layer imports no jaxlib types)
     "default_device": lambda v: v is None or v == "cpu" or (
         hasattr(v, "platform") and hasattr(v, "id") and v.platform == "cpu"),

@@ -1,7 +1,8 @@
 """Context managers that change how code is traced: ``disable_jit``,
 ``ensure_compile_time_eval``, ``default_matmul_precision``, ``numpy_rank_promotion``,
-``debug_nans``, ``debug_infs``, ``log_compiles``, ``default_device``, ``named_scope`` and
-``named_call``, as JAX's.
+``debug_nans``, ``debug_infs``, ``log_compiles``, ``default_device``, ``check_tracer_leaks``
+(``checking_leaks``), ``explain_cache_misses``, ``named_scope`` and ``named_call``, as
+JAX's.
 
 All but the last two set the option of their name (``ensure_compile_time_eval``:
 ``eager_constant_folding``) for the duration of a block;
@@ -20,7 +21,8 @@ from plait.ir import config as _config
 
 __all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call",
            "default_matmul_precision", "numpy_rank_promotion", "debug_nans", "debug_infs",
-           "log_compiles", "default_device"]
+           "log_compiles", "default_device", "check_tracer_leaks", "checking_leaks",
+           "explain_cache_misses"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -85,6 +87,25 @@ def default_device(device: Any) -> contextlib.AbstractContextManager[None]:
       ValueError: ``device`` is not a device of this process (``plait.devices()``).
     """
     return _option("default_device", device)
+
+
+def check_tracer_leaks(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within the block, every trace ends with a search for its tracers that are still
+    alive (other than its results): a tracer stored in a global, an attribute or a
+    closure raises ``UnexpectedTracerError`` at once, naming what holds it, rather than
+    when it is next used.  Slow (a garbage collection per trace): for debugging."""
+    return _option("check_tracer_leaks", bool(enable))
+
+
+def checking_leaks() -> contextlib.AbstractContextManager[None]:
+    """:func:`check_tracer_leaks` turned on (JAX's other name for it)."""
+    return check_tracer_leaks(True)
+
+
+def explain_cache_misses(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within the block, each miss of a trace, compile or eager-operation cache is logged
+    with what differed from the entries there (the ``explain_cache_misses`` option)."""
+    return _option("explain_cache_misses", bool(enable))
 
 
 def log_compiles(enable: bool = True) -> contextlib.AbstractContextManager[None]:

@@ -319,7 +319,10 @@ class custom_jvp(_CustomFunction[P, R]):
             tangents = fill_in(inexact, flat[len(avals):], avals, float0_zeros)
             p = tree_unflatten(in_tree, primals)
             t = tree_unflatten(in_tree, tangents)
-            return rule(*static, p, t)
+            try:
+                return rule(*static, p, t)
+            finally:
+                frame.inputs = ()  # (not kept past the trace: no tracer outlives it)
 
         self._self_calls.append(frame)
         try:
@@ -418,11 +421,14 @@ class custom_vjp(_CustomFunction[P, R]):
 
         def fwd_flat(*d: Any) -> Any:
             frame.inputs = d
-            if symbolic_zeros:
-                wrapped = [CustomVJPPrimal(x, dt.is_inexact(a.dtype))
-                           for x, a in zip(tree_flatten(tuple(d))[0], avals)]
-                return fwd_fun(*_merge(nd, static, tree_unflatten(in_tree, wrapped)))
-            return fwd_fun(*_merge(nd, static, d))
+            try:
+                if symbolic_zeros:
+                    wrapped = [CustomVJPPrimal(x, dt.is_inexact(a.dtype))
+                               for x, a in zip(tree_flatten(tuple(d))[0], avals)]
+                    return fwd_fun(*_merge(nd, static, tree_unflatten(in_tree, wrapped)))
+                return fwd_fun(*_merge(nd, static, d))
+            finally:
+                frame.inputs = ()  # (not kept past the trace: no tracer outlives it)
 
         self._self_calls.append(frame)
         try:

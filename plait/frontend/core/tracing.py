@@ -22,6 +22,7 @@ import jaxlib._jax as _jax
 import numpy as np
 
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.leaks import check_leaks
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.traceback_util import is_plait_code
 from plait.ir import config
@@ -641,6 +642,11 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
         pop_trace(trace)
     constvars = [v for v, _ in trace.consts]
     jaxpr: Jaxpr = trace.builder.build(trace.invars, out_atoms, constvars, debug_info)
+    if config.values.check_tracer_leaks:
+        del args
+        kept = {id(o) for o in outs}
+        check_leaks(lambda o: type(o) is Tracer and o._trace is trace and id(o) not in kept,
+                    debug_info.func_name if debug_info else "a function", purpose)
     return ClosedJaxpr(jaxpr, tuple(c for _, c in trace.consts)), outs
 
 
