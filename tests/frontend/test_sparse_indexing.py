@@ -307,7 +307,8 @@ def test_bcoo_is_a_jaxsparse() -> None:
     assert (m.size, m.ndim, len(m)) == (20, 2, 4)
 
 
-SUBMODULES = ["bcoo", "util", "random", "transform", "ad"]
+SUBMODULES = ["bcoo", "bcsr", "coo", "csr", "api", "linalg", "util", "random", "transform",
+              "ad"]
 
 
 @pytest.mark.parametrize("name", SUBMODULES)
@@ -327,10 +328,32 @@ def test_submodules_serve_jaxs_names(name: str) -> None:
     assert not missing, missing
 
 
-def test_the_package_names_match_jaxs_for_bcoo() -> None:
-    """Every BCOO function of ``jax.experimental.sparse`` is served (primitives aside:
-    plait's BCOO operations are compositions, not primitives)."""
-    wanted = {n for n in dir(jax.experimental.sparse) if n.startswith("bcoo_")
-              and not n.endswith("_p")}
+def test_the_package_names_match_jaxs() -> None:
+    """Every public name of ``jax.experimental.sparse`` is served (primitives aside:
+    plait's sparse operations are compositions, not primitives; and ``SparseTracer``, a
+    JAX internal)."""
+    wanted = {n for n in dir(jax.experimental.sparse) if not n.startswith("_")
+              and not n.endswith("_p") and n != "SparseTracer"}
     assert wanted <= set(dir(sparse)), wanted - set(dir(sparse))
     check(PLAIT.sparse.bcoo_fromdense(X), JAX.sparse.bcoo_fromdense(X))
+
+
+@pytest.mark.parametrize("fmt", ["bcoo", "bcsr", "coo", "csr", "csc"])
+def test_empty_and_eye_in_every_format_match_jax(fmt: str) -> None:
+    """``sparse.empty`` and ``sparse.eye`` with ``sparse_format`` give JAX's array class
+    and dense values; unknown formats raise JAX's exception types (``eye`` has no BCSR,
+    as in JAX)."""
+    for k in (0, 1, -2):
+        if fmt == "bcsr":
+            both_raise(lambda S, k: S.sparse.eye(3, 4, k, sparse_format=fmt), k)
+            continue
+        got, want = sparse.eye(3, 4, k, sparse_format=fmt), JAX.sparse.eye(3, 4, k,
+                                                                          sparse_format=fmt)
+        assert type(got).__name__ == type(want).__name__
+        np.testing.assert_array_equal(np.asarray(got.todense()), np.asarray(want.todense()))
+    got, want = sparse.empty((2, 3), sparse_format=fmt), JAX.sparse.empty((2, 3),
+                                                                          sparse_format=fmt)
+    assert type(got).__name__ == type(want).__name__ and got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(sparse.todense(got)), np.zeros((2, 3)))
+    both_raise(lambda S: S.sparse.empty((2, 3), sparse_format="dia"))
+    both_raise(lambda S: S.sparse.eye(3, sparse_format="dia"))

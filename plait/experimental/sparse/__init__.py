@@ -1,8 +1,9 @@
-"""``plait.experimental.sparse``: BCOO sparse arrays and ``sparsify``, as JAX 0.10.2's
-``jax.experimental.sparse`` (see :mod:`plait.frontend.sparse` and ``docs/sparse.md``).
-Of JAX's formats only BCOO is here (no BCSR, COO, CSR), and no ``sparse.linalg``."""
+"""``plait.experimental.sparse``: sparse arrays (BCOO, BCSR, COO, CSR, CSC),
+``sparsify``, sparse-aware differentiation and ``sparse.linalg``, as JAX 0.10.2's
+``jax.experimental.sparse`` (see :mod:`plait.frontend.sparse` and ``docs/sparse.md``)."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
+from plait.experimental.sparse import linalg as linalg
 from plait.frontend.sparse.ad import grad as grad
 from plait.frontend.sparse.ad import jacfwd as jacfwd
 from plait.frontend.sparse.ad import jacobian as jacobian
@@ -18,6 +19,25 @@ from plait.frontend.sparse.bcoo import bcoo_transpose as bcoo_transpose
 from plait.frontend.sparse.bcoo import bcoo_update_layout as bcoo_update_layout
 from plait.frontend.sparse.bcoo import sparsify as sparsify
 from plait.frontend.sparse.bcoo import todense as todense
+from plait.frontend.sparse.bcsr import BCSR as BCSR
+from plait.frontend.sparse.bcsr import bcsr_broadcast_in_dim as bcsr_broadcast_in_dim
+from plait.frontend.sparse.bcsr import bcsr_concatenate as bcsr_concatenate
+from plait.frontend.sparse.bcsr import bcsr_dot_general as bcsr_dot_general
+from plait.frontend.sparse.bcsr import bcsr_extract as bcsr_extract
+from plait.frontend.sparse.bcsr import bcsr_fromdense as bcsr_fromdense
+from plait.frontend.sparse.bcsr import bcsr_sum_duplicates as bcsr_sum_duplicates
+from plait.frontend.sparse.bcsr import bcsr_todense as bcsr_todense
+from plait.frontend.sparse.coo import COO as COO
+from plait.frontend.sparse.coo import coo_fromdense as coo_fromdense
+from plait.frontend.sparse.coo import coo_matmat as coo_matmat
+from plait.frontend.sparse.coo import coo_matvec as coo_matvec
+from plait.frontend.sparse.coo import coo_todense as coo_todense
+from plait.frontend.sparse.csr import CSC as CSC
+from plait.frontend.sparse.csr import CSR as CSR
+from plait.frontend.sparse.csr import csr_fromdense as csr_fromdense
+from plait.frontend.sparse.csr import csr_matmat as csr_matmat
+from plait.frontend.sparse.csr import csr_matvec as csr_matvec
+from plait.frontend.sparse.csr import csr_todense as csr_todense
 from plait.frontend.sparse.layout import CuSparseEfficiencyWarning as CuSparseEfficiencyWarning
 from plait.frontend.sparse.layout import SparseEfficiencyError as SparseEfficiencyError
 from plait.frontend.sparse.layout import SparseEfficiencyWarning as SparseEfficiencyWarning
@@ -46,12 +66,16 @@ from plait.frontend.sparse.operations import eye as eye
 from plait.frontend.sparse.operations import random_bcoo as random_bcoo
 from plait.frontend.sparse.sparsify import todense_p as todense_p
 
-__all__ = ["BCOO", "CuSparseEfficiencyWarning", "JAXSparse", "SparseEfficiencyError",
-           "SparseEfficiencyWarning", "bcoo_broadcast_in_dim", "bcoo_concatenate",
-           "bcoo_conv_general_dilated", "bcoo_dot_general", "bcoo_dot_general_sampled",
-           "bcoo_dynamic_slice", "bcoo_eliminate_zeros", "bcoo_extract", "bcoo_fromdense",
-           "bcoo_gather", "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum",
-           "bcoo_reshape", "bcoo_rev", "bcoo_slice", "bcoo_sort_indices", "bcoo_squeeze",
-           "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "bcoo_update_layout",
-           "empty", "eye", "grad", "jacfwd", "jacobian", "jacrev", "random_bcoo", "sparsify",
-           "todense", "todense_p", "value_and_grad"]
+__all__ = ["BCOO", "BCSR", "COO", "CSC", "CSR", "CuSparseEfficiencyWarning", "JAXSparse",
+           "SparseEfficiencyError", "SparseEfficiencyWarning", "bcoo_broadcast_in_dim",
+           "bcoo_concatenate", "bcoo_conv_general_dilated", "bcoo_dot_general",
+           "bcoo_dot_general_sampled", "bcoo_dynamic_slice", "bcoo_eliminate_zeros",
+           "bcoo_extract", "bcoo_fromdense", "bcoo_gather", "bcoo_multiply_dense",
+           "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_reshape", "bcoo_rev", "bcoo_slice",
+           "bcoo_sort_indices", "bcoo_squeeze", "bcoo_sum_duplicates", "bcoo_todense",
+           "bcoo_transpose", "bcoo_update_layout", "bcsr_broadcast_in_dim", "bcsr_concatenate",
+           "bcsr_dot_general", "bcsr_extract", "bcsr_fromdense", "bcsr_sum_duplicates",
+           "bcsr_todense", "coo_fromdense", "coo_matmat", "coo_matvec", "coo_todense",
+           "csr_fromdense", "csr_matmat", "csr_matvec", "csr_todense", "empty", "eye", "grad",
+           "jacfwd", "jacobian", "jacrev", "linalg", "random_bcoo", "sparsify", "todense",
+           "todense_p", "value_and_grad"]

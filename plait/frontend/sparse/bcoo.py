@@ -30,7 +30,7 @@ from plait.frontend.sparse import convert, restructure
 from plait.frontend.sparse import indexing as _indexing  # noqa: F401  (its rules)
 from plait.frontend.sparse.base import JAXSparse
 from plait.frontend.sparse.layout import Shape, SparseBuffers, SparseInfo, validate
-from plait.frontend.sparse.sparsify import sparsify_flat, todense_p
+from plait.frontend.sparse.sparsify import format_rules, sparsify_flat, todense_p
 
 __all__ = ["BCOO", "sparsify", "wrap", "todense", "bcoo_todense", "bcoo_fromdense",
            "bcoo_transpose", "bcoo_sum_duplicates", "bcoo_sort_indices",
@@ -317,10 +317,11 @@ def _static_nse(nse: Any) -> int | None:
 
 
 def sparsify(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``f`` made to take BCOO arrays wherever it takes arrays (JAX's ``sparsify``).
+    """``f`` made to take BCOO (and BCSR) arrays wherever it takes arrays (JAX's
+    ``sparsify``).
 
     ``f`` is traced with a dense stand-in for each sparse argument, and its equations
-    evaluated with sparse rules where an operand is sparse; the results are BCOO arrays
+    evaluated with sparse rules where an operand is sparse; the results are sparse arrays
     where the rules keep them sparse.  Keyword arguments are passed to ``f`` as they
     are (not traced).
 
@@ -330,8 +331,11 @@ def sparsify(f: Callable[..., Any]) -> Callable[..., Any]:
     """
     @functools.wraps(f)
     def wrapped(*args: Any, **params: Any) -> Any:
-        leaves, in_tree = tree_flatten(args, is_leaf=lambda x: isinstance(x, BCOO))
-        flat = [x._buffers if isinstance(x, BCOO) else pnp.asarray(x) for x in leaves]
+        # (BCSR arrays are sparse arguments too: their format registers its rules.)
+        leaves, in_tree = tree_flatten(
+            args, is_leaf=lambda x: isinstance(x, BCOO) or type(x) in format_rules)
+        flat = [x._buffers if isinstance(x, BCOO) else x if type(x) in format_rules
+                else pnp.asarray(x) for x in leaves]
         outs, out_tree = sparsify_flat(functools.partial(f, **params), in_tree, flat)
         return tree_unflatten(out_tree, [wrap(o) if type(o) is SparseBuffers else o
                                          for o in outs])
@@ -364,9 +368,9 @@ _rsubtract = sparsify(_swap(pnp.subtract))
 
 
 def todense(arr: Any) -> Array:
-    """``arr`` as a dense array: a BCOO array converted, an array as it is.  Inside
-    :func:`sparsify`, the conversion of a sparse value."""
-    if isinstance(arr, BCOO):
+    """``arr`` as a dense array: a sparse array (any format) converted, an array as it
+    is.  Inside :func:`sparsify`, the conversion of a sparse value."""
+    if isinstance(arr, JAXSparse):
         return arr.todense()
     out: Array = todense_p.bind(pnp.asarray(arr))
     return out

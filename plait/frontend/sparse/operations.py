@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -20,7 +20,11 @@ from plait.frontend.random import samplers
 from plait.frontend.random.distributions import choice
 from plait.frontend.random.keys import split
 from plait.frontend.sparse import convert, convolution, indexing, products, restructure
+from plait.frontend.sparse.base import JAXSparse
 from plait.frontend.sparse.bcoo import BCOO, bcoo_fromdense, bcoo_sort_indices, wrap
+from plait.frontend.sparse.bcsr import BCSR
+from plait.frontend.sparse.coo import COO
+from plait.frontend.sparse.csr import CSC, CSR
 from plait.frontend.sparse.layout import Shape
 from plait.ir import dtypes as dt
 
@@ -247,16 +251,35 @@ def bcoo_reshape(mat: BCOO, *, new_sizes: Sequence[int],
     return wrap(restructure.reshape(mat._buffers, new_sizes, dimensions))
 
 
+@overload
 def empty(shape: Sequence[int], dtype: Any = None, index_dtype: Any = "int32",
-          sparse_format: str = "bcoo", *, n_batch: int = 0, n_dense: int = 0,
-          nse: int = 0) -> BCOO:
-    """A BCOO array of zeros: ``nse`` padding entries per batch element.
+          sparse_format: Literal["bcoo"] = "bcoo", **kwds: Any) -> BCOO: ...
+@overload
+def empty(shape: Sequence[int], dtype: Any = None, index_dtype: Any = "int32",
+          sparse_format: str = "bcoo", **kwds: Any) -> JAXSparse: ...
+def empty(shape: Sequence[int], dtype: Any = None, index_dtype: Any = "int32",
+          sparse_format: str = "bcoo", **kwds: Any) -> JAXSparse:
+    """A sparse array of zeros in ``sparse_format`` (``'bcoo'``, ``'bcsr'``, ``'coo'``,
+    ``'csr'``, ``'csc'``); the batched formats take ``n_batch``, ``n_dense`` and ``nse``
+    (padding entries per batch element).
 
     Raises:
-      ValueError: ``sparse_format`` is not ``'bcoo'`` (plait has only BCOO), or the
-        layout does not fit ``shape``.
+      ValueError: an unknown format (JAX's message), or a layout that does not fit.
+      TypeError: a keyword the format does not take.
     """
-    _check_format(sparse_format)
+    formats: dict[str, Any] = {"bcsr": BCSR, "bcoo": BCOO, "coo": COO, "csr": CSR, "csc": CSC}
+    if sparse_format not in formats:
+        raise ValueError(f"sparse_format={sparse_format!r} not recognized; must be one of "
+                         f"{list(formats)}")
+    if sparse_format == "bcoo":
+        return _bcoo_empty(shape, dtype, index_dtype, **kwds)
+    out: JAXSparse = formats[sparse_format]._empty(tuple(shape), dtype=dtype,
+                                                   index_dtype=index_dtype, **kwds)
+    return out
+
+
+def _bcoo_empty(shape: Sequence[int], dtype: Any = None, index_dtype: Any = "int32", *,
+                n_batch: int = 0, n_dense: int = 0, nse: int = 0) -> BCOO:
     shape = tuple(operator.index(s) for s in shape)
     n_sparse = len(shape) - n_dense - n_batch
     if n_sparse < 0 or n_dense < 0 or n_batch < 0 or nse < 0:
@@ -269,33 +292,45 @@ def empty(shape: Sequence[int], dtype: Any = None, index_dtype: Any = "int32",
     return BCOO((data, indices), shape=shape, indices_sorted=True, unique_indices=True)
 
 
-def _check_format(sparse_format: str) -> None:
-    if sparse_format != "bcoo":
-        raise ValueError(f"sparse_format={sparse_format!r} not recognized; plait implements "
-                         "only 'bcoo' (JAX's formats are ['bcsr', 'bcoo', 'coo', 'csr', "
-                         "'csc'])")
-
-
+@overload
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None,  # noqa: N803  (JAX's)
-        index_dtype: Any = "int32", sparse_format: str = "bcoo", *, n_batch: int = 0,
-        n_dense: int = 0) -> BCOO:
-    """The 2-D sparse identity: ones on the ``k``-th diagonal of an ``N`` by ``M`` array.
+        index_dtype: Any = "int32", sparse_format: Literal["bcoo"] = "bcoo",
+        **kwds: Any) -> BCOO: ...
+@overload
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None,  # noqa: N803  (JAX's)
+        index_dtype: Any = "int32", sparse_format: str = "bcoo", **kwds: Any) -> JAXSparse: ...
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None,  # noqa: N803  (JAX's)
+        index_dtype: Any = "int32", sparse_format: str = "bcoo", **kwds: Any) -> JAXSparse:
+    """The 2-D sparse identity: ones on the ``k``-th diagonal of an ``N`` by ``M`` array,
+    in ``sparse_format`` (``'bcoo'``, which takes ``n_batch`` and ``n_dense``, ``'coo'``,
+    ``'csr'`` or ``'csc'``; JAX has no BCSR identity either).
 
     Raises:
-      ValueError: ``sparse_format`` is not ``'bcoo'``, or the layout does not fit.
+      KeyError: an unknown format (as JAX's).
+      ValueError: a layout that does not fit.
     """
-    _check_format(sparse_format)
+    formats: dict[str, Any] = {"bcoo": BCOO, "coo": COO, "csr": CSR, "csc": CSC}
+    if sparse_format not in formats:
+        raise KeyError(sparse_format)
     n = operator.index(N)
     m = n if M is None else operator.index(M)
-    k = operator.index(k)
+    if sparse_format == "bcoo":
+        return _bcoo_eye(n, m, operator.index(k), dtype, index_dtype, **kwds)
+    out: JAXSparse = formats[sparse_format]._eye(M=m, N=n, k=operator.index(k), dtype=dtype,
+                                                 index_dtype=index_dtype, **kwds)
+    return out
+
+
+def _bcoo_eye(n: int, m: int, k: int, dtype: Any, index_dtype: Any, *, n_batch: int = 0,
+              n_dense: int = 0) -> BCOO:
     n_sparse = 2 - n_batch - n_dense
     if n_sparse < 0 or n_dense < 0 or n_batch < 0:
         raise ValueError(f"Invalid inputs: shape={(n, m)}, n_dense={n_dense}, "
                          f"n_batch={n_batch}")
     diag_size = min(n, m - k) if k > 0 else min(n + k, m)
     if diag_size <= 0:
-        return empty((n, m), dtype=dtype, index_dtype=index_dtype, n_batch=n_batch,
-                     n_dense=n_dense)
+        return _bcoo_empty((n, m), dtype=dtype, index_dtype=index_dtype, n_batch=n_batch,
+                           n_dense=n_dense)
     if n_dense > 0 or n_batch > 1:
         # These layouts store every zero: convert the dense identity.
         return bcoo_fromdense(pnp.eye(n, m, k, dtype=dtype), n_batch=n_batch,

@@ -12,6 +12,11 @@ records which buffer its indices are (``indices_ref``, as JAX's), so that an
 elementwise operation of two values with the very same indices works on the data
 alone.  ``todense_p`` marks ``sparse.todense`` in a traced function: the identity on
 dense arrays, and the conversion of a sparse value.
+
+Other formats (BCSR) take part as their array objects: a format registers its class and
+its own rule table in :data:`format_rules` (JAX's ``sparse_rules_bcsr``), and an
+equation with an operand of that format takes its rule from that table, whatever its
+other operands are.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.trace_to_jaxpr import trace_to_jaxpr
 from plait.frontend.core.tree_util import PyTreeDef
+from plait.frontend.sparse.base import JAXSparse
 from plait.frontend.sparse.convert import sum_duplicates, todense
 from plait.frontend.sparse.layout import SparseBuffers, SparseInfo
 from plait.frontend.sparse.products import (
@@ -56,8 +62,8 @@ from plait.ir.interpreter import impl_rules
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive as IRPrimitive
 
-__all__ = ["SparseValue", "SparseRule", "sparse_rules", "fresh", "todense_p", "eval_sparse",
-           "sparsify_flat"]
+__all__ = ["SparseValue", "SparseRule", "sparse_rules", "format_rules", "fresh", "todense_p",
+           "eval_sparse", "sparsify_flat", "ZERO_PRESERVING_UNARY", "ZERO_PRESERVING_LINEAR"]
 
 SparseRule = Callable[..., Sequence[Any]]
 """``rule(*operands, **params)``: the results of an equation with a sparse operand
@@ -84,6 +90,10 @@ def _with_data(x: SparseValue, data: Array) -> SparseValue:
 
 
 sparse_rules: dict[IRPrimitive, SparseRule] = {}
+
+format_rules: dict[type[JAXSparse], dict[IRPrimitive, SparseRule]] = {}
+"""The rules of the formats other than BCOO, by array class; their values in the
+interpreter are the array objects themselves."""
 
 # -- the todense marker -------------------------------------------------------------------
 
@@ -129,8 +139,9 @@ def eval_sparse(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> lis
 
     for eqn in jaxpr.eqns:
         ins = [read(a) for a in eqn.invars]
-        if any(type(x) is SparseValue for x in ins):
-            rule = sparse_rules.get(eqn.primitive)
+        rules = _rules_for(ins)
+        if rules is not None:
+            rule = rules.get(eqn.primitive)
             if rule is None:
                 raise _unimplemented(eqn.primitive)
             ins = [_literal(x) if type(x) is Literal else x for x in ins]
@@ -142,17 +153,30 @@ def eval_sparse(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> lis
     return [_literal(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 
-def stand_in(m: SparseBuffers) -> ShapedArray:
+def _rules_for(ins: Sequence[Any]) -> dict[IRPrimitive, SparseRule] | None:
+    """The rule table of an equation's operands: that of their first format other than
+    BCOO, else BCOO's if one is sparse, else none (the equation is dense)."""
+    for x in ins:
+        if isinstance(x, JAXSparse):
+            return format_rules[type(x)]
+    if any(type(x) is SparseValue for x in ins):
+        return sparse_rules
+    return None
+
+
+def stand_in(m: SparseBuffers | JAXSparse) -> ShapedArray:
     """The dense type a sparse argument is traced as."""
     return ShapedArray(m.shape, m.data.dtype, m.data.aval.weak_type)
 
 
 def sparsify_flat(fun: Callable[..., Any], in_tree: PyTreeDef, args: Sequence[Any]
                   ) -> tuple[list[Any], PyTreeDef]:
-    """``fun`` on the arguments ``in_tree`` arranges ``args`` (dense arrays and
-    :class:`SparseBuffers`) into: its flat results (the same kinds) and their structure."""
+    """``fun`` on the arguments ``in_tree`` arranges ``args`` (dense arrays,
+    :class:`SparseBuffers`, and arrays of the :data:`format_rules` formats) into: its flat
+    results (the same kinds) and their structure."""
     values = [fresh(a) if type(a) is SparseBuffers else a for a in args]
-    avals = [stand_in(a) if type(a) is SparseBuffers else a.aval for a in args]
+    avals = [stand_in(a) if type(a) is SparseBuffers or isinstance(a, JAXSparse) else a.aval
+             for a in args]
     traced = trace_to_jaxpr(fun, in_tree, avals, "sparsify")
     outs = eval_sparse(traced.closed.jaxpr, traced.closed.consts, values)
     return [o.buffers if type(o) is SparseValue else o for o in outs], traced.out_tree
@@ -175,11 +199,17 @@ def _unary(prim: IRPrimitive, linear: bool) -> SparseRule:
     return rule
 
 
-for _p in (P.abs_p, P.asin_p, P.asinh_p, P.atan_p, P.atanh_p, P.bessel_i1e_p, P.expm1_p,
-           P.log1p_p, P.sign_p, P.sin_p, P.sinh_p, P.sqrt_p, P.square_p, P.tan_p, P.tanh_p,
-           P.convert_element_type_p):
+ZERO_PRESERVING_UNARY = (P.abs_p, P.asin_p, P.asinh_p, P.atan_p, P.atanh_p, P.bessel_i1e_p,
+                         P.expm1_p, P.log1p_p, P.sign_p, P.sin_p, P.sinh_p, P.sqrt_p,
+                         P.square_p, P.tan_p, P.tanh_p, P.convert_element_type_p)
+"""The nonlinear unary primitives that map zero to zero: applied to the stored values once
+duplicate entries are summed."""
+ZERO_PRESERVING_LINEAR = (P.conj_p, P.copy_p, P.imag_p, P.neg_p, P.real_p)
+"""The linear ones: applied to the stored values as they are."""
+
+for _p in ZERO_PRESERVING_UNARY:
     sparse_rules[_p] = _unary(_p, linear=False)
-for _p in (P.conj_p, P.copy_p, P.imag_p, P.neg_p, P.real_p):
+for _p in ZERO_PRESERVING_LINEAR:
     sparse_rules[_p] = _unary(_p, linear=True)
 
 
