@@ -2,9 +2,10 @@
 (JAX 0.10.2's ``jax.experimental.sparse.JAXSparse``), so that a program can ask
 ``isinstance(x, sparse.JAXSparse)`` whatever the format.
 
-A format supplies its buffers (as a pytree), ``dtype``, ``nse``, ``todense`` and
-``transpose``; the shape bookkeeping and the operators a format does not support (each
-raising ``NotImplementedError`` naming the class and the operation) are shared here.
+A format supplies its buffers (as a pytree, ``data`` first), ``nse``, ``todense`` and
+``transpose``; the dtype and shape bookkeeping and the operators a format does not
+support (each raising ``NotImplementedError`` naming the class and the operation) are
+shared here.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ class JAXSparse(abc.ABC):
         self.shape = tuple(operator.index(s) for s in shape)
 
     @property
-    @abc.abstractmethod
     def dtype(self) -> np.dtype[Any]:
         """The dtype of the stored values."""
+        return np.dtype(self.data.dtype)
 
     @property
     @abc.abstractmethod

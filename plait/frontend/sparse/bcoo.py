@@ -84,10 +84,6 @@ class BCOO(JAXSparse):
         return int(self.indices.shape[-2])
 
     @property
-    def dtype(self) -> np.dtype[Any]:
-        return np.dtype(self.data.dtype)
-
-    @property
     def n_batch(self) -> int:
         return self.indices.ndim - 2
 

@@ -36,6 +36,7 @@ from plait.frontend.sparse.sparsify import (
     SparseValue,
     eval_sparse,
     format_rules,
+    refuse_dense_power,
     todense_p,
 )
 from plait.ir import primitives as P
@@ -90,10 +91,6 @@ class BCSR(JAXSparse):
     def nse(self) -> int:
         """The number of stored elements (per batch element)."""
         return int(self.indices.shape[-1])
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return np.dtype(self.data.dtype)
 
     @property
     def n_batch(self) -> int:
@@ -421,11 +418,7 @@ for _p in ZERO_PRESERVING_LINEAR:
 
 
 def _integer_pow(x: BCSR, *, y: int) -> Sequence[Any]:
-    if y <= 0:
-        raise NotImplementedError(
-            f"sparse rule for integer_pow with non-positive exponent {y} is not implemented "
-            "because it would result in dense output. If this is your intent, use "
-            "sparse.todense() to convert your argument to a dense array.")
+    refuse_dense_power(y)
     return _unary(P.integer_pow_p, linear=False)(x, y=y)
 
 

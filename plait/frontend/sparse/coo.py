@@ -259,10 +259,6 @@ class COO(JAXSparse):
         """The number of stored elements."""
         return int(self.data.size)
 
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return np.dtype(self.data.dtype)
-
     def tree_flatten(self) -> tuple[tuple[Array, Array, Array], COOInfo]:
         return self._bufs, self._info
 

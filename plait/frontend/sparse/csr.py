@@ -96,10 +96,6 @@ class _Compressed(JAXSparse):
         """The number of stored elements."""
         return int(self.data.size)
 
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        return np.dtype(self.data.dtype)
-
     def tree_flatten(self) -> tuple[tuple[Array, Array, Array], Shape]:
         return self._bufs, self.shape
 

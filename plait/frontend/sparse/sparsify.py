@@ -63,7 +63,8 @@ from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.primitive import Primitive as IRPrimitive
 
 __all__ = ["SparseValue", "SparseRule", "sparse_rules", "format_rules", "fresh", "todense_p",
-           "eval_sparse", "sparsify_flat", "ZERO_PRESERVING_UNARY", "ZERO_PRESERVING_LINEAR"]
+           "eval_sparse", "sparsify_flat", "refuse_dense_power", "ZERO_PRESERVING_UNARY",
+           "ZERO_PRESERVING_LINEAR"]
 
 SparseRule = Callable[..., Sequence[Any]]
 """``rule(*operands, **params)``: the results of an equation with a sparse operand
@@ -213,12 +214,18 @@ for _p in ZERO_PRESERVING_LINEAR:
     sparse_rules[_p] = _unary(_p, linear=True)
 
 
-def _integer_pow(x: SparseValue, *, y: int) -> Sequence[Any]:
+def refuse_dense_power(y: int) -> None:
+    """Raise for ``x ** y`` of a sparse ``x`` unless ``y > 0`` (else zeros map to
+    nonzeros: the result would be dense)."""
     if y <= 0:
         raise NotImplementedError(
             f"sparse rule for integer_pow with non-positive exponent {y} is not implemented "
             "because it would result in dense output. If this is your intent, use "
             "sparse.todense() to convert your argument to a dense array.")
+
+
+def _integer_pow(x: SparseValue, *, y: int) -> Sequence[Any]:
+    refuse_dense_power(y)
     return _unary(P.integer_pow_p, linear=False)(x, y=y)
 
 
