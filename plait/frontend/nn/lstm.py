@@ -211,9 +211,20 @@ def lstm(x: Any, h_0: Any, c_0: Any, weights: Any, seq_lengths: Any, input_size:
       ValueError: the shapes do not fit the sizes.
     """
     del precision
+    out: tuple[Array, Array, Array] = _packed_lstm(
+        x, h_0, c_0, weights, seq_lengths, input_size, hidden_size, num_layers, dropout,
+        bidirectional)
+    return out
+
+
+@functools.partial(jit, static_argnums=(5, 6, 7, 8, 9))
+def _packed_lstm(x: Array, h_0: Array, c_0: Array, weights: Array, seq_lengths: Array,
+                 input_size: int, hidden_size: int, num_layers: int, dropout: float,
+                 bidirectional: bool) -> tuple[Array, Array, Array]:
+    # (one program: the weights are cut in the compiled code, not by eager slices per call)
     unpacked = unpack_lstm_weights(weights, input_size, hidden_size, num_layers,
                                    bidirectional)
-    out: tuple[Array, Array, Array] = lstm_ref(
-        pnp.asarray(x), pnp.asarray(h_0), pnp.asarray(c_0), *unpacked,
-        pnp.asarray(seq_lengths), input_size, hidden_size, num_layers, dropout, bidirectional)
+    out: tuple[Array, Array, Array] = lstm_ref(x, h_0, c_0, *unpacked, seq_lengths,
+                                               input_size, hidden_size, num_layers, dropout,
+                                               bidirectional)
     return out

@@ -32,7 +32,7 @@ from plait.frontend.sparse.base import JAXSparse
 from plait.frontend.sparse.layout import Shape, SparseBuffers, SparseInfo, validate
 from plait.frontend.sparse.sparsify import format_rules, sparsify_flat, todense_p
 
-__all__ = ["BCOO", "sparsify", "wrap", "todense", "bcoo_todense", "bcoo_fromdense",
+__all__ = ["BCOO", "sparsify", "wrap", "mapped_shape", "todense", "bcoo_todense", "bcoo_fromdense",
            "bcoo_transpose", "bcoo_sum_duplicates", "bcoo_sort_indices",
            "bcoo_update_layout"]
 
@@ -118,7 +118,7 @@ class BCOO(JAXSparse):
     def tree_unflatten(cls, aux: SparseInfo, children: Sequence[Any]) -> BCOO:
         obj = object.__new__(cls)
         obj.data, obj.indices = children
-        obj.shape = _mapped_shape(aux.shape, obj.data, obj.indices)
+        obj.shape = mapped_shape(aux.shape, obj.data, obj.indices)
         obj.indices_sorted, obj.unique_indices = aux.indices_sorted, aux.unique_indices
         return obj
 
@@ -267,7 +267,7 @@ class BCOO(JAXSparse):
         return _rsubtract(self, other)
 
 
-def _mapped_shape(shape: Shape, data: Any, indices: Any) -> Shape:
+def mapped_shape(shape: Shape, data: Any, indices: Any) -> Shape:
     """The shape of a BCOO array rebuilt from children whose rank differs from the
     recorded layout: ``vmap`` maps pytree leaves, so mapping (or stacking) a BCOO array
     removes (or adds) one batch axis of ``data`` and ``indices`` together.

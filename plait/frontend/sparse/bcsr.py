@@ -26,21 +26,19 @@ from plait.frontend.core.tree_util import register_pytree_node_class
 from plait.frontend.numpy._core import check_arraylike
 from plait.frontend.sparse import bcsr_layout, convert, products, restructure
 from plait.frontend.sparse.base import JAXSparse
-from plait.frontend.sparse.bcoo import BCOO, sparsify, wrap
-from plait.frontend.sparse.bcoo import _mapped_shape as _bcoo_mapped_shape
+from plait.frontend.sparse.bcoo import BCOO, mapped_shape, sparsify, wrap
+from plait.frontend.sparse.control_flow import custom_call_rule
 from plait.frontend.sparse.layout import Shape, SparseBuffers, SparseInfo
 from plait.frontend.sparse.sparsify import (
     ZERO_PRESERVING_LINEAR,
     ZERO_PRESERVING_UNARY,
     SparseRule,
     SparseValue,
-    eval_sparse,
     format_rules,
     refuse_dense_power,
     todense_p,
 )
 from plait.ir import primitives as P
-from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitive import Primitive as IRPrimitive
 
 __all__ = ["BCSR", "bcsr_fromdense", "bcsr_todense", "bcsr_extract", "bcsr_dot_general",
@@ -245,12 +243,12 @@ class _Shaped(NamedTuple):
 def _mapped_shape(shape: Shape, data: Any, indices: Any, indptr: Any) -> Shape:
     """The shape of a BCSR array rebuilt from children whose rank differs from the
     recorded layout (``vmap`` maps pytree leaves): BCOO's rule (see
-    :func:`~.bcoo._mapped_shape`), for the BCOO indices the BCSR ones stand for."""
+    :func:`~.bcoo.mapped_shape`), for the BCOO indices the BCSR ones stand for."""
     index_shape, ptr_shape = getattr(indices, "shape", None), getattr(indptr, "shape", None)
     if index_shape is None or ptr_shape is None or not 1 <= len(index_shape) == len(ptr_shape):
         return shape  # (not arrays: a tree of placeholders)
     batch = tuple(max(i, p) for i, p in zip(index_shape[:-1], ptr_shape[:-1]))
-    return _bcoo_mapped_shape(shape, data, _Shaped((*batch, index_shape[-1], 2)))
+    return mapped_shape(shape, data, _Shaped((*batch, index_shape[-1], 2)))
 
 
 def _from_buffers(m: SparseBuffers) -> BCSR:
@@ -449,15 +447,10 @@ def _todense(x: BCSR) -> list[Any]:
     return [x.todense()]
 
 
-def _custom_call(*args: Any, call_jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
-    """A custom-JVP function is evaluated through its body, its rule dropped."""
-    return eval_sparse(call_jaxpr.jaxpr, call_jaxpr.consts, args)
-
-
 _rules[P.integer_pow_p] = _integer_pow
 _rules[P.dot_general_p] = _dot_general
 _rules[P.broadcast_in_dim_p] = _broadcast_in_dim
 _rules[P.concatenate_p] = _concatenate
 _rules[P.stack_p] = _stack
 _rules[todense_p] = _todense
-_rules[P.custom_jvp_call_p] = _custom_call
+_rules[P.custom_jvp_call_p] = custom_call_rule

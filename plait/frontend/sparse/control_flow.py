@@ -21,7 +21,7 @@ from plait.frontend.sparse.sparsify import SparseValue, eval_sparse, fresh, spar
 from plait.ir import primitives as P
 from plait.ir.jaxpr import ClosedJaxpr
 
-__all__: list[str] = []
+__all__ = ["custom_call_rule"]
 
 Kind = tuple[SparseInfo, tuple[int, ...]] | None
 """What a value is: ``None`` for dense, or a sparse value's info and data shape."""
@@ -64,13 +64,13 @@ def _carries(init: Sequence[Any], body: Callable[[list[Kind]], Callable[..., Any
 
 
 def _check_carries(what: str, before: Sequence[Kind], after: Sequence[Kind]) -> None:
+    def layout(k: Kind) -> Any:  # (the sorted/unique flags may differ between steps)
+        return None if k is None else (k[0].shape, k[1])
     for i, (b, a) in enumerate(zip(before, after)):
-        same = (b is None) == (a is None) and (b is None or a is None or (
-            b[0].shape == a[0].shape and b[1] == a[1]))
-        if not same:
+        if layout(b) != layout(a):
             raise TypeError(f"sparsify: the {what} must keep each carry's sparsity, but "
-                             f"carry {i} goes in {_kind_text(b)} and comes out "
-                             f"{_kind_text(a)}")
+                            f"carry {i} goes in {_kind_text(b)} and comes out "
+                            f"{_kind_text(a)}")
 
 
 def _kind_text(k: Kind) -> str:
@@ -176,12 +176,13 @@ def _scan(*args: Any, jaxpr: ClosedJaxpr, length: int, reverse: bool, num_consts
     return [*_values(kinds, carry), *_values(stacked, ys)]
 
 
-def _custom_call(*args: Any, call_jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
+def custom_call_rule(*args: Any, call_jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
+    """The rule of a custom-derivative function's call: its body, the rule dropped."""
     return _run(call_jaxpr, args)
 
 
 sparse_rules[P.while_p] = _while
 sparse_rules[P.cond_p] = _cond
 sparse_rules[P.scan_p] = _scan
-sparse_rules[P.custom_jvp_call_p] = _custom_call
-sparse_rules[P.custom_vjp_call_p] = _custom_call
+sparse_rules[P.custom_jvp_call_p] = custom_call_rule
+sparse_rules[P.custom_vjp_call_p] = custom_call_rule
