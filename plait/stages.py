@@ -8,4 +8,7 @@ from plait.frontend.api.stages import Compiled as Compiled
 from plait.frontend.api.stages import Lowered as Lowered
 from plait.frontend.api.stages import Traced as Traced
 
-__all__ = ["Compiled", "Lowered", "Traced", "Wrapped"]
+CompilerOptions = dict[str, str | bool]
+"""The type of ``compiler_options`` (XLA option names to values), as JAX names it."""
+
+__all__ = ["Compiled", "CompilerOptions", "Lowered", "Traced", "Wrapped"]

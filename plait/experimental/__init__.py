@@ -1,12 +1,13 @@
 """``plait.experimental``: ``io_callback``, ``checkify``, ``multihost_utils``,
-``mesh_utils``, ``compilation_cache``, ``hijax``, ``jet``, ``ode``, ``rnn``, ``sparse``,
-and the former ``shard_map`` and ``pjit``, as ``jax.experimental``."""
+``mesh_utils``, ``compilation_cache``, ``hijax``, ``jet``, ``key_reuse``, ``ode``, ``rnn``,
+``sparse``, and the former ``shard_map`` and ``pjit``, as ``jax.experimental``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
 from plait.experimental import checkify as checkify
 from plait.experimental import compilation_cache as compilation_cache
 from plait.experimental import hijax as hijax
 from plait.experimental import jet as jet
+from plait.experimental import key_reuse as key_reuse
 from plait.experimental import mesh_utils as mesh_utils
 from plait.experimental import multihost_utils as multihost_utils
 from plait.experimental import ode as ode
@@ -16,5 +17,5 @@ from plait.experimental import shard_map as shard_map
 from plait.experimental import sparse as sparse
 from plait.frontend.api.callbacks import io_callback as io_callback
 
-__all__ = ["checkify", "compilation_cache", "hijax", "io_callback", "jet", "mesh_utils",
-           "multihost_utils", "ode", "pjit", "rnn", "shard_map", "sparse"]
+__all__ = ["checkify", "compilation_cache", "hijax", "io_callback", "jet", "key_reuse",
+           "mesh_utils", "multihost_utils", "ode", "pjit", "rnn", "shard_map", "sparse"]

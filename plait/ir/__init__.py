@@ -18,7 +18,14 @@ from plait.ir import reference as _reference  # noqa: F401  (registers the NumPy
 from plait.ir import sharding_rules as _sharding_rules  # noqa: F401  (installs the sharding rules)
 from plait.ir import sharding_rules_more as _sharding_rules_more  # noqa: F401  (and the others)
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
+from plait.ir.avals import (
+    AbstractToken,
+    AbstractValue,
+    ShapedArray,
+    abstract_token,
+    shaped,
+    shaped_avals,
+)
 from plait.ir.builder import Builder, new_vars
 from plait.ir.caches import cache_info, clear_caches
 from plait.ir.check import check_jaxpr
@@ -35,7 +42,8 @@ from plait.ir.rewriter import JaxprRewriter, RewriteRule
 
 __all__ = [
     "dtypes", "primitives", "cache_info", "clear_caches", "Atom", "Literal", "Var",
-    "AbstractValue", "ShapedArray", "shaped", "shaped_avals", "Builder", "new_vars",
+    "AbstractValue", "ShapedArray", "AbstractToken", "abstract_token", "shaped", "shaped_avals",
+    "Builder", "new_vars",
     "check_jaxpr", "DebugInfo", "SourceInfo", "NO_EFFECTS", "Effect", "eval_closed_jaxpr",
     "eval_jaxpr", "impl_rules", "ClosedJaxpr", "Eqn", "Jaxpr", "subjaxprs", "convert_constvars",
     "consts_as_invars", "EMPTY_PARAMS", "REQUIRED", "Derived", "ParamDef", "Params",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, ClassVar, SupportsIndex, cast, final
+from typing import Any, ClassVar, Final, SupportsIndex, cast, final
 
 import attrs
 import numpy as np
@@ -18,6 +18,7 @@ from numpy.typing import DTypeLike
 
 from plait.ir import dtypes
 from plait.ir.caches import WeakInternTable
+from plait.ir.config import values as _config
 from plait.ir.dims import DimExpr
 from plait.ir.errors import JaxprTypeError
 from plait.ir.sharding import (
@@ -28,8 +29,8 @@ from plait.ir.sharding import (
     get_abstract_mesh,
 )
 
-__all__ = ["AbstractValue", "ShapedArray", "shaped", "shaped_avals", "leading_slice", "stacked",
-           "type_sharding"]
+__all__ = ["AbstractValue", "ShapedArray", "AbstractToken", "abstract_token", "shaped",
+           "shaped_avals", "buffer_avals", "leading_slice", "stacked", "type_sharding"]
 
 
 _KEEP: Any = object()
@@ -63,13 +64,15 @@ def type_sharding(sharding: Any, shape: tuple[int, ...]) -> NamedSharding | None
                              f"shape {shape}, but got {sharding.spec!r}")
     parts = sharding.spec.padded(len(shape))
     kinds = dict(zip(amesh.axis_names, amesh.axis_types))
+    drop_size_one = _config.remove_size_one_mesh_axis_from_type
     explicit = []
     for d, p in enumerate(parts):
         names = () if p is None else ((p,) if isinstance(p, str) else tuple(p))
         if any(not isinstance(n, str) for n in names):
             raise JaxprTypeError(f"expected mesh axis names in a type's PartitionSpec, but "
                                  f"got {sharding.spec!r}")
-        kept = tuple(n for n in names if kinds.get(n) is AxisType.Explicit)
+        kept = tuple(n for n in names if kinds.get(n) is AxisType.Explicit
+                     and not (drop_size_one and amesh.shape[n] == 1))
         size = math.prod(amesh.shape[n] for n in kept)
         if kept and type(shape[d]) is int and shape[d] % size:
             raise JaxprTypeError(
@@ -108,8 +111,10 @@ class _InternedAval(type):
                  sharding: Any = None) -> Any:
         table = cls._table
         # An unsharded type's key is the 3-tuple (most types are unsharded).
+        # (A sharded one's also holds an option that changes its normal form.)
         spelled = ((shape, dtype, weak_type) if sharding is None
-                   else (shape, dtype, weak_type, sharding))
+                   else (shape, dtype, weak_type, sharding,
+                         _config.remove_size_one_mesh_axis_from_type))
         try:  # the hot path: this exact spelling was used recently
             return table.recent[spelled]
         except (KeyError, TypeError):
@@ -261,6 +266,38 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
         return self
 
 
+@final
+class AbstractToken(AbstractValue):
+    """The type of a token (``Tok`` in printed jaxprs): a value with no data that orders
+    side effects, as ``lax.create_token`` and ``lax.after_all`` make.  There is one
+    instance, :data:`abstract_token`."""
+
+    __slots__ = ()
+    _instance: ClassVar[AbstractToken | None] = None
+
+    def __new__(cls) -> AbstractToken:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def str_short(self, short_dtypes: bool = True) -> str:
+        """``Tok``, as JAX prints a token's type."""
+        return "Tok"
+
+    def __str__(self) -> str:
+        return "Tok"
+
+    def __repr__(self) -> str:
+        return "AbstractToken()"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (AbstractToken, ())
+
+
+abstract_token: Final[AbstractToken] = AbstractToken()
+"""The token type."""
+
+
 def leading_slice(aval: ShapedArray) -> ShapedArray:
     """The type of one slice along the leading dimension (a ``scan``'s ``xs`` element):
     the other dimensions keep their split.
@@ -306,3 +343,17 @@ def shaped_avals(avals: Sequence[AbstractValue]) -> tuple[ShapedArray, ...]:
       JaxprTypeError: one of ``avals`` is not an array type.
     """
     return tuple([shaped(a) for a in avals])
+
+
+def buffer_avals(avals: Sequence[AbstractValue]) -> tuple[ShapedArray, ...]:
+    """The types of the device buffers holding values of types ``avals``: an array's own
+    type; for a token, which carries no data, an empty bool array (as in JAX, whose
+    compiled programs take and return tokens as such buffers).
+
+    Raises:
+      JaxprTypeError: one of ``avals`` is neither an array type nor the token type.
+    """
+    return tuple([_TOKEN_BUFFER if type(a) is AbstractToken else shaped(a) for a in avals])
+
+
+_TOKEN_BUFFER: Final = ShapedArray((0,), np.dtype(np.bool_))

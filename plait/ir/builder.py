@@ -4,7 +4,8 @@ A :class:`Builder` records equations.  It types each one with its
 primitive's typing rule and hash-conses pure equations: emitting an equation
 whose ``(primitive, inputs, params)`` was already emitted returns the
 existing output variables (common-subexpression elimination at construction),
-unless the ``merge_equations`` option is off.  Effectful equations are always kept.
+unless the ``merge_equations`` option is off (or ``debug_key_reuse`` on).  Effectful
+equations are always kept.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ class Builder:
         """Given to equations bound without one.  A transformation sets it to the source
         of the equation whose rule is running, so that what the rule emits points at
         the user's line too (and so do errors raised later, e.g. in transpose)."""
-        merge = _config.merge_equations if cse is None else cse
+        # (Key-reuse checking must see two identical draws from one key as two.)
+        merge = (_config.merge_equations and not _config.debug_key_reuse) if cse is None \
+            else cse
         self._cse: dict[Any, tuple[Var, ...]] | None = {} if merge else None
         self._effects: set[Effect] = set()
 

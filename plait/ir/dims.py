@@ -8,6 +8,10 @@ comparisons (``b + 1 >= 1``, ``2*b > b``); the others raise
 :class:`~plait.ir.errors.InconclusiveDimensionOperation` with JAX's words.
 Equality is structural (JAX's rule): ``b == c`` is false, never an error.
 
+Every expression belongs to a :class:`Scope`; expressions of different scopes never
+combine (JAX's "Invalid mixing of symbolic scopes").  A scope may hold constraints
+(:class:`plait.ir.dim_scope.SymbolicScope`) that sharpen bounds and rewrite terms.
+
 :func:`parse_dims` reads JAX's text form (``"b, 2*b + 1, floordiv(b, 2)"``),
 which ``str`` writes.
 """
@@ -23,10 +27,9 @@ from typing import Any, Final, TypeAlias, Union, cast
 
 from plait.ir.errors import InconclusiveDimensionOperation
 
-__all__ = ["DimExpr", "Dim", "is_symbolic", "is_constant_shape", "dim_vars", "parse_dims",
-           "evaluate", "as_dims", "broadcast_dims", "plan_solution", "solve",
-           "SolutionStep", "ShapeCheck", "assertion_messages", "MISMATCH", "set_value_hook",
-           "dimension_value"]
+__all__ = ["DimExpr", "Dim", "Scope", "Constraint", "DEFAULT_SCOPE", "is_symbolic",
+           "is_constant_shape", "dim_vars", "parse_dims", "evaluate", "as_dims",
+           "broadcast_dims", "set_value_hook", "dimension_value"]
 
 # A factor of a monomial: a variable's name, or ("floordiv" | "mod", expression, k).
 Factor: TypeAlias = str | tuple[str, "DimExpr", int]
@@ -46,6 +49,65 @@ for more details.
 
 def _inconclusive(message: str) -> InconclusiveDimensionOperation:
     return InconclusiveDimensionOperation(message + _HELP)
+
+
+class Constraint:
+    """A constraint of a scope: ``diff == 0`` or ``diff >= 0`` (``cmp`` is ``"=="`` or
+    ``">="``), as the user wrote it in ``text``."""
+
+    __slots__ = ("text", "cmp", "diff")
+
+    def __init__(self, text: str, cmp: str, diff: Dim) -> None:
+        self.text, self.cmp, self.diff = text, cmp, diff
+
+
+class Scope:
+    """The scope of symbolic dimensions that may interact; this one has no constraints.
+
+    ``rules`` rewrites a term ``t`` with coefficient a multiple of ``k`` (its key ``t``
+    gives ``(e, k)``: ``k*t == e``); ``constraints`` are checked when a function is called.
+    """
+
+    def __init__(self, location: str = "unknown") -> None:
+        self.location = location
+        self.rules: dict[Term, tuple[Dim, int]] = {}
+        self.constraints: list[Constraint] = []
+
+    def var_bounds(self, name: str) -> tuple[float, float]:
+        """Bounds of the variable ``name`` (every variable is >= 1)."""
+        return 1.0, math.inf
+
+    def refine(self, e: DimExpr, lo: float, hi: float) -> tuple[float, float]:
+        """``e``'s bounds ``lo``, ``hi`` sharpened by the scope's constraints."""
+        return lo, hi
+
+    def check_same(self, other: DimExpr, when: str, self_descr: str = " ",
+                   other_descr: str = "unknown") -> None:
+        """Raise unless ``other`` belongs to this scope.
+
+        Raises:
+          ValueError: JAX's "Invalid mixing of symbolic scopes".
+        """
+        if other.scope is not self:
+            raise ValueError(
+                f"Invalid mixing of symbolic scopes {when}.\n"
+                f"Expected {self_descr}scope {self}\n"
+                f"and found for '{other}' ({other_descr}) scope {other.scope}\n"
+                "See https://docs.jax.dev/en/latest/export/shape_poly.html"
+                "#user-specified-symbolic-constraints.")
+
+    def __str__(self) -> str:
+        lines = [f"{id(self)} created at {self.location}"]
+        if self.constraints:
+            lines[0] += " with constraints:"
+            lines += [f"  {c.text}" for c in self.constraints]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+# Where dimensions parsed without a scope live (jaxpr text, IR parameters).
+DEFAULT_SCOPE: Final = Scope()
 
 
 def _factor_key(f: Factor) -> tuple[Any, ...]:
@@ -98,19 +160,29 @@ def _with_value(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
 class DimExpr:
     """A symbolic dimension size (never a constant: those are ints)."""
 
-    __slots__ = ("_terms", "_hash")
+    __slots__ = ("_terms", "_hash", "_scope")
 
-    def __init__(self, terms: Mapping[Term, int]) -> None:
+    def __init__(self, terms: Mapping[Term, int], scope: Scope = DEFAULT_SCOPE) -> None:
         # Use :func:`_make`, which returns an int for a constant.
         self._terms: tuple[tuple[Term, int], ...] = tuple(sorted(
             ((t, c) for t, c in terms.items() if c), key=lambda tc: _term_key(tc[0])))
         self._hash = hash(self._terms)
+        self._scope = scope
 
     # -- construction ------------------------------------------------------------
     @staticmethod
-    def var(name: str) -> DimExpr:
-        """The dimension variable ``name``."""
-        return DimExpr({((name, 1),): 1})
+    def var(name: str, scope: Scope = DEFAULT_SCOPE) -> Dim:
+        """The dimension variable ``name`` of ``scope`` (as the scope's rules rewrite it)."""
+        return _make({((name, 1),): 1}, scope)
+
+    @property
+    def scope(self) -> Scope:
+        """The scope the expression belongs to."""
+        return self._scope
+
+    def _same(self, other: Dim, when: str) -> None:
+        if isinstance(other, DimExpr) and other._scope is not self._scope:
+            self._scope.check_same(other, when)
 
     @property
     def terms(self) -> dict[Term, int]:
@@ -121,10 +193,11 @@ class DimExpr:
     def __add__(self, other: Dim) -> Dim:
         if not _is_dim(other):
             return cast(Dim, _with_value(operator.add, self, other))
+        self._same(other, "for linear combination")
         terms = self.terms
         for t, c in _terms_of(other).items():
             terms[t] = terms.get(t, 0) + c
-        return _make(terms)
+        return _make(terms, self._scope)
 
     __radd__ = __add__
 
@@ -135,7 +208,7 @@ class DimExpr:
         return _with_value(operator.truediv, other, self)
 
     def __neg__(self) -> Dim:
-        return _make({t: -c for t, c in self._terms})
+        return _make({t: -c for t, c in self._terms}, self._scope)
 
     def __sub__(self, other: Dim) -> Dim:
         if not _is_dim(other):
@@ -150,12 +223,13 @@ class DimExpr:
     def __mul__(self, other: Dim) -> Dim:
         if not _is_dim(other):
             return cast(Dim, _with_value(operator.mul, self, other))
+        self._same(other, "for operation mul")
         out: dict[Term, int] = {}
         for t1, c1 in self._terms:
             for t2, c2 in _terms_of(other).items():
                 t = _mul_terms(t1, t2)
                 out[t] = out.get(t, 0) + c1 * c2
-        return _make(out)
+        return _make(out, self._scope)
 
     __rmul__ = __mul__
 
@@ -179,13 +253,22 @@ class DimExpr:
             return cast(Dim, _with_value(operator.mod, other, self))
         return _divmod(other, self)[1]
 
+    def __pow__(self, power: int) -> Dim:
+        if isinstance(power, DimExpr) or power != int(power) or power < 0:
+            raise ValueError("Symbolic dimension cannot be raised to non-integer or negative "
+                             f"powers: '{self}' ** '{power}'")
+        out: Dim = 1
+        for _ in range(int(power)):
+            out = out * self
+        return out
+
     def __divmod__(self, other: Dim) -> tuple[Dim, Dim]:
         return _divmod(self, other)
 
     # -- comparisons ---------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DimExpr):
-            return self._terms == other._terms
+            return self._terms == other._terms and self._scope is other._scope
         return False  # (a constant never equals a DimExpr: constants are ints)
 
     def __ne__(self, other: object) -> bool:
@@ -217,10 +300,16 @@ class DimExpr:
 
     # -- queries ---------------------------------------------------------------------
     def bounds(self) -> tuple[float, float]:
-        """Lower and upper bounds over all variable values >= 1 (``inf`` if unbounded)."""
+        """Lower and upper bounds over all variable values >= 1 that satisfy the scope's
+        constraints (``inf`` if unbounded)."""
+        lo, hi = self.plain_bounds()
+        return self._scope.refine(self, lo, hi)
+
+    def plain_bounds(self) -> tuple[float, float]:
+        """Bounds from the variables' bounds alone (no constraint between variables)."""
         lo = hi = 0.0
         for t, c in self._terms:
-            tlo, thi = _term_bounds(t)
+            tlo, thi = _term_bounds(t, self._scope)
             if c > 0:
                 lo, hi = lo + c * tlo, hi + c * thi
             else:
@@ -342,13 +431,33 @@ def _terms_of(x: Dim) -> dict[Term, int]:
     return x.terms if isinstance(x, DimExpr) else ({(): x} if x else {})
 
 
-def _make(terms: Mapping[Term, int]) -> Dim:
+def _make(terms: Mapping[Term, int], scope: Scope) -> Dim:
     nz = {t: c for t, c in terms.items() if c}
+    if scope.rules:
+        nz = _normalize(nz, scope)
     if not nz:
         return 0
     if set(nz) == {()}:
         return nz[()]
-    return DimExpr(nz)
+    return DimExpr(nz, scope)
+
+
+def _normalize(terms: dict[Term, int], scope: Scope) -> dict[Term, int]:
+    """Apply the first of ``scope``'s rules that fits a term (``k*t == e`` rewrites
+    ``c*t`` with ``k | c`` as ``(c // k)*e``), or one that fits a factor of a product."""
+    for t, c in terms.items():
+        candidates = [(t, ())] + ([(((f, p),), tuple(x for x in t if x != (f, p)))
+                                   for f, p in t] if len(t) > 1 else [])
+        for key, rest in candidates:
+            after, k = scope.rules.get(key, (None, 0))
+            if after is not None and c % k == 0:
+                out = dict(terms)
+                del out[t]
+                for t2, c2 in _terms_of(after).items():
+                    t3 = _mul_terms(t2, rest)
+                    out[t3] = out.get(t3, 0) + c2 * (c // k)
+                return {x: v for x, v in out.items() if v}
+    return terms
 
 
 def _factor_str(f: Factor) -> str:
@@ -365,11 +474,11 @@ def _factor_value(f: Factor, env: Mapping[str, int]) -> int:
     return v // k if op == "floordiv" else v % k
 
 
-def _term_bounds(t: Term) -> tuple[float, float]:
+def _term_bounds(t: Term, scope: Scope) -> tuple[float, float]:
     lo, hi = 1.0, 1.0
     for f, p in t:
         if isinstance(f, str):
-            flo, fhi = 1.0, math.inf
+            flo, fhi = scope.var_bounds(f)
         elif f[0] == "mod":
             k = f[2]
             flo, fhi = (0.0, float(k - 1)) if k > 0 else (float(k + 1), 0.0)
@@ -389,6 +498,8 @@ def _term_bounds(t: Term) -> tuple[float, float]:
 
 
 def _geq(a: Dim, b: Dim, describe: Any) -> bool:
+    if isinstance(a, DimExpr) and isinstance(b, DimExpr) and a.scope is not b.scope:
+        a.scope.check_same(b, f"when comparing {describe()}")
     diff = a - b
     if not isinstance(diff, DimExpr):
         return diff >= 0
@@ -397,12 +508,15 @@ def _geq(a: Dim, b: Dim, describe: Any) -> bool:
         return True
     if hi < 0:
         return False
-    raise _inconclusive(f"Symbolic dimension comparison {describe()} is inconclusive.")
+    using = f"\nUsing symbolic scope {diff.scope}" if diff.scope.constraints else ""
+    raise _inconclusive(f"Symbolic dimension comparison {describe()} is inconclusive.{using}")
 
 
 def _divmod(a: Dim, b: Dim) -> tuple[Dim, Dim]:
     """Floor division with remainder; exact for polynomials a divisor's monomial divides,
     an opaque ``floordiv``/``mod`` factor for a constant divisor otherwise."""
+    if isinstance(a, DimExpr) and isinstance(b, DimExpr) and a.scope is not b.scope:
+        a.scope.check_same(b, "for operation divmod")
     if isinstance(b, int):
         if b == 0:
             raise ZeroDivisionError("division of a dimension by zero")
@@ -414,9 +528,9 @@ def _divmod(a: Dim, b: Dim) -> tuple[Dim, Dim]:
             q = {t: c // b for t, c in a._terms if t}
             if const // b:
                 q[()] = const // b
-            return _make(q), const % b
-        return (DimExpr({((("floordiv", a, b), 1),): 1}),
-                DimExpr({((("mod", a, b), 1),): 1}))
+            return _make(q, a.scope), const % b
+        return (_make({((("floordiv", a, b), 1),): 1}, a.scope),
+                _make({((("mod", a, b), 1),): 1}, a.scope))
     # A symbolic divisor: exact division by one monomial only.
     if len(b._terms) == 1:
         (bt, bc), = b._terms
@@ -435,7 +549,7 @@ def _divmod(a: Dim, b: Dim) -> tuple[Dim, Dim]:
                     continue
             break
         else:
-            return _make(out), 0
+            return _make(out, b.scope), 0
     raise _inconclusive(f"Cannot divide '{a}' by '{b}'.")
 
 
@@ -470,8 +584,8 @@ _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][\w]*)|(//|[-+*^(),%]))")
 
 
 class _Parser:
-    def __init__(self, text: str, spec: str) -> None:
-        self.text, self.spec = text, spec
+    def __init__(self, text: str, spec: str, scope: Scope) -> None:
+        self.text, self.spec, self.scope = text, spec, scope
         self.tokens: list[tuple[str, str]] = []
         pos = 0
         while pos < len(text):
@@ -551,7 +665,7 @@ class _Parser:
                 if text == "mod":
                     return a % b
                 self.fail(f"{text}() of dimensions is not supported")
-            return DimExpr.var(text)
+            return DimExpr.var(text, self.scope)
         if (kind, text) == ("op", "("):
             self.i += 1
             e = self.expr()
@@ -561,9 +675,10 @@ class _Parser:
         raise AssertionError  # (unreachable)
 
 
-def parse_dims(spec: str, like: Sequence[int | None] | None = None) -> tuple[Dim, ...]:
-    """The dimensions in ``spec`` (``"b, 4"``, ``"(b, 2*b)"``); ``_`` or ``...`` take the
-    size at that position from ``like``.
+def parse_dims(spec: str, like: Sequence[int | None] | None = None,
+               scope: Scope = DEFAULT_SCOPE) -> tuple[Dim, ...]:
+    """The dimensions in ``spec`` (``"b, 4"``, ``"(b, 2*b)"``), in ``scope``; ``_`` or
+    ``...`` take the size at that position from ``like``.
 
     Raises:
       ValueError: a syntax error, or a placeholder without a known size.
@@ -585,7 +700,7 @@ def parse_dims(spec: str, like: Sequence[int | None] | None = None) -> tuple[Dim
             assert size is not None
             out.append(size)
             continue
-        parser = _Parser(p, spec)
+        parser = _Parser(p, spec, scope)
         value = parser.expr()
         if parser.peek()[0] != "end":
             parser.fail(f"unexpected {parser.peek()[1]!r} in dimension {i}")
@@ -649,122 +764,3 @@ def broadcast_dims(*shapes: Sequence[Dim]) -> tuple[Dim, ...]:
                              f"shapes={list(map(tuple, shapes))}")
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
-
-
-# -- solving for the dimension variables --------------------------------------------
-
-MISMATCH: Final = "Input shapes do not match the polymorphic shapes specification. "
-_TRAILER: Final = (". Please see https://docs.jax.dev/en/latest/export/shape_poly.html"
-                   "#shape-assertion-errors for more details.")
-
-
-class SolutionStep:
-    """How one dimension variable's value follows from an argument's size:
-    ``var = (size(arg, dim) - rest) // k``."""
-
-    __slots__ = ("var", "arg", "dim", "k", "rest", "spec")
-
-    def __init__(self, var: str, arg: int, dim: int, k: int, rest: Dim, spec: DimExpr) -> None:
-        self.var, self.arg, self.dim, self.k, self.rest, self.spec = var, arg, dim, k, rest, spec
-
-
-class ShapeCheck:
-    """A size that must equal an expression of the solved variables."""
-
-    __slots__ = ("arg", "dim", "expr")
-
-    def __init__(self, arg: int, dim: int, expr: DimExpr) -> None:
-        self.arg, self.dim, self.expr = arg, dim, expr
-
-
-def plan_solution(shapes: Sequence[Sequence[Dim]], names: Sequence[str]
-                  ) -> tuple[list[SolutionStep], list[ShapeCheck]]:
-    """How to compute every dimension variable of ``shapes`` from the arguments' sizes
-    (each from a dimension ``k*var + rest`` whose other variables are known), and the
-    sizes left to check.
-
-    Raises:
-      ValueError: a variable appears in no dimension it can be solved from.
-    """
-    eqns = [(i, j, d) for i, s in enumerate(shapes) for j, d in enumerate(s)
-            if isinstance(d, DimExpr)]
-    known: set[str] = set()
-    steps: list[SolutionStep] = []
-    used: set[int] = set()
-    progress = True
-    while progress:
-        progress = False
-        for n, (i, j, d) in enumerate(eqns):
-            if n in used:
-                continue
-            unknown = [(t, c) for t, c in d.terms.items()
-                       if any(not isinstance(f, str) or f not in known for f, _ in t)]
-            if len(unknown) != 1:
-                continue
-            (t, c), = unknown
-            if len(t) != 1 or t[0][1] != 1 or not isinstance(t[0][0], str):
-                continue
-            var = t[0][0]
-            rest = d - c * DimExpr.var(var)
-            steps.append(SolutionStep(var, i, j, c, rest, d))
-            known.add(var)
-            used.add(n)
-            progress = True
-    missing = sorted(set(dim_vars(shapes)) - known)
-    if missing:
-        specs = _specs(shapes, names)
-        raise ValueError(f"Cannot solve for values of dimension variables {set(missing)}. We "
-                         "can only solve linear uni-variate constraints." + specs +
-                         " Unprocessed specifications: " + ", ".join(
-                             f"'{d}' for dimension size {names[i]}.shape[{j}]"
-                             for n, (i, j, d) in enumerate(eqns) if n not in used) + _TRAILER)
-    checks = [ShapeCheck(i, j, d) for n, (i, j, d) in enumerate(eqns) if n not in used]
-    return steps, checks
-
-
-def _specs(shapes: Sequence[Sequence[Dim]], names: Sequence[str]) -> str:
-    return (" Using the following polymorphic shapes specifications: " +
-            ",".join(f"{names[i]}.shape = {tuple(s)}"
-                     for i, s in enumerate(shapes) if not is_constant_shape(s)) + ".")
-
-
-def solve(shapes: Sequence[Sequence[Dim]], actual: Sequence[Sequence[int]],
-          names: Sequence[str]) -> dict[str, int]:
-    """The values of the dimension variables for arguments of the ``actual`` shapes.
-
-    Raises:
-      ValueError: the shapes do not fit the specification (JAX's messages).
-    """
-    steps, checks = plan_solution(shapes, names)
-    specs = _specs(shapes, names)
-    env: dict[str, int] = {}
-    obtained = " Obtained dimension variables: "
-    for s in steps:
-        size = actual[s.arg][s.dim]
-        num = size - evaluate(s.rest, env)
-        value, rem = divmod(num, s.k)
-        if rem:
-            raise ValueError(f"{MISMATCH}Division had remainder {rem} when computing the "
-                             f"value of '{s.var}'.{specs}{obtained}{_TRAILER}")
-        obtained += (f"'{s.var}' = {value} from specification '{s.spec}' for dimension "
-                     f"{names[s.arg]}.shape[{s.dim}] (= {size}), ")
-        if value < 1:
-            raise ValueError(f"{MISMATCH}Expected value >= 1 for dimension variable "
-                             f"'{s.var}'.{specs}{obtained}{_TRAILER}")
-        env[s.var] = value
-    for c in checks:
-        size, want = actual[c.arg][c.dim], c.expr.evaluate(env)
-        if size != want:
-            raise ValueError(
-                f"{MISMATCH}Found inconsistency between dimension size "
-                f"{names[c.arg]}.shape[{c.dim}] (= {size}) and the specification "
-                f"'{c.expr}' (= {want}).{specs}{obtained}{_TRAILER}")
-    return env
-
-
-def assertion_messages(shapes: Sequence[Sequence[Dim]], names: Sequence[str]
-                       ) -> tuple[list[SolutionStep], list[ShapeCheck], str, str]:
-    """The solution plan, and the text pieces of the run-time assertions' messages
-    (the specifications and the trailer), as :func:`solve` words its errors."""
-    steps, checks = plan_solution(shapes, names)
-    return steps, checks, _specs(shapes, names), _TRAILER

@@ -28,7 +28,7 @@ __all__ = [
     "complex128", "float0", "canonicalize", "short_name", "from_name",
     "is_float", "is_complex", "is_integer", "is_signed", "is_unsigned", "is_bool",
     "is_inexact", "int_range", "bit_width", "max_identity", "min_identity", "SUPPORTED",
-    "INEXACT", "key_dtype", "is_key", "key_tag", "key_field", "KEY_SHAPE",
+    "INEXACT", "key_dtype", "is_key", "key_tag", "key_field", "key_shape", "KEY_SHAPE",
 ]
 
 bool_: Final = np.dtype(np.bool_)
@@ -93,17 +93,18 @@ _SHORT[float0] = "float0"
 _FROM_SHORT: Final[dict[str, np.dtype[Any]]] = {v: k for k, v in _SHORT.items()}
 
 KEY_SHAPE: Final = (2,)
-"""The shape of one key's data (two ``uint32`` words for threefry2x32)."""
+"""The shape of one threefry2x32 key's data (two ``uint32`` words; :func:`key_shape`
+gives any key dtype's)."""
 
 
-def key_dtype(tag: str) -> np.dtype[Any]:
+def key_dtype(tag: str, shape: tuple[int, ...] = KEY_SHAPE) -> np.dtype[Any]:
     """The dtype of typed PRNG key arrays of the implementation tagged ``tag``
-    (``key<fry>`` for threefry2x32).
+    (``key<fry>`` for threefry2x32), whose keys hold ``shape`` ``uint32`` words.
 
     A key is a record of its implementation's data words; the record's one field is
     named for the printed type, so each implementation's keys have their own dtype.
     """
-    d = np.dtype([(f"key<{tag}>", np.uint32, KEY_SHAPE)])
+    d = np.dtype([(f"key<{tag}>", np.uint32, shape)])
     name = f"key<{tag}>"
     _SHORT.setdefault(d, name)
     _FROM_SHORT.setdefault(name, d)
@@ -121,6 +122,13 @@ def key_field(dtype: np.dtype[Any]) -> str:
     """The name of a key dtype's one field (``"key<fry>"``), which holds the key data."""
     assert dtype.names is not None
     return dtype.names[0]
+
+
+def key_shape(dtype: np.dtype[Any]) -> tuple[int, ...]:
+    """The shape of one key's data for a key dtype: ``(2,)`` for ``key<fry>``."""
+    assert dtype.fields is not None
+    sub: np.dtype[Any] = dtype.fields[key_field(dtype)][0]
+    return sub.shape
 
 
 def key_tag(dtype: np.dtype[Any]) -> str:

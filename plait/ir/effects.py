@@ -13,7 +13,8 @@ from typing import Final
 
 import attrs
 
-__all__ = ["Effect", "NO_EFFECTS", "IO", "ORDERED_IO", "DEBUG", "ORDERED_DEBUG"]
+__all__ = ["Effect", "NO_EFFECTS", "IO", "ORDERED_IO", "DEBUG", "ORDERED_DEBUG", "DebugEffect",
+           "OrderedDebugEffect"]
 
 
 @attrs.frozen
@@ -32,7 +33,25 @@ IO: Final = Effect("IO")
 """An unordered ``io_callback``: it runs, in any order relative to other callbacks."""
 ORDERED_IO: Final = Effect("OrderedIO", ordered=True)
 """An ordered ``io_callback``: it runs in program order."""
-DEBUG: Final = Effect("Debug")
+
+
+@attrs.frozen
+class DebugEffect(Effect):
+    """The effect of ``debug.callback``/``debug.print`` (``jax.debug.DebugEffect``)."""
+
+    name: str = "Debug"
+
+
+@attrs.frozen
+class OrderedDebugEffect(Effect):
+    """The effect of an ordered ``debug.callback``/``debug.print``
+    (``jax.debug.OrderedDebugEffect``)."""
+
+    name: str = "OrderedDebug"
+    ordered: bool = True
+
+
+DEBUG: Final = DebugEffect()
 """A ``debug.callback`` or ``debug.print``: never removed, in any order."""
-ORDERED_DEBUG: Final = Effect("OrderedDebug", ordered=True)
+ORDERED_DEBUG: Final = OrderedDebugEffect()
 """A ``debug.callback``/``debug.print`` with ``ordered=True``: in program order."""

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from plait.ir.atoms import Atom, Literal, Var
+from plait.ir.avals import AbstractToken
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.notes import note_equation
@@ -29,6 +30,8 @@ impl_rules: dict[Primitive, ImplRule] = {}
 
 def _as_type(x: Any, aval: Any) -> np.ndarray:
     arr = np.asarray(x)
+    if type(aval) is AbstractToken:
+        return arr  # (a token is held as an empty bool array)
     if arr.dtype != aval.dtype:
         arr = arr.astype(aval.dtype)
     return arr

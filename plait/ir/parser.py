@@ -33,7 +33,7 @@ import numpy as np
 
 from plait.ir import dtypes
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import AbstractToken, ShapedArray, abstract_token
 from plait.ir.dims import parse_dims
 from plait.ir.errors import JaxprParseError, JaxprTypeError, ShardingTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
@@ -211,7 +211,7 @@ class _Parser:
                 self.error(f"expected a variable name or {stop!r}, but got "
                            f"{t.text or 'end of input'!r}", t)
             self.expect(":")
-            v = Var(self.type())
+            v = Var(self.var_type())
             self.bind(scope, [t], [v])
             out.append(v)
         return out
@@ -224,6 +224,14 @@ class _Parser:
                 self.error(f"variable {name.text!r} is bound twice", name)
             seen.add(name.text)
         scope.update((name.text, v) for name, v in zip(names, vs))
+
+    def var_type(self) -> ShapedArray | AbstractToken:
+        """A variable's type: an array type or ``Tok`` (a token)."""
+        t = self.peek()
+        if t.kind == "word" and t.text == "Tok" and not self.is_punct("[", 1):
+            self.next()
+            return abstract_token
+        return self.type()
 
     def type(self) -> ShapedArray:
         t = self.next()
@@ -315,6 +323,9 @@ class _Parser:
         k = 0
         while self.peek(k).kind == "word" and self.is_punct(":", k + 1):
             k += 2
+            if self.peek(k).text == "Tok" and not self.is_punct("[", k + 1):
+                k += 1  # a token's type has no brackets
+                continue
             while not self.is_punct("]", k):
                 if self.peek(k).kind == "eof":
                     return False
@@ -323,12 +334,12 @@ class _Parser:
         return k > 0 and self.is_punct("=", k)
 
     def eqn(self, scope: dict[str, Var]) -> Eqn:
-        binders: list[tuple[_Tok, ShapedArray]] = []
+        binders: list[tuple[_Tok, ShapedArray | AbstractToken]] = []
         if self.starts_binders():
             while not self.is_punct("="):
                 name = self.next()
                 self.next()
-                binders.append((name, self.type()))
+                binders.append((name, self.var_type()))
             self.next()
         pt = self.next()
         prim = PRIMITIVES.get(pt.text) if pt.kind == "word" else None
@@ -365,7 +376,7 @@ class _Parser:
             return self.typed_eqn(prim, pt, raw, inputs[:-1], binders, scope)
 
     def typed_eqn(self, prim: Primitive, pt: _Tok, raw: dict[str, tuple[Any, _Tok]],
-                  inputs: list[Atom], binders: list[tuple[_Tok, ShapedArray]],
+                  inputs: list[Atom], binders: list[tuple[_Tok, ShapedArray | AbstractToken]],
                   scope: dict[str, Var]) -> Eqn:
         params = self.decode_params(prim, raw, inputs, [ty for _, ty in binders], pt)
         n, variadic = _arity(prim.typing_rule)
@@ -384,7 +395,8 @@ class _Parser:
             self.error(f"{prim.name}: expected {n} binder{'s' * (n != 1)}, but got {len(binders)}",
                        pt)
         for (name, ty), aval in zip(binders, out_avals):
-            if not isinstance(aval, ShapedArray) or aval.strip_weak_type() is not ty:
+            if aval is not ty and (not isinstance(aval, ShapedArray)
+                                   or aval.strip_weak_type() is not ty):
                 self.error(f"{prim.name}: expected binder {name.text!r} of type "
                            f"{aval.str_short()}, but got {ty.str_short()}", name)
         outvars = [Var(aval) for aval in out_avals]
@@ -393,27 +405,29 @@ class _Parser:
 
     def requested_sharding(self, prim: Primitive, raw: dict[str, tuple[Any, _Tok]],
                            inputs: list[Atom], params: Params,
-                           binders: list[tuple[_Tok, ShapedArray]]) -> Params:
+                           binders: list[tuple[_Tok, ShapedArray | AbstractToken]]) -> Params:
         """``params`` with the unprinted result sharding an equation asked for (JAX prints
         it in the result's type only): the binder's, where the operands' shardings alone
         do not give it."""
         name = next((k for k in _SHARDING_PARAMS if k in prim.params_by_name), None)
-        if name is None or name in raw or len(binders) != 1 or \
-                binders[0][1].explicit_sharding is None:
+        if name is None or name in raw or len(binders) != 1:
+            return params
+        want = binders[0][1]
+        if type(want) is not ShapedArray or want.explicit_sharding is None:
             return params
         try:
             (out,) = prim.abstract_eval([a.aval for a in inputs], params)
-            if out is binders[0][1] or (type(out) is ShapedArray
-                                        and out.strip_weak_type() is binders[0][1]):
+            if out is want or (type(out) is ShapedArray and out.strip_weak_type() is want):
                 return params
         except ShardingTypeError:
             pass
         except Exception:  # (the caller reports it)
             return params
-        return Params({**params, name: binders[0][1].explicit_sharding})
+        return Params({**params, name: want.explicit_sharding})
 
     def decode_params(self, prim: Primitive, raw: dict[str, tuple[Any, _Tok]],
-                      inputs: list[Atom], out_types: list[ShapedArray], at: _Tok) -> Params:
+                      inputs: list[Atom], out_types: list[ShapedArray | AbstractToken],
+                      at: _Tok) -> Params:
         defs = prim.params_by_name
         params: dict[str, Any] = {}
         for name, (value, tok) in raw.items():

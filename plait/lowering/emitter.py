@@ -15,7 +15,7 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
-from plait.ir.avals import AbstractValue, ShapedArray
+from plait.ir.avals import AbstractToken, AbstractValue, ShapedArray
 from plait.ir.caches import BoundedDict
 from plait.ir.dims import is_constant_shape
 
@@ -56,10 +56,13 @@ _type_cache: BoundedDict[AbstractValue | _TypeKey, str] = BoundedDict("MLIR tens
 
 
 def tensor_type(aval: AbstractValue | _TypeKey) -> str:
-    """``tensor<2x3xf32>`` for an aval (or a (shape, dtype) pair)."""
+    """``tensor<2x3xf32>`` for an aval (or a (shape, dtype) pair); ``!stablehlo.token``
+    for the token type."""
     # Avals are interned: the aval itself is the cheapest key (this runs per equation).
     t = _type_cache.data.get(aval)
     if t is None:
+        if type(aval) is AbstractToken:
+            return TOKEN_TYPE
         # ShapedArray is the only array type: anything else is (meant to be) a pair.
         shape, dtype = ((aval.shape, aval.dtype) if isinstance(aval, ShapedArray)
                         else cast(_TypeKey, aval))

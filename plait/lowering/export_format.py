@@ -39,7 +39,7 @@ DTYPE_CODES: Final[dict[str, int]] = {
     "complex128": 13, "bfloat16": 14, "int4": 15, "uint4": 16, "float8_e4m3b11fnuz": 17,
     "float8_e4m3fn": 18, "float8_e4m3fnuz": 19, "float8_e5m2": 20, "float8_e5m2fnuz": 21,
     "float0": 22, "float8_e4m3": 23, "float8_e3m4": 24, "float8_e8m0fnu": 25,
-    "float4_e2m1fn": 26, "key<fry>": 27, "key<rbg>": 28, "key<unsafe_rbg>": 29,
+    "float4_e2m1fn": 26, "key<fry>": 27, "key<rbg>": 28, "key<urbg>": 29,
 }
 """The schema's ``DType`` codes, by dtype name."""
 

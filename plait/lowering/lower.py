@@ -17,7 +17,7 @@ from typing import Any, Final
 import attrs
 
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import AbstractValue, ShapedArray, shaped, shaped_avals
+from plait.ir.avals import AbstractValue, ShapedArray, buffer_avals, shaped, shaped_avals
 from plait.ir.dims import dim_vars, is_constant_shape
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
@@ -366,14 +366,14 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     jaxpr = closed.jaxpr
     paths = list(result_paths) or [""] * len(jaxpr.outvars)
     attrs_ = [f'jax.result_info = "{_escape(p)}"' if p else "" for p in paths]
-    arg_attrs = _donation_attrs([v.aval for v in jaxpr.invars], [a.aval for a in jaxpr.outvars],
+    arg_attrs = _donation_attrs(buffer_avals(jaxpr.in_avals), buffer_avals(jaxpr.out_avals),
                                 donated) if any(donated) else []
     if mesh is not None:
         arg_attrs = _with_shardings(arg_attrs or [""] * len(jaxpr.invars), jaxpr.invars,
                                     in_shardings, replicate=True)
         attrs_ = _with_shardings(attrs_, jaxpr.outvars, out_shardings, replicate=False)
     leading = [PLATFORM_INDEX_ARG] if len(platforms) > 1 else []
-    if all(is_constant_shape(a.shape) for a in shaped_avals(jaxpr.in_avals)):
+    if all(is_constant_shape(a.shape) for a in buffer_avals(jaxpr.in_avals)):
         _emit_function(module, "main", "public", jaxpr, closed.consts, attrs_, arg_attrs,
                        leading)
     else:
@@ -391,5 +391,6 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
                        for n, m in meshes.items()), *functions]
     text = (f"module {symbol(name)} attributes {{{mattrs}}} {{\n"
             + "\n".join(functions) + "\n}\n")
-    return ModuleText(text, name, shaped_avals(jaxpr.in_avals), shaped_avals(jaxpr.out_avals),
+    # (A token travels as a data-less buffer: see buffer_avals.)
+    return ModuleText(text, name, buffer_avals(jaxpr.in_avals), buffer_avals(jaxpr.out_avals),
                       tuple(module.host_callbacks))

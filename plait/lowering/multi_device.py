@@ -19,11 +19,13 @@ from typing import Any
 
 import numpy as np
 from jaxlib import xla_client as _xc
+from jaxlib._jax import JaxRuntimeError
 
 from plait.ir.avals import ShapedArray
 from plait.ir.caches import BoundedDict
 from plait.ir.config import values as _config
 from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
+from plait.lowering import guards
 
 __all__ = ["no_jax", "pieces", "piece_device", "MeshSharding", "mesh_sharding",
            "put_sharded", "put_pieces", "local_positions", "gather", "compile_options",
@@ -145,10 +147,13 @@ def put_pieces(aval: ShapedArray, named: NamedSharding, local: Sequence[int],
     # Private host copies: a buffer may alias its piece's memory (see runtime.device_put),
     # and a piece may be a view of the caller's array.  (jaxlib's force_copy fails
     # with "bad_function_call" for pieces of a split array.)
-    return _xc.batched_device_put(aval, mesh_sharding(named, aval.ndim),
-                                  [np.array(x, aval.dtype, order="C") for x in pieces],
-                                  [devices[p] for p in local], True,
-                                  enable_x64=_config.enable_x64)
+    try:
+        return _xc.batched_device_put(aval, mesh_sharding(named, aval.ndim),
+                                      [np.array(x, aval.dtype, order="C") for x in pieces],
+                                      [devices[p] for p in local], True,
+                                      enable_x64=_config.enable_x64)
+    except JaxRuntimeError as e:  # (a transfer guard's refusal: say what to do)
+        raise guards.advised(e) from None
 
 
 # jaxlib's C++ side imports ``jax`` when it makes the single-device pieces of a
@@ -164,10 +169,10 @@ _primed = [False]
 def no_jax(device: Any) -> Iterator[None]:
     """Inside the block jaxlib may make pieces of multi-device buffers (on ``device``'s
     client) without importing jax."""
-    if "jax" in sys.modules:
+    blocked = "jax._src.sharding_impls"
+    if "jax" in sys.modules or blocked in sys.modules:  # (or within such a block already)
         yield
         return
-    blocked = "jax._src.sharding_impls"
     sys.modules[blocked] = None  # type: ignore[assignment]  # (an import of it fails)
     try:
         if not _primed[0]:
@@ -267,12 +272,18 @@ def same_layout(a: Any, b: MeshSharding) -> bool:
 
 
 def reshard(buf: Any, aval: ShapedArray, target: MeshSharding, to_numpy: Any) -> Any:
-    """``buf`` laid out as ``target`` (through the host)."""
+    """``buf`` laid out as ``target`` (through the host: a device-to-device transfer for
+    the transfer guards).
+
+    Raises:
+      JaxRuntimeError: the device-to-device transfer guard refuses the move.
+    """
     current = buf._sharding
-    value = gather(buf, aval, to_numpy) if isinstance(current, MeshSharding) else \
-        np.asarray(to_numpy(buf, aval))
     assert target.named is not None
-    return put_sharded(value, aval, target.named)
+    with guards.device_to_device(aval, current, target):
+        value = gather(buf, aval, to_numpy) if isinstance(current, MeshSharding) else \
+            np.asarray(to_numpy(buf, aval))
+        return put_sharded(value, aval, target.named)
 
 
 def compile_options(mesh: Mesh) -> Any:

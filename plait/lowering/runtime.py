@@ -13,6 +13,7 @@ from typing import Any, Final
 import attrs
 import numpy as np
 from jaxlib import xla_client as _xc
+from jaxlib._jax import JaxRuntimeError
 
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
@@ -22,14 +23,14 @@ from plait.ir.config import values as _config
 from plait.ir.errors import CallbackError
 from plait.ir.sharding import Mesh, NamedSharding, set_device_resolver
 from plait.ir.sharding import Sharding as _AnySharding
-from plait.lowering import multi_device
+from plait.lowering import compiler, guards, multi_device
 from plait.lowering.compilation_cache import compile_cached
 from plait.lowering.emitter import tensor_type
 
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
            "compile_count", "Sharding", "to_numpy", "parse_module", "mlir_context",
            "refine_shapes", "SpmdLayout", "device_by_id", "local_devices", "started",
-           "start_distributed", "release_client"]
+           "start_distributed", "release_client", "copy_to_host_async", "copy_to_device"]
 
 _lock = threading.Lock()
 _client: Any = None
@@ -209,8 +210,11 @@ def device_put(value: np.ndarray, aval: ShapedArray, device: Any = None) -> Any:
         value = np.ascontiguousarray(np.asarray(value)[dt.key_field(aval.dtype)])
     # Always a copy: by default jaxlib lets a CPU buffer alias a suitably aligned NumPy
     # array, and writing to that array later would change an immutable Array.
-    return _xc.batched_device_put(_as_stored(aval), sharding_for(dev), [value], [dev],
-                                  force_copy=True, enable_x64=_config.enable_x64)
+    try:
+        return _xc.batched_device_put(_as_stored(aval), sharding_for(dev), [value], [dev],
+                                      force_copy=True, enable_x64=_config.enable_x64)
+    except JaxRuntimeError as e:  # (a transfer guard's refusal: say what to do)
+        raise guards.advised(e) from None
 
 
 def _as_stored(aval: ShapedArray) -> ShapedArray:
@@ -220,7 +224,7 @@ def _as_stored(aval: ShapedArray) -> ShapedArray:
     if aval.dtype == dt.float0:
         return ShapedArray(aval.shape, np.dtype(np.bool_))
     if dt.is_key(aval.dtype):
-        return ShapedArray(aval.shape + dt.KEY_SHAPE, dt.uint32)
+        return ShapedArray(aval.shape + dt.key_shape(aval.dtype), dt.uint32)
     return aval
 
 
@@ -250,11 +254,44 @@ def _host_value(buffer: Any, aval: ShapedArray) -> np.ndarray:
         return np.zeros(aval.shape, dt.float0)
     if dt.is_key(aval.dtype):  # a record per key, over the key data
         return np.ascontiguousarray(np.asarray(buffer)).view(aval.dtype)[..., 0]
+    if _config.guard_device_to_host:
+        # (plait reads these dtypes through a program of its own: let jaxlib check the
+        # copy it would make, as it does for JAX)
+        copy_to_host_async(buffer)
     exe = _bitcasts.get(aval)
     if exe is None:
         exe = _bitcasts[aval] = _bitcast_executable(aval)
     (bits,) = exe.execute([buffer])
     return np.asarray(bits).view(aval.dtype)
+
+
+def copy_to_host_async(buffer: Any) -> None:
+    """Start copying ``buffer`` to the host.  jaxlib applies the device-to-host guard
+    (on the CPU it reads most dtypes in place, which is no transfer; it copies the
+    sub-byte ones).
+
+    Raises:
+      JaxRuntimeError: the device-to-host transfer guard refuses the copy.
+    """
+    parts = multi_device.pieces(buffer) if type(buffer._sharding) is \
+        multi_device.MeshSharding else [buffer]
+    try:
+        for part in parts:
+            with multi_device.no_jax(multi_device.piece_device(part)):
+                part._copy_single_device_array_to_host_async()
+    except JaxRuntimeError as e:
+        raise guards.advised(e) from None
+
+
+def copy_to_device(buffer: Any, aval: ShapedArray, device: Any) -> Any:
+    """A copy on ``device`` of ``buffer`` (of type ``aval``, on another device), made
+    through the host; a device-to-device transfer for the transfer guards.
+
+    Raises:
+      JaxRuntimeError: the device-to-device transfer guard refuses the copy.
+    """
+    with guards.device_to_device(aval, buffer._sharding, sharding_for(device)):
+        return device_put(to_numpy(buffer, aval), aval, device)
 
 
 # ml_dtypes types NumPy calls floating ("f": float8_e5m2), viewed all the same.
@@ -403,8 +440,8 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
         callbacks = _Callbacks(host_callbacks)
         # (Only the overload taking a parsed module accepts Python callables.)
         module = parse_module(module_code)
-        loaded = client().compile_and_load(module, devices, options,
-                                           host_callbacks=callbacks.functions)
+        loaded = compiler.backend_compile_and_load(client(), module, devices, options,
+                                                   callbacks.functions)
         _compile_count[0] += 1
         return Executable(loaded, dev, out_avals, callbacks)
     loaded = compile_cached(client(), module_code, devices, options, _compile)
@@ -412,7 +449,7 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
 
 
 def _compile(module: str | bytes, devices: Any, options: Any) -> Any:
-    loaded = client().compile_and_load(module, devices, options)
+    loaded = compiler.backend_compile_and_load(client(), module, devices, options)
     _compile_count[0] += 1
     return loaded
 
@@ -447,8 +484,8 @@ def _compile_spmd(text: str, out_avals: Sequence[ShapedArray], spmd: SpmdLayout,
     callbacks = None
     if host_callbacks:
         callbacks = _Callbacks(host_callbacks)
-        loaded = client().compile_and_load(parse_module(text), devices, options,
-                                           host_callbacks=callbacks.functions)
+        loaded = compiler.backend_compile_and_load(client(), parse_module(text), devices,
+                                                   options, callbacks.functions)
         _compile_count[0] += 1
     else:
         loaded = compile_cached(client(), text, devices, options, _compile)

@@ -5,7 +5,7 @@ the sizes fit the specification (calling convention 7 and later).
 An assertion is a ``stablehlo.custom_call @shape_assertion(%ok, %values...)`` whose
 ``error_message`` has ``{0}``, ``{1}`` ... for the values; XLA raises it when the
 module's shapes are refined for a call.  The messages are JAX's (and those of
-:func:`plait.ir.dims.solve`, which checks the same statically when plait calls the
+:func:`plait.ir.dim_solve.solve`, which checks the same statically when plait calls the
 module).
 """
 
@@ -17,7 +17,12 @@ from typing import Final
 import numpy as np
 
 from plait.ir.avals import ShapedArray
-from plait.ir.dims import MISMATCH, assertion_messages
+from plait.ir.dim_solve import (
+    MISMATCH,
+    assertion_messages,
+    constraint_message,
+    scope_constraints,
+)
 from plait.lowering.emitter import I64_TYPE as _I64_T
 from plait.lowering.emitter import FuncEmitter, Value
 
@@ -91,6 +96,11 @@ def bind_dim_vars(fn: FuncEmitter, args: Sequence[Value], avals: Sequence[Shaped
                 f"{MISMATCH}Found inconsistency between dimension size "
                 f"{names[c.arg]}.shape[{c.dim}] (= {{0}}) and the specification '{c.expr}' "
                 f"(= {{1}}).{specs}{_shift(obtained, 2)}{trailer}")
+    for con in scope_constraints([a.shape for a in avals]):
+        got = fn.dim_value(con.resolved)
+        ok = _compare(fn, got, fn.constant(0, _I64), "EQ" if con.cmp == "==" else "GE")
+        _assert(fn, ok, [got, *shown],
+                f"{constraint_message(con)}{{0}}. {specs}{_shift(obtained, 1)}{trailer}")
     return dims
 
 

@@ -3,7 +3,7 @@
 ``key(seed)`` makes a typed key and ``PRNGKey(seed)`` a raw one (its ``uint32[2]``
 data); ``split`` and ``fold_in`` derive new keys; the samplers (``uniform``,
 ``normal``, ...) draw from a key.  For the same key the values equal JAX's bit for
-bit (threefry2x32, with JAX 0.10.2's default settings).
+bit (threefry2x32 in both ``jax_threefry_partitionable`` modes, rbg and unsafe_rbg).
 """
 
 # ``name as name`` marks a re-export for mypy --strict users.
@@ -38,6 +38,7 @@ from plait.frontend.random.keys import clone as clone
 from plait.frontend.random.keys import fold_in as fold_in
 from plait.frontend.random.keys import key as key
 from plait.frontend.random.keys import key_data as key_data
+from plait.frontend.random.keys import key_dtype as key_dtype
 from plait.frontend.random.keys import key_impl as key_impl
 from plait.frontend.random.keys import split as split
 from plait.frontend.random.keys import wrap_key_data as wrap_key_data
@@ -55,9 +56,9 @@ from plait.frontend.random.samplers import randint as randint
 from plait.frontend.random.samplers import truncated_normal as truncated_normal
 from plait.frontend.random.samplers import uniform as uniform
 
-__all__ = ["KeyArray", "PRNGKey", "clone", "fold_in", "key", "key_data", "key_impl", "split",
-           "wrap_key_data", "bernoulli", "bits", "categorical", "cauchy", "exponential",
-           "gumbel", "laplace", "logistic", "normal", "rademacher", "randint",
+__all__ = ["KeyArray", "PRNGKey", "clone", "fold_in", "key", "key_data", "key_dtype",
+           "key_impl", "split", "wrap_key_data", "bernoulli", "bits", "categorical", "cauchy",
+           "exponential", "gumbel", "laplace", "logistic", "normal", "rademacher", "randint",
            "truncated_normal", "uniform"]
 __all__ += ["choice", "double_sided_maxwell", "lognormal", "maxwell", "multivariate_normal",
             "orthogonal", "pareto", "permutation", "rayleigh", "triangular", "wald",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import shaped, shaped_avals
@@ -17,6 +18,7 @@ from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.lists import carry_fixpoint, fill_in, merge_lists, partition_list, split_list
 from plait.ir.primitives.control_flow import Platforms
+from plait.ir.primitives.random import impl_of
 from plait.transforms.dce import dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_jaxpr
@@ -310,6 +312,22 @@ def _while_partial_eval(eqn: Eqn, unknowns: Sequence[bool]
 pe_rules[P.while_p] = _while_partial_eval
 
 
+def _keep_finished(b: Emitter, pred: Atom, old: Var, new: Atom) -> Atom:
+    """``new`` where the lane's loop runs, else ``old``.  A key carry is selected as
+    its data, then wrapped again: keeping a finished lane's key is no use of the key
+    (to key-reuse checking, :mod:`plait.transforms.key_reuse`), as in JAX, whose
+    batched loop selects inside its lowering."""
+    aval = shaped(old.aval)
+    if not dt.is_key(aval.dtype):
+        which = b.broadcast_in_dim(pred, aval.shape, [0]) if len(aval.shape) > 1 else pred
+        return b.select_n(which, old, new)
+    data_old = b.bind1(P.random_unwrap_p, old)
+    data_new = b.bind1(P.random_unwrap_p, new)
+    which = b.broadcast_in_dim(pred, shaped(data_old.aval).shape, [0])
+    return b.bind1(P.random_wrap_p, b.select_n(which, data_old, data_new),
+                   impl=impl_of(aval.dtype))
+
+
 def _while_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                 cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int,
                 body_nconsts: int) -> tuple[list[Atom], list[Dim]]:
@@ -343,11 +361,7 @@ def _while_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     carv = [Var(shaped(x.aval)) for x in carry]
     pred, = inline_jaxpr(b, cond, (), [*cv, *carv])
     stepped = inline_jaxpr(b, body, (), [*bv, *carv])
-    kept = []
-    for old, new_v in zip(carv, stepped):
-        shape = shaped(old.aval).shape
-        which = b.broadcast_in_dim(pred, shape, [0]) if len(shape) > 1 else pred
-        kept.append(b.select_n(which, old, new_v))
+    kept = [_keep_finished(b, pred, old, new_v) for old, new_v in zip(carv, stepped)]
     new_body = b.builder.build([*cv, *bv, *carv], kept)
     c = Emitter()
     cv2 = [Var(shaped(x.aval)) for x in cconsts]

@@ -12,11 +12,11 @@ have ``float0`` tangents, which are always symbolic zeros.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import AbstractValue, ShapedArray, shaped
+from plait.ir.avals import AbstractToken, AbstractValue, ShapedArray, shaped
 from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
 from plait.ir.config import values as _config
@@ -37,8 +37,14 @@ JvpRule = Callable[..., tuple[Sequence[Atom], Sequence[Tangent]]]
 jvp_rules: dict[Primitive, JvpRule] = {}
 
 
+_TOKEN_TANGENT: Final = ShapedArray((), dt.float0)
+
+
 def tangent_aval(aval: AbstractValue) -> ShapedArray:
-    """The tangent type: the same for floating and complex values, float0 otherwise."""
+    """The tangent type: the same for floating and complex values, float0 otherwise (a
+    token, which has no tangent space either, has a float0 scalar's)."""
+    if type(aval) is AbstractToken:
+        return _TOKEN_TANGENT
     aval = shaped(aval)
     if dt.is_inexact(aval.dtype):
         return aval

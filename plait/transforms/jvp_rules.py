@@ -38,7 +38,7 @@ for _p in (P.sign_p, P.floor_p, P.ceil_p, P.round_p, P.is_finite_p, P.eq_p, P.ne
            P.argmax_p, P.argmin_p, P.reduce_and_p, P.reduce_or_p, P.reduce_xor_p, P.iota_p,
            P.empty_p, P.platform_index_p, P.dim_as_value_p,
            P.shift_left_p, P.shift_right_arithmetic_p, P.shift_right_logical_p,
-           P.population_count_p, P.clz_p, P.stop_gradient_p):
+           P.population_count_p, P.clz_p, P.stop_gradient_p, P.create_token_p, P.after_all_p):
     defjvp_zero(_p)
 
 for _p in (P.neg_p, P.add_any_p, P.real_p, P.imag_p, P.conj_p, P.complex_p, P.copy_p):

@@ -2,8 +2,9 @@
 
 XLA knows no key type.  Before a jaxpr holding key arrays (``key<fry>[...]``) is
 lowered, this rewrite gives every key-typed variable the type of its data
-(``u32[..., 2]``), replaces the key primitives by their implementation (a ``jit``
-call of the jaxpr :mod:`plait.ir.decompositions` builds for the physical types),
+(``u32[..., 2]``; ``u32[..., 4]`` for rbg keys), replaces the key primitives by their
+implementation (a ``jit`` call of the jaxpr :mod:`plait.ir.decompositions` builds for the
+physical types and the keys' implementation, passed as the param ``impl``),
 drops ``random_wrap``/``random_unwrap``/``random_clone``, and adapts the structural
 primitives that moved keys to the trailing data dimension.  Sub-jaxprs (loop
 bodies, branches, callees) are rewritten the same way.  A jaxpr without keys is
@@ -27,6 +28,7 @@ from plait.ir.decompositions import decomposition
 from plait.ir.errors import JaxprTypeError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive
+from plait.ir.primitives.random import impl_of
 from plait.ir.rewriter import JaxprRewriter
 
 __all__ = ["physicalize", "has_keys", "physical_aval", "physical_value", "PHYSICALIZED"]
@@ -35,7 +37,7 @@ __all__ = ["physicalize", "has_keys", "physical_aval", "physical_value", "PHYSIC
 def physical_aval(aval: AbstractValue) -> AbstractValue:
     """The type of a key array's data (``u32[..., 2]``); other types unchanged."""
     if isinstance(aval, ShapedArray) and dt.is_key(aval.dtype):
-        return ShapedArray(aval.shape + dt.KEY_SHAPE, dt.uint32)
+        return ShapedArray(aval.shape + dt.key_shape(aval.dtype), dt.uint32)
     return aval
 
 
@@ -109,7 +111,7 @@ class _Physicalizer(JaxprRewriter):
 _TRANSPARENT = frozenset({
     P.squeeze_p, P.concatenate_p, P.rev_p, P.copy_p, P.optimization_barrier_p, P.jit_p,
     P.while_p, P.scan_p, P.cond_p, P.remat_p, P.custom_jvp_call_p, P.custom_vjp_call_p,
-    P.split_p, P.stack_p, P.unstack_p,
+    P.split_p, P.stack_p, P.unstack_p, P.custom_vmap_call_p,
 })
 """Primitives whose params stay valid when key arrays gain a trailing dimension."""
 
@@ -117,9 +119,13 @@ _rules: dict[Primitive, PhysicalRule] = {}
 
 
 def _decomposed(prim: Primitive) -> PhysicalRule:
-    """A key primitive's implementation, called as a ``jit`` of its decomposition."""
+    """A key primitive's implementation, called as a ``jit`` of its decomposition (built
+    for the keys' implementation: the physical types do not tell rbg's from unsafe_rbg's)."""
     def rule(b: Builder, eqn: Eqn, atoms: Sequence[Atom]) -> Sequence[Atom]:
-        closed = decomposition(prim, [shaped(a.aval) for a in atoms], dict(eqn.params))
+        params = dict(eqn.params)
+        if "impl" not in params:
+            params["impl"] = impl_of(shaped(eqn.invars[0].aval).dtype)
+        closed = decomposition(prim, [shaped(a.aval) for a in atoms], params)
         return b.bind(P.jit_p, tuple(atoms),
                       {"name": prim.name, "jaxpr": closed,
                        "donated_invars": (False,) * len(atoms), "keep_unused": False,
@@ -154,16 +160,21 @@ def _ndim(eqn: Eqn) -> int:
     return shaped(eqn.outvars[0].aval).ndim
 
 
+def _data(eqn: Eqn) -> tuple[int, ...]:
+    """The shape of one key's data, for an equation whose result is keys."""
+    return dt.key_shape(shaped(eqn.outvars[0].aval).dtype)
+
+
 _with_params(P.broadcast_in_dim_p, lambda eqn: {
-    "shape": eqn.params["shape"] + dt.KEY_SHAPE,
+    "shape": eqn.params["shape"] + _data(eqn),
     "broadcast_dimensions": eqn.params["broadcast_dimensions"] + (_ndim(eqn),)})
 _with_params(P.reshape_p, lambda eqn: {
-    "new_sizes": eqn.params["new_sizes"] + dt.KEY_SHAPE, "dimensions": None})
+    "new_sizes": eqn.params["new_sizes"] + _data(eqn), "dimensions": None})
 _with_params(P.transpose_p, lambda eqn: {
     "permutation": eqn.params["permutation"] + (_ndim(eqn),)})
 _with_params(P.slice_p, lambda eqn: {
     "start_indices": eqn.params["start_indices"] + (0,),
-    "limit_indices": eqn.params["limit_indices"] + dt.KEY_SHAPE,
+    "limit_indices": eqn.params["limit_indices"] + _data(eqn),
     "strides": None if eqn.params["strides"] is None else eqn.params["strides"] + (1,)})
 _with_params(P.tile_p, lambda eqn: {"reps": eqn.params["reps"] + (1,)})
 
@@ -177,7 +188,7 @@ def _dynamic_slice(b: Builder, eqn: Eqn, atoms: Sequence[Atom]) -> Sequence[Atom
     if not _is_key(eqn.outvars[0]):
         return b.bind(P.dynamic_slice_p, tuple(atoms), eqn.params, eqn.source_info)
     x, *idx = atoms
-    params = eqn.params.replace(slice_sizes=eqn.params["slice_sizes"] + dt.KEY_SHAPE)
+    params = eqn.params.replace(slice_sizes=eqn.params["slice_sizes"] + _data(eqn))
     return b.bind(P.dynamic_slice_p, (x, *idx, _zero_index(idx)), params, eqn.source_info)
 
 
@@ -202,7 +213,7 @@ def _select_n(b: Builder, eqn: Eqn, atoms: Sequence[Atom]) -> Sequence[Atom]:
 def _gather_params(eqn: Eqn) -> dict[str, Any]:
     dnums = eqn.params["dimension_numbers"]
     return {"dimension_numbers": dnums._replace(offset_dims=dnums.offset_dims + (_ndim(eqn),)),
-            "slice_sizes": eqn.params["slice_sizes"] + dt.KEY_SHAPE}
+            "slice_sizes": eqn.params["slice_sizes"] + _data(eqn)}
 
 
 def _scatter(b: Builder, eqn: Eqn, atoms: Sequence[Atom]) -> Sequence[Atom]:

@@ -209,3 +209,71 @@ def test_the_first_failure_in_a_loop_is_reported_with_its_values(xs: list[float]
     want = None if first is None else \
         f"x={values[first]} at step {first} (`check` failed)"
     assert err.get() == want
+
+
+# ----------------------------------------------------------------------------- check_error
+
+
+def _rechecked(L: Any, x: float, outer: bool, jit_outer: bool = False) -> Any:
+    def f(y: Any) -> Any:
+        L.ck.check(y > 0, "must be positive! {} and {k}", y, k=y * 2)
+        return y
+
+    def g(y: Any) -> Any:
+        err, out = L.m.jit(L.ck.checkify(f))(y)
+        L.ck.check_error(err)
+        return out
+
+    if not outer:
+        return g(x)
+    checked = L.ck.checkify(g)
+    return (L.m.jit(checked) if jit_outer else checked)(x)[0].get()
+
+
+@pytest.mark.parametrize(("x", "jit_outer"), [(1.0, False), (-1.0, False), (-2.0, True)])
+def test_check_error_is_functionalized_by_an_outer_checkify_as_jax(x: float,
+                                                                   jit_outer: bool) -> None:
+    ours, theirs = _both(lambda L: _rechecked(L, x, True, jit_outer))
+    assert ours == theirs
+
+
+def test_check_error_raises_outside_checkify_as_jax() -> None:
+    assert _rechecked(PLAIT, 3.0, False) == _rechecked(JAX, 3.0, False) == 3.0
+    with pytest.raises(Exception, match=r"must be positive! -1.0 and -2.0 \(`check` failed\)"):
+        _rechecked(JAX, -1.0, False)
+    with pytest.raises(pcheckify.JaxRuntimeError,
+                       match=r"must be positive! -1.0 and -2.0 \(`check` failed\)"):
+        _rechecked(PLAIT, -1.0, False)
+
+
+def test_check_error_of_a_vmapped_error_reports_the_first_failure() -> None:
+    def f(y: Any) -> Any:
+        pcheckify.check(y > 0, "bad {}", y)
+        return y
+
+    def g(ys: Any) -> Any:
+        err, _ = plait.vmap(pcheckify.checkify(f))(ys)
+        pcheckify.check_error(err)
+        return ys
+
+    err, _ = pcheckify.checkify(g)(np.array([1.0, -3.0, -4.0], np.float32))
+    assert err.get() == "bad -3.0 (`check` failed)"
+
+
+def test_init_error_and_error_category_as_jax() -> None:
+    assert pcheckify.init_error.get() is jcheckify.init_error.get() is None
+    pcheckify.check_error(pcheckify.init_error)
+    jcheckify.check_error(jcheckify.init_error)
+    assert str(pcheckify.init_error) == str(jcheckify.init_error) == "Error(None)"
+    base = pcheckify.FailedCheckError.__mro__[1]
+    assert pcheckify.ErrorCategory == type[base]
+    assert str(jcheckify.ErrorCategory) == "type['JaxException']"
+    assert base.__name__ == "JaxException"
+    assert all(issubclass(e, base) for e in pcheckify.all_checks)
+
+
+def test_check_error_refuses_other_values_as_jax() -> None:
+    for ck in (jcheckify, pcheckify):
+        with pytest.raises(TypeError, match="check_error takes an Error as argument, got type "
+                           "<class 'int'> instead."):
+            ck.check_error(1)

@@ -766,6 +766,26 @@ def test_jit_of_a_long_fori_loop_is_one_while_whose_size_does_not_grow() -> None
                                                      x))(X3), rtol=1e-4)
 
 
+def test_cond_takes_operand_keyword_and_the_five_argument_form() -> None:
+    def run(lib: Any, x: Any) -> Any:
+        a = lib.lax.cond(x > 0, lambda v: v * 2.0, lambda v: v - 1.0, operand=x)
+        b = lib.lax.cond(x > 0, (x, 3.0), lambda t: t[0] * t[1], x, lambda v: -v)
+        return lib.jit(lambda y: lib.lax.cond(y < 0, y, jnp_abs(lib), 2 * y, lambda z: z))(x), a, b
+
+    def jnp_abs(lib: Any) -> Callable[[Any], Any]:
+        return lambda z: lib.numpy.abs(z)
+
+    for x in (1.5, -2.0):
+        assert_close(run(plait, x), run(jax, x))
+    for lib in (plait, jax):
+        with pytest.raises(TypeError, match="callable"):
+            lib.lax.cond(True, 1.0, 2.0)
+        with pytest.raises(TypeError, match="operand"):
+            lib.lax.cond(True, lambda v: v, lambda v: v, 1.0, operand=2.0)
+        with pytest.raises(TypeError, match="cond predicate is None"):
+            lib.lax.cond(None, lambda: 1.0, lambda: 2.0)
+
+
 def test_cond_lowers_to_case_and_while_to_while() -> None:
     text = plait.jit(lambda x: plax.cond(x[0] > 0, pjnp.sin, pjnp.cos, x)).lower(X3).as_text()
     assert "stablehlo.case" in text

@@ -18,7 +18,14 @@ import pytest
 import plait
 from plait.errors import JaxAliasError
 
-from .jax_programs import advi_steps, optax_train
+from .jax_programs import (
+    advi_steps,
+    blackjax_samplers,
+    deepmind_libs,
+    jaxopt_solvers,
+    numpyro_models,
+    optax_train,
+)
 
 PROGRAMS = Path(__file__).parent / "jax_programs"
 
@@ -52,6 +59,112 @@ def test_an_optax_program_gives_jaxs_losses_on_plait(names: list[str]) -> None:
         assert losses[-1] < losses[0], name  # (the problem is one an optimizer can solve)
 
 
+# (Each sampler compiles its own programs under both libraries: the default run takes three.)
+FEW_SAMPLERS = ["nuts_window", "ghmc", "tempered_smc"]
+
+
+@pytest.mark.parametrize("names", [FEW_SAMPLERS, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["three", "all"])
+def test_blackjax_samplers_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # blackjax imports jax._src.flatten_util, uses jit(inline=True) on Python scalars and
+    # lax.cond's five-argument form: the alias and the API serve all three.
+    done = _plait_run(str(PROGRAMS / "blackjax_samplers.py"), *names)
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(done.stdout)
+    theirs = blackjax_samplers.main(names)
+    assert ours["jax"] == jax.__version__
+    assert set(ours["results"]) == set(theirs) == set(names or blackjax_samplers.samplers())
+    for name, numbers in theirs.items():
+        np.testing.assert_allclose(ours["results"][name], numbers, rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+
+
+# (Each case compiles its own programs under both libraries: the default run takes three.)
+FEW_NUMPYRO = ["hmc_vectorized", "svi_diagonal_mean_field", "handlers"]
+
+
+@pytest.mark.parametrize("names", [FEW_NUMPYRO, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["three", "all"])
+def test_numpyro_models_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # numpyro imports jax.api_util, jax.extend.linear_util, call_p/closed_call_p and
+    # jax._src.core.trace_state_clean; its NUTS gradients need JAX's broadcasts (one
+    # broadcast_in_dim per use) to round as JAX's.
+    done = _plait_run(str(PROGRAMS / "numpyro_models.py"), *names)
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(done.stdout)
+    theirs = numpyro_models.main(names)
+    assert ours["jax"] == jax.__version__
+    assert set(ours["results"]) == set(theirs) == set(names or numpyro_models.models())
+    for name, numbers in theirs.items():
+        np.testing.assert_allclose(ours["results"][name], numbers, rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+
+
+def test_the_alias_serves_trace_state_clean_alone_of_jaxs_core() -> None:
+    done = _python("""
+        import plait, plait.compat
+        plait.compat.alias_jax()
+        import jax, jax._src.core
+        from jax._src.core import trace_state_clean
+        print(trace_state_clean is plait.core.trace_state_clean, trace_state_clean())
+        print(jax.jit(lambda x: x + trace_state_clean())(1))
+        try:
+            jax._src.core.Primitive
+        except AttributeError as e:
+            print(e)
+    """)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["True True", "1"]  # (under jit it is False: 1 + False)
+    assert "only trace_state_clean" in lines[2]
+
+
+# (jaxopt runs its iterations as separate jitted calls: the default run takes four quick ones.)
+FEW_SOLVERS = ["lasso", "box", "gauss_newton", "bisection"]
+
+
+@pytest.mark.parametrize("names", [FEW_SOLVERS, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["four", "all"])
+def test_jaxopt_solvers_give_jaxs_solutions_on_plait(names: list[str]) -> None:
+    done = _plait_run(str(PROGRAMS / "jaxopt_solvers.py"), *names)
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(done.stdout)
+    theirs = jaxopt_solvers.main(names)
+    assert set(ours["results"]) == set(theirs) == set(names or jaxopt_solvers.solvers())
+    for name, numbers in theirs.items():
+        np.testing.assert_allclose(ours["results"][name], numbers, rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+
+
+def test_deepmind_libraries_give_jaxs_numbers_on_plait() -> None:
+    # (chex imports jax._src.compiler; jraph repeats by traced counts to a fixed length)
+    done = _plait_run(str(PROGRAMS / "deepmind_libs.py"))
+    assert done.returncode == 0, done.stderr
+    ours, theirs = json.loads(done.stdout)["results"], deepmind_libs.main()
+    assert set(ours) == set(theirs) == set(deepmind_libs.uses())
+    for name, numbers in theirs.items():
+        np.testing.assert_allclose(ours[name], numbers, rtol=1e-6, err_msg=name)
+
+
+def test_chex_restrict_backends_restricts_plaits_compilations() -> None:
+    done = _python("""
+        import plait.compat
+        plait.compat.alias_jax()
+        import chex, jax, jax.numpy as jnp
+        x = jnp.arange(3.0)
+        with chex.restrict_backends(forbidden=["cpu"]):
+            try:
+                jax.jit(lambda v: v * 7.0)(x)
+            except RuntimeError as e:
+                print(type(e).__name__, e)
+        print(jax.jit(lambda v: v * 7.0)(x))
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "RestrictedBackendError Compiling a JAX program for cpu is forbidden by "
+        "restrict_backends().", "[ 0.  7. 14.]"]
+
+
 def test_the_alias_serves_plaits_modules_under_jaxs_names() -> None:
     done = _python("""
         import sys
@@ -67,23 +180,28 @@ def test_the_alias_serves_plaits_modules_under_jaxs_names() -> None:
         print(jax.__version__, jax.__version_info__, jax.version.__version__)
         print(float(jax.grad(lambda x: jnp.sin(x) * 2)(0.0)))
         try:
-            import jax._src.core
+            import jax._src.pjit
         except ModuleNotFoundError as e:
             print(type(e).__name__, e)
         try:
             jax.no_such_thing
         except AttributeError as e:
             print(e)
+        from jax._src.flatten_util import ravel_pytree
+        from jax._src import tree_util as private_tree_util
+        print(ravel_pytree is plait.flatten_util.ravel_pytree,
+              private_tree_util is plait.tree_util)
     """)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "True True True True True True plait.numpy True"
     assert lines[1] == f"{jax.__version__} {jax.__version_info__} {jax.version.__version__}"
     assert lines[2] == "2.0"
-    assert lines[3] == ("ModuleNotFoundError No module named 'jax._src': plait, serving 'jax' "
-                        "(plait.compat.alias_jax), has no plait._src")
+    assert lines[3] == ("ModuleNotFoundError No module named 'jax._src.pjit': plait, serving "
+                        "'jax' (plait.compat.alias_jax), has no plait._src.pjit")
     assert lines[4] == ("module 'jax' (plait, by plait.compat.alias_jax) has no attribute "
                         "'no_such_thing': plait has no counterpart of jax.no_such_thing")
+    assert lines[5] == "True True"
 
 
 def test_alias_refuses_once_jax_itself_is_imported() -> None:

@@ -268,6 +268,21 @@ def test_inline_jit_adds_its_equations_to_the_enclosing_trace() -> None:
     assert float(plait.grad(lambda x: inlined(x) ** 2)(1.0)) == 18.0
 
 
+def test_inline_jit_gives_its_function_arrays_for_host_arguments() -> None:
+    # (blackjax's linear_map reads .dtype of a Python float passed to an inline jit)
+    def outer(lib: Any) -> Any:
+        @lib.jit
+        def f(x: Any) -> Any:
+            def g(a: Any, b: Any, *, n: int) -> Any:
+                assert (a.dtype.name, b.shape, type(n)) == ("float32", (3,), int)
+                return a * b * n
+            return lib.jit(g, inline=True, static_argnames="n")(2.0, np.ones(3, np.float32),
+                                                                 n=3) + x
+        return f(1.0)
+
+    np.testing.assert_array_equal(outer(plait), outer(jax))
+
+
 def test_jit_backend_is_cpu_or_refused() -> None:
     assert float(plait.jit(lambda x: x + 1, backend="cpu")(1.0)) == 2.0
     with pytest.raises(errors.ArgumentError, match="expected backend None or 'cpu'.*'gpu'"):

@@ -82,6 +82,7 @@ COLLECTIVES: dict[str, tuple[Callable[[Any, Any], Any], tuple[int, ...]]] = {
     "all_to_all_tiled": (lambda lax, v: lax.all_to_all(v, "i", 0, 1, tiled=True), (8, 2)),
     "all_to_all_tiled_same": (lambda lax, v: lax.all_to_all(v, "i", 1, 1, tiled=True),
                               (2, 8)),
+    "pswapaxes": (lambda lax, v: lax.pswapaxes(v, "i", 1), (3, 8)),
 }
 
 

@@ -26,6 +26,8 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import plait
 import plait.numpy as pnp
@@ -876,6 +878,25 @@ def test_split_tile_repeat(exhaustive: bool) -> None:
         pnp.split(w, 4)
     check("repeat", w, [2, 0, 1, 1, 3, 0], axis=0)  # a TypeError in both
     check("repeat", 2.5, 3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=5), st.integers(0, 9),
+       st.sampled_from([0, 1, None]))
+def test_repeat_to_a_fixed_length_as_jax(counts: list[int], total: int, axis: int | None
+                                         ) -> None:
+    # (jraph's graph networks repeat by traced counts to a static length)
+    n = len(counts)
+    x = np.arange(2 * n, dtype=np.float32).reshape(2, n) if axis == 1 else \
+        np.arange(2 * n, dtype=np.float32).reshape(n, 2)
+    if axis is None:
+        x = x[:, 0] if x.shape[0] == n else x[0]
+    r = np.array(counts, np.int32)
+
+    def f(lib: Any, r: Any) -> Any:
+        return lib.numpy.repeat(x, r, axis=axis, total_repeat_length=total)
+    np.testing.assert_array_equal(plait.jit(lambda r: f(plait, r))(r), f(jax, r))
+    np.testing.assert_array_equal(f(plait, 2), f(jax, 2))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -428,6 +428,8 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "reduce_precision": [(lambda x: lax.reduce_precision(x, 5, 10), (_f32(3),))],
     "mulhi": _bin(lax.mulhi, _i32(3)),
     "optimization_barrier": [(lambda x, y: lax.optimization_barrier((x, y)), (_f32(3), _i32(2)))],
+    "create_token": [(lambda: lax.create_token(), ())],
+    "after_all": [(lambda: lax.after_all(lax.create_token()), ())],
     "rng_bit_generator": [(lambda k: lax.rng_bit_generator(k, (2, 3)), (np.ones(4, np.uint32),)),
                           (lambda k: lax.rng_bit_generator(k, (5,), jnp.uint8, lax.RandomAlgorithm.RNG_THREE_FRY),
                            (np.ones(4, np.uint32),))],

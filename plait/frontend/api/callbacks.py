@@ -18,6 +18,8 @@ callback surfaces as :class:`~plait.errors.CallbackError` from the call that ran
 
 from __future__ import annotations
 
+import copy
+import logging
 import string
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,7 +29,7 @@ import numpy as np
 from plait.frontend.core.arguments import fun_name
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import bind
+from plait.frontend.core.tracing import bind, user_frame_info
 from plait.frontend.core.tree_util import tree_flatten, tree_unflatten
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
@@ -40,8 +42,12 @@ from plait.ir.primitives.callbacks import (
     io_callback_p,
     pure_callback_p,
 )
+from plait.lowering import guards
 
-__all__ = ["pure_callback", "io_callback", "debug_callback", "debug_print"]
+__all__ = ["pure_callback", "io_callback", "debug_callback", "debug_print", "debug_log"]
+
+# ``debug.log``'s records go to this logger (JAX's go to ``jax._src.debugging``'s).
+logger = logging.getLogger("plait.debug")
 
 
 def _result_avals(result_shape_dtypes: Any, what: str) -> tuple[Any, tuple[ShapedArray, ...]]:
@@ -72,8 +78,9 @@ def _flat_callback(callback: Callable[..., Any], in_tree: Any, out_tree: Any) ->
     def flat(*arrays: Any) -> Sequence[Any]:
         # plait Arrays, as JAX passes jax Arrays (each a copy, which device_put makes:
         # the buffers XLA hands over live only for the call).
-        args, kwargs = tree_unflatten(in_tree, [ArrayImpl.from_numpy(np.asarray(a))
-                                                for a in arrays])
+        with guards.explicit_put():  # (JAX device_puts them: explicit transfers)
+            leaves = [ArrayImpl.from_numpy(np.asarray(a)) for a in arrays]
+        args, kwargs = tree_unflatten(in_tree, leaves)
         out = callback(*args, **kwargs)
         return () if out_tree is None else _flat_results(out, out_tree)
     return HostCallback(flat, f"_FlatCallback(callback_func={fun_name(callback)}, "
@@ -148,6 +155,30 @@ def debug_print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> N
     def show(*a: Any, **k: Any) -> None:
         print(fmt.format(*a, **k))
     debug_callback(show, *args, ordered=ordered, **kwargs)
+
+
+@api_boundary
+def debug_log(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """Like :func:`debug_print`, but the text goes to the ``plait.debug`` logger as an
+    ``INFO`` record of the line that called ``debug_log`` (``jax.debug.log``); the
+    record is handled whatever the logger's level, as JAX handles it.
+
+    Raises:
+      ValueError: ``fmt`` is not a format string for these arguments.
+    """
+    if not isinstance(fmt, str):
+        raise ArgumentError(f"debug.log: expected a format string, but got {fmt!r}")
+    _check_format(fmt, len(args), kwargs)
+    where = user_frame_info()
+    record = logger.makeRecord(logger.name, logging.INFO,
+                               where.file if where else "(unknown file)",
+                               where.line if where else 0, "", (), None)
+
+    def emit(*a: Any, **k: Any) -> None:
+        out = copy.copy(record)
+        out.msg = fmt.format(*a, **k)
+        logger.handle(out)
+    debug_callback(emit, *args, ordered=ordered, **kwargs)
 
 
 def _check_format(fmt: str, n_args: int, kwargs: dict[str, Any]) -> None:

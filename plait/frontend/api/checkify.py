@@ -25,12 +25,14 @@ from plait.frontend.core.tree_util import (
     tree_flatten,
     tree_unflatten,
 )
+from plait.frontend.lax import ops as lax
 from plait.ir import primitives as P
 from plait.transforms.checkify import Site, checkify_jaxpr
 
 __all__ = ["checkify", "check", "debug_check", "Error", "JaxRuntimeError", "FailedCheckError",
            "NaNError", "OOBError", "DivisionByZeroError", "user_checks", "nan_checks",
-           "index_checks", "div_checks", "float_checks", "automatic_checks", "all_checks"]
+           "index_checks", "div_checks", "float_checks", "automatic_checks", "all_checks",
+           "check_error", "init_error", "ErrorCategory"]
 
 
 class JaxException(Exception):
@@ -52,6 +54,10 @@ class OOBError(JaxException):
 class DivisionByZeroError(JaxException):
     """An integer division by zero."""
 
+
+ErrorCategory = type[JaxException]
+"""The type of the members of the ``errors`` sets (``FailedCheckError``, ``NaNError``
+...), as ``jax.experimental.checkify.ErrorCategory``."""
 
 _KINDS: Final = {FailedCheckError: "user", NaNError: "nan", OOBError: "oob",
                  DivisionByZeroError: "div"}
@@ -121,6 +127,10 @@ def _unflatten_error(sites: tuple[Site, ...], leaves: Any) -> Error:
 
 register_pytree_node(Error, lambda e: ((e._flag, e._code, *e._payloads), e._sites),
                      _unflatten_error)
+
+
+init_error: Final = Error(np.bool_(False), np.int32(0), [], ())
+"""The error of a run where nothing failed (``init_error.get()`` is ``None``)."""
 
 
 def _message(site: Site, values: list[Any]) -> str:
@@ -193,3 +203,54 @@ def _check(pred: Any, msg: str, fmt_args: tuple[Any, ...], fmt_kwargs: dict[str,
             raise JaxRuntimeError(f"{msg.format(*args, **kwargs)} (`check` failed)")
         return
     bind_n(P.check_p, pred, *leaves, message=P.CheckMessage(msg, tree), debug=debug)
+
+
+def check_error(error: Error) -> None:
+    """Raise ``error``'s failure as a ``JaxRuntimeError`` (nothing if none); under
+    ``checkify`` the failure becomes the checkified function's error instead, so a
+    checkified, jitted function's error can be checked again.
+
+    Raises:
+      TypeError: ``error`` is not an :class:`Error` (JAX's message).
+    """
+    if not isinstance(error, Error):
+        raise TypeError(f"check_error takes an Error as argument, got type {type(error)} "
+                        "instead.")
+    leaves = [error._flag, error._code, *error._payloads]
+    if current_trace() is None and not any(type(x) is Tracer for x in leaves):
+        error.throw()
+        return
+    flag, code, payloads = error._flag, error._code, error._payloads
+    if np.ndim(flag):  # (from vmap: the first element that failed)
+        n = int(np.prod(np.shape(flag)))
+
+        def first(x: Any) -> Any:
+            rows = lax.reshape(x, (n, *np.shape(x)[np.ndim(error._flag):]))
+            return lax.dynamic_index_in_dim(rows, at, keepdims=False)
+        at = lax.argmax(lax.reshape(flag, (n,)), 0, np.int32)
+        flag, code, payloads = first(flag), first(code), [first(p) for p in payloads]
+    start = 0
+    for i, site in enumerate(error._sites):
+        values = payloads[start:start + len(site.payload)]
+        start += len(site.payload)
+        text, args, kwargs = _site_format(site, values)
+        _check(~(flag & (code == i)), text, args, kwargs, debug=False)
+
+
+def _braced(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _site_format(site: Site, values: list[Any]
+                 ) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+    """A site's message as a ``check`` format and its arguments (a failure that was not
+    a user check becomes one, with the same message)."""
+    if site.kind == "user":
+        args, kwargs = tree_unflatten(site.detail.fmt_tree, values)
+        return site.detail.text, tuple(args), dict(kwargs)
+    if site.kind == "oob":
+        shape = site.detail
+        size = lax.dynamic_index_in_dim(np.asarray(shape, np.int32), values[1], keepdims=False)
+        return (f"out-of-bounds indexing for array of shape {_braced(str(shape))}: index {{}} "
+                "is out of bounds for axis {} with size {}. ", (values[0], values[1], size), {})
+    return _braced(_message(site, values)), (), {}

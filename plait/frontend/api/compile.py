@@ -14,9 +14,11 @@ import numpy as np
 
 from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
+from plait.frontend.core.run_guards import refuse_execution
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, prune_unused
 from plait.frontend.core.tree_util import tree_unflatten
-from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.avals import ShapedArray, buffer_avals
+from plait.ir.config import values as _config
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.sharding import NamedSharding
 from plait.lowering import multi_device, runtime
@@ -48,7 +50,7 @@ def compile_traced(traced: TracedFunction, donated: tuple[bool, ...], keep_unuse
     exe = executable_for(closed, info.func_name, info.result_paths, kept_donated, device,
                          in_shardings=kept_in, out_shardings=out_shardings)
     if any(kept_donated):
-        usable = iter(effective_donations(shaped_avals(closed.in_avals), closed.out_avals,
+        usable = iter(effective_donations(buffer_avals(closed.in_avals), closed.out_avals,
                                           kept_donated, stacklevel + 1))
         # (A donated argument the program does not use is not donated, as in JAX.)
         donated = tuple(next(usable) if k else False for k in kept)
@@ -91,7 +93,13 @@ def _spmd_buffers(exe: Executable, args: Sequence[tuple[Any, ShapedArray]]) -> l
 def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
             donated: Sequence[bool], kept: Sequence[bool]) -> Any:
     """Run a compiled traced function on flat argument leaves (passing the ``kept``
-    ones); returns the result tree."""
+    ones); returns the result tree.
+
+    Raises:
+      RuntimeError: the ``no_execution`` option is set.
+    """
+    if _config.no_execution:
+        refuse_execution(f"jit({traced.debug_info.func_name})")
     if exe.in_shardings is not None:  # an SPMD program: host data goes to its layout
         bufs = _spmd_buffers(exe, [(x, a) for x, a, k in zip(leaves, traced.in_avals, kept)
                                    if k])
@@ -102,5 +110,5 @@ def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
                 for x, a, d, k in zip(leaves, traced.in_avals, donated, kept) if k]
     outs = exe.execute(bufs)
     _delete_donated(leaves, donated)
-    out_avals = shaped_avals(traced.closed.out_avals)
-    return tree_unflatten(traced.out_tree, [wrap_output(a, b) for a, b in zip(out_avals, outs)])
+    return tree_unflatten(traced.out_tree,
+                          [wrap_output(a, b) for a, b in zip(traced.closed.out_avals, outs)])

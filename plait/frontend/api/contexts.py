@@ -1,11 +1,15 @@
 """Context managers that change how code is traced: ``disable_jit``,
 ``ensure_compile_time_eval``, ``default_matmul_precision``, ``numpy_rank_promotion``,
 ``debug_nans``, ``debug_infs``, ``log_compiles``, ``default_device``, ``check_tracer_leaks``
-(``checking_leaks``), ``explain_cache_misses``, ``named_scope`` and ``named_call``, as
-JAX's.
+(``checking_leaks``), ``debug_key_reuse``, ``explain_cache_misses``, ``named_scope`` and
+``named_call``, as JAX's; and JAX's ``enable_checks``, ``allow_f16_reductions``,
+``softmax_custom_jvp``, ``remove_size_one_mesh_axis_from_type``, ``auto_pcast`` and
+``jax2tf_associative_scan_reductions`` (the last two change nothing in plait).  The
+guards are in :mod:`plait.frontend.api.guards`.
 
-All but the last two set the option of their name (``ensure_compile_time_eval``:
-``eager_constant_folding``) for the duration of a block;
+All but ``named_scope`` and ``named_call`` set the option of their name
+(``ensure_compile_time_eval``: ``eager_constant_folding``; ``enable_checks``:
+``check_jaxprs``) for the duration of a block;
 their values are part of every trace and dispatch key, so a program traced or
 compiled outside the block is never reused inside it.
 """
@@ -22,7 +26,9 @@ from plait.ir import config as _config
 __all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call",
            "default_matmul_precision", "numpy_rank_promotion", "debug_nans", "debug_infs",
            "log_compiles", "default_device", "check_tracer_leaks", "checking_leaks",
-           "explain_cache_misses"]
+           "debug_key_reuse", "explain_cache_misses", "enable_checks", "allow_f16_reductions",
+           "softmax_custom_jvp", "remove_size_one_mesh_axis_from_type", "auto_pcast",
+           "jax2tf_associative_scan_reductions"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -102,6 +108,14 @@ def checking_leaks() -> contextlib.AbstractContextManager[None]:
     return check_tracer_leaks(True)
 
 
+def debug_key_reuse(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within the block, using a typed PRNG key (``plait.random.key``) twice raises
+    ``KeyReuseError``: traced programs are analysed for keys consumed twice, and concrete
+    keys remember the calls that consumed them (the ``debug_key_reuse`` option; see
+    ``plait.experimental.key_reuse``)."""
+    return _option("debug_key_reuse", bool(enable))
+
+
 def explain_cache_misses(enable: bool = True) -> contextlib.AbstractContextManager[None]:
     """Within the block, each miss of a trace, compile or eager-operation cache is logged
     with what differed from the entries there (the ``explain_cache_misses`` option)."""
@@ -124,6 +138,49 @@ def debug_nans(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
 def debug_infs(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
     """As :func:`debug_nans`, for infinities."""
     return _option("debug_infs", bool(enabled))
+
+
+def enable_checks(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within the block, every jaxpr a transformation produces is type-checked (JAX's
+    name for its internal checks; plait's option ``check_jaxprs``).  Slow: for
+    debugging a transformation."""
+    return _option("check_jaxprs", bool(enable))
+
+
+def allow_f16_reductions(allow: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within a ``allow_f16_reductions(False)`` block, ``lax.reduce_sum`` of a
+    ``float16`` or ``bfloat16`` operand over a dimension longer than 1 raises
+    ``ValueError`` (``plait.numpy``'s sums accumulate in ``float32`` and still work)."""
+    return _option("allow_f16_reductions", bool(allow))
+
+
+def softmax_custom_jvp(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within the block, ``nn.softmax`` is differentiated by a custom JVP rule,
+    ``y * (t - sum(y * t))``, rather than through its operations (JAX 0.10.2's
+    default, which cuts the derivative of the maximum it subtracts)."""
+    return _option("softmax_custom_jvp", bool(enable))
+
+
+def remove_size_one_mesh_axis_from_type(enable: bool = True
+                                        ) -> contextlib.AbstractContextManager[None]:
+    """Within the block, array types made leave mesh axes of size 1 out of their
+    shardings: over a mesh ``{'x': 4, 'y': 1}``, ``float32[4@x,2]`` rather than
+    ``float32[4@x,2@y]`` (types made before keep theirs)."""
+    return _option("remove_size_one_mesh_axis_from_type", bool(enable))
+
+
+def auto_pcast(enable: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Accepted for JAX's switch of automatic ``pvary`` insertion in ``shard_map``
+    bodies; plait's values carry no varying-axes type, so there is nothing to insert
+    and the block changes nothing."""
+    return _option("auto_pcast", bool(enable))
+
+
+def jax2tf_associative_scan_reductions(enable: bool = True
+                                       ) -> contextlib.AbstractContextManager[None]:
+    """Accepted for JAX's option of this name, a switch of jax2tf that JAX 0.10.2 does
+    not read: the block changes nothing."""
+    return _option("jax2tf_associative_scan_reductions", bool(enable))
 
 
 class named_scope(contextlib.ContextDecorator):

@@ -99,10 +99,34 @@ def _with_common_consts(bodies: Sequence[TracedFunction], order: Sequence[int]
     return out, consts
 
 
+_NO_OPERAND: Any = object()
+
+
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
-         *operands: Any) -> Any:
+         *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as one
-    ``cond``.  Both branches are traced; their outputs must agree in structure and type."""
+    ``cond``.  Both branches are traced; their outputs must agree in structure and type.
+
+    As JAX's, it also takes the single operand as ``operand=``, and the older form
+    ``cond(pred, true_operand, true_fun, false_operand, false_fun)``.
+
+    Raises:
+      TypeError: a branch is not callable, ``pred`` is not a boolean or number scalar,
+        or ``operand=`` comes with positional operands.
+    """
+    if not (callable(true_fun) and callable(false_fun)):
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+        raise TypeError("lax.cond: expected callable true_fun and false_fun, but got "
+                        f"{type(true_fun).__name__} and {type(false_fun).__name__}")
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("lax.cond: expected the operands either positionally or as "
+                            "operand=, but got both")
+        operands = (operand,)
+    if pred is None:
+        raise TypeError("cond predicate is None")
     p_aval = abstractify(pred, "pred", "cond")
     if p_aval.shape != ():
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {p_aval.shape}.")

@@ -11,7 +11,7 @@ from plait.frontend.core.tracing import Tracer, as_host_array, scalar_literal
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plait.frontend.lax.parallel import with_sharding_constraint
 from plait.ir.sharding import NamedSharding, PartitionSpec, resolve
-from plait.lowering import runtime
+from plait.lowering import guards, runtime
 
 __all__ = ["device_put"]
 
@@ -28,19 +28,22 @@ def device_put(x: Any, device: Any = None) -> Any:
     set by ``plait.set_mesh``), or a pytree prefix of ``x`` of them.
 
     Python scalars become weakly typed arrays, as in JAX; traced values are
-    returned as they are, or constrained to a ``NamedSharding``.
+    returned as they are, or constrained to a ``NamedSharding``.  The transfers are
+    explicit ones for the transfer guards (``plait.transfer_guard``).
 
     Raises:
       TypeError: a leaf that is not array data (a string, an arbitrary object).
       OverflowError: a Python int that does not fit the default integer dtype.
       ValueError: an array's dimensions do not divide over the mesh.
+      JaxRuntimeError: a transfer guard set to ``'disallow_explicit'`` refuses a transfer.
     """
     leaves, tree = tree_flatten(x)
     if _is_placement(device):
         places = [device] * len(leaves)
     else:
         places = broadcast_prefix(device, x, "device_put device", _is_placement)
-    return tree_unflatten(tree, [_put(leaf, p) for leaf, p in zip(leaves, places)])
+    with guards.explicit_put():
+        return tree_unflatten(tree, [_put(leaf, p) for leaf, p in zip(leaves, places)])
 
 
 def _put(leaf: Any, place: Any) -> Any:
@@ -54,7 +57,9 @@ def _put(leaf: Any, place: Any) -> Any:
         if place is None or leaf.sharding == place or \
                 (not isinstance(place, NamedSharding) and leaf.devices() == {place}):
             return leaf
-        return ArrayImpl.from_numpy(np.asarray(leaf), leaf.weak_type, place)
+        dst = place if isinstance(place, NamedSharding) else runtime.sharding_for(place)
+        with guards.device_to_device(leaf.aval, leaf.sharding, dst):
+            return ArrayImpl.from_numpy(np.asarray(leaf), leaf.weak_type, place)
     if isinstance(leaf, bool | int | float | complex) and not isinstance(leaf, np.generic):
         lit = scalar_literal(leaf)
         return ArrayImpl.from_numpy(np.asarray(lit.val, lit.aval.dtype), lit.aval.weak_type,

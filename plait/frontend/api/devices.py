@@ -25,7 +25,7 @@ from plait.frontend.core.tree_util import tree_map
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
-from plait.lowering import multi_device, runtime
+from plait.lowering import guards, multi_device, runtime
 
 __all__ = ["make_mesh", "local_devices", "process_index", "process_count", "process_indices",
            "host_id", "host_count", "host_ids", "copy_to_host_async", "Device",
@@ -172,7 +172,9 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: NamedSh
     if len(arrays) != len(local):
         raise ValueError(f"make_array_from_single_device_arrays: expected {len(local)} arrays "
                          f"(one per local device of {named.mesh}), but got {len(arrays)}")
-    return _assemble(shape, named, local, [np.asarray(a) for a in arrays], None)
+    # (No transfer in JAX, which reuses the arrays' buffers; plait copies them.)
+    with guards.unguarded():
+        return _assemble(shape, named, local, [np.asarray(a) for a in arrays], None)
 
 
 def make_array_from_process_local_data(sharding: NamedSharding, local_data: Any,
@@ -197,7 +199,8 @@ def make_array_from_process_local_data(sharding: NamedSharding, local_data: Any,
         idx = tuple(slice((s.start or 0) - st, (s.stop if s.stop is not None else n) - st)
                     for s, st, n in zip(indices[p], starts, shape))
         pieces.append(data[idx])
-    return _assemble(shape, named, local, pieces, None)
+    with guards.explicit_put():  # (JAX's puts the data with device_put)
+        return _assemble(shape, named, local, pieces, None)
 
 
 def process_allgather(x: Any, tiled: bool = False) -> Any:

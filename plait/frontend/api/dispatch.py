@@ -125,6 +125,9 @@ def _shard_arg(x: Any, sharding: Any, layout: Any) -> Any:
             return multi_device.reshard(x, aval, sharding, runtime.to_numpy)
         arr = np.asarray(x)
         return multi_device.put_sharded(arr, ShapedArray(arr.shape, arr.dtype), sharding.named)
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):  # a device buffer elsewhere
+        return runtime.copy_to_device(x, aval, sharding._device)
     arr = np.asarray(x)
     return runtime.device_put(arr, ShapedArray(arr.shape, arr.dtype), sharding._device)
 

@@ -17,7 +17,7 @@ from plait.frontend.core.array_impl import ArrayImpl, cached_scalar_buffers
 from plait.frontend.core.tree_util import tree_map
 from plait.ir import config as _config
 from plait.ir.avals import ShapedArray
-from plait.lowering import runtime
+from plait.lowering import guards, runtime
 
 __all__ = ["device_count", "local_device_count", "default_backend", "block_until_ready",
            "device_get", "typeof", "print_environment_info", "enable_x64", "live_arrays",
@@ -74,8 +74,15 @@ def live_arrays(platform: str | None = None) -> list[Array]:
 
 
 def device_get(x: Any) -> Any:
-    """The pytree ``x`` with its Arrays copied to the host as NumPy arrays."""
-    return tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array) else leaf, x)
+    """The pytree ``x`` with its Arrays copied to the host as NumPy arrays (explicit
+    transfers for the transfer guards, ``plait.transfer_guard``).
+
+    Raises:
+      JaxRuntimeError: the device-to-host transfer guard is ``'disallow_explicit'`` and
+        an Array needs a copy (a sub-byte dtype, on the CPU).
+    """
+    with guards.explicit_get():
+        return tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array) else leaf, x)
 
 
 def typeof(x: Any) -> ShapedArray:

@@ -16,7 +16,7 @@ import collections
 import functools
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import attrs
 import numpy as np
@@ -41,7 +41,8 @@ from plait.frontend.core.tree_util import (
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.config import values as _config
-from plait.ir.dims import is_constant_shape, is_symbolic, parse_dims
+from plait.ir.dim_scope import SymbolicScope
+from plait.ir.dims import DimExpr, Scope, is_constant_shape, is_symbolic, parse_dims
 from plait.ir.errors import ArgumentError
 from plait.ir.primitives.exported import ExportedModule, FixedVjp, call_exported_p
 from plait.ir.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
@@ -61,7 +62,7 @@ __all__ = ["export", "Exported", "deserialize", "DisabledSafetyCheck",
            "default_export_platform", "symbolic_shape", "symbolic_args_specs",
            "minimum_supported_calling_convention_version",
            "maximum_supported_calling_convention_version", "register_pytree_node_serialization",
-           "register_namedtuple_serialization"]
+           "register_namedtuple_serialization", "SymbolicScope", "is_symbolic_dim"]
 
 minimum_supported_calling_convention_version: Final = 9
 maximum_supported_calling_convention_version: Final = 10
@@ -103,33 +104,56 @@ class DisabledSafetyCheck:
         return "platform" if self._kind == fmt.CHECK_PLATFORM else "shape_assertions"
 
 
-def symbolic_shape(shape_spec: str | None, *, like: Sequence[int | None] | None = None
-                   ) -> tuple[Any, ...]:
+def symbolic_shape(shape_spec: str | None, *, constraints: Sequence[str] = (),
+                   scope: SymbolicScope | None = None,
+                   like: Sequence[int | None] | None = None) -> tuple[Any, ...]:
     """The shape ``shape_spec`` describes (``"b, 4"``, ``"(2*b, b + 1)"``): symbolic
     dimensions for its dimension variables, ints for its constants; ``_`` takes the
-    size at its position from ``like``.
+    size at its position from ``like``.  The dimensions live in ``scope``, or in a new
+    :class:`SymbolicScope` with ``constraints`` (``"b >= 4"``, ``"2*c == b"``).
 
     Raises:
-      ValueError: a syntax error.
+      ValueError: a syntax error, a bad constraint, or both ``scope`` and ``constraints``.
     """
     if shape_spec is None:
         return tuple(d for d in (like or ()))
     if not isinstance(shape_spec, str):
         raise ArgumentError(f"symbolic_shape: expected a string such as 'b, 4', but got "
                             f"{shape_spec!r}")
-    return parse_dims(shape_spec, like)
+    return parse_dims(shape_spec, like, _scope(
+        scope, constraints, "Cannot specify both a `scope` and `constraints`."))
 
 
-def symbolic_args_specs(args: Any, shapes_specs: Any) -> Any:
+def _scope(scope: SymbolicScope | None, constraints: Sequence[str], both: str
+           ) -> SymbolicScope:
+    if scope is None:
+        return SymbolicScope(constraints)
+    if constraints:
+        raise ValueError(both)
+    if not isinstance(scope, SymbolicScope):
+        raise ArgumentError(f"symbolic_shape: expected a SymbolicScope for scope, but got "
+                            f"{scope!r}")
+    return scope
+
+
+def symbolic_args_specs(args: Any, shapes_specs: Any, constraints: Sequence[str] = (),
+                        scope: SymbolicScope | None = None) -> Any:
     """``ShapeDtypeStruct``\\ s like ``args`` (arrays, or anything with shape and dtype),
-    with the shapes ``shapes_specs`` gives (a spec string, or a pytree of them)."""
+    with the shapes ``shapes_specs`` gives (a spec string, or a pytree of them), all in
+    ``scope`` (or one new scope with ``constraints``)."""
     leaves, tree = tree_flatten(args)
     specs = ([shapes_specs] * len(leaves) if isinstance(shapes_specs, str) or
              shapes_specs is None else tree.flatten_up_to(shapes_specs))
+    shared = _scope(scope, constraints, "Cannot use both `scope` and `constraints`")
     return tree_unflatten(tree, [
-        ShapeDtypeStruct(symbolic_shape(s, like=np.shape(x)), np.asarray(x).dtype
-                         if not hasattr(x, "dtype") else x.dtype)
+        ShapeDtypeStruct(symbolic_shape(s, like=np.shape(x), scope=shared),
+                         np.asarray(x).dtype if not hasattr(x, "dtype") else x.dtype)
         for x, s in zip(leaves, specs)])
+
+
+def is_symbolic_dim(p: object) -> TypeGuard[DimExpr]:
+    """Whether ``p`` is a symbolic dimension (not an int)."""
+    return is_symbolic(p)
 
 
 def default_export_platform() -> str:
@@ -411,9 +435,30 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
 
     @api_boundary
     def do_export(*args: Any, **kwargs: Any) -> Exported:
+        _check_scopes(getattr(fun_jit, "__name__", "<unnamed function>"), args, kwargs)
         staged = fun_jit.trace(*args, **kwargs)
         return _export_traced(staged.traced, jf.keep_unused, ps, checks, staged.shardings)
     return do_export
+
+
+def _check_scopes(fun_name: str, args: Any, kwargs: Any) -> None:
+    """Raise unless the symbolic dimensions of all arguments share one scope (JAX's
+    error names the first argument with one, and the one that differs)."""
+    first: tuple[Scope, str] | None = None
+    for path, leaf in tree_flatten_with_path((args, kwargs))[0]:
+        for d in getattr(leaf, "shape", ()):
+            if not isinstance(d, DimExpr):
+                continue
+            where = _args_kwargs_path(path)
+            if first is None:
+                first = (d.scope, where)
+            elif d.scope is not first[0]:
+                first[0].check_same(d, f"when exporting {fun_name}",
+                                    f"current (from {first[1]}) ", where)
+
+
+def _args_kwargs_path(path: Any) -> str:
+    return ("args" if path[0].idx == 0 else "kwargs") + keystr(path[1:])
 
 
 def _export_traced(traced: Any, keep_unused: bool, platforms: tuple[str, ...],
@@ -670,11 +715,11 @@ def _tree_from_record(node: fmt.TreeNode) -> Any:
                          f"serialized data: {exc}") from exc
 
 
-def _aval_from_record(a: fmt.AvalRecord, where: str) -> ShapedArray:
+def _aval_from_record(a: fmt.AvalRecord, where: str, scope: Scope) -> ShapedArray:
     if any(len(d) > _MAX_DIM_TEXT for d in a.shape):
         raise ValueError(f"the serialized exported function is corrupted: {where} has a "
                          f"dimension longer than {_MAX_DIM_TEXT} characters")
-    shape = tuple(d for text in a.shape for d in parse_dims(text))
+    shape = tuple(d for text in a.shape for d in parse_dims(text, scope=scope))
     if len(shape) != len(a.shape):
         raise ValueError(f"the serialized exported function is corrupted: {where} has the "
                          f"dimensions {a.shape}")
@@ -683,13 +728,16 @@ def _aval_from_record(a: fmt.AvalRecord, where: str) -> ShapedArray:
                          f"shape {shape}")
     name = a.dtype
     if name.startswith("key<"):
-        return ShapedArray(shape, dt.key_dtype(name[4:-1]))
+        return ShapedArray(shape, dt.from_name(name))
     return ShapedArray(shape, np.dtype(getattr(dt, name) if hasattr(dt, name) else name))
 
 
 def _from_record(r: fmt.ExportedRecord) -> Exported:
-    in_avals = tuple(_aval_from_record(a, f"argument {i}") for i, a in enumerate(r.in_avals))
-    out_avals = tuple(_aval_from_record(a, f"result {i}") for i, a in enumerate(r.out_avals))
+    scope = SymbolicScope()  # (JAX serializes no constraints either)
+    in_avals = tuple(_aval_from_record(a, f"argument {i}", scope)
+                     for i, a in enumerate(r.in_avals))
+    out_avals = tuple(_aval_from_record(a, f"result {i}", scope)
+                      for i, a in enumerate(r.out_avals))
     in_tree = tree_structure(_tree_from_record(r.in_tree))
     out_tree = tree_structure(_tree_from_record(r.out_tree))
     if in_tree.num_leaves != len(in_avals) or out_tree.num_leaves != len(out_avals):

@@ -89,6 +89,56 @@ class _Loader(importlib.abc.Loader):
             module.__spec__ = self.own_spec
 
 
+_INTERNAL_TWINS: Final = {
+    "jax._src.compiler": "plait.lowering.compiler",
+    "jax._src.flatten_util": "plait.flatten_util",
+    "jax._src.tree_util": "plait.tree_util",
+    "jax._src.typing": "plait.typing",
+}
+"""The modules of JAX's internals that libraries import for names the public API has too
+(blackjax's ``from jax._src.flatten_util import ravel_pytree``), served by plait's public
+module of those names, and ``jax._src.compiler``, whose ``backend_compile_and_load`` chex
+wraps to restrict compilation (every compilation of plait calls plait's function of that
+name).  The rest of ``jax._src`` is not served."""
+
+
+_INTERNAL_PARTS: Final = {
+    "jax._src.core": ("plait.core", ("trace_state_clean",)),
+}
+"""The modules of JAX's internals served in part: the names listed, taken from the plait
+module given (numpyro calls ``jax._src.core.trace_state_clean`` to skip caching while
+tracing); any other name of theirs raises ``AttributeError``."""
+
+
+class _InternalPart(types.ModuleType):
+    """A module of :data:`_INTERNAL_PARTS`: the names it serves, and no others."""
+
+    def __getattr__(self, name: str) -> Any:
+        served = ", ".join(_INTERNAL_PARTS[self.__name__][1])
+        raise AttributeError(f"module {self.__name__!r} (plait, by plait.compat.alias_jax) "
+                             f"has no attribute {name!r}: of JAX's internals it serves "
+                             f"only {served}")
+
+
+def _internal_part(fullname: str) -> types.ModuleType:
+    source, names = _INTERNAL_PARTS[fullname]
+    module = _InternalPart(fullname, f"Part of JAX's {fullname}: {', '.join(names)}, "
+                           f"from {source}.")
+    public = importlib.import_module(source)
+    for name in names:
+        setattr(module, name, getattr(public, name))
+    return module
+
+
+class _JaxInternals(types.ModuleType):
+    """``jax._src`` under the alias: a package holding only :data:`_INTERNAL_TWINS` and
+    :data:`_INTERNAL_PARTS`."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"module 'jax._src' (plait, by plait.compat.alias_jax) has no "
+                             f"attribute {name!r}: JAX's internals are not served")
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds ``jax`` and ``jax.*`` in plait, before any other finder can find JAX."""
 
@@ -102,6 +152,15 @@ class _Finder(importlib.abc.MetaPathFinder):
             module.__version_info__ = _VERSION_INFO  # type: ignore[attr-defined]  # (module attribute)
         elif fullname == "jax.version":
             module = _version_module()
+        elif fullname == "jax._src":
+            module = _JaxInternals("jax._src", "JAX's internals: only the modules of "
+                                   "_INTERNAL_TWINS (by their public twins) and "
+                                   "_INTERNAL_PARTS are served.")
+            module.__path__ = []
+        elif fullname in _INTERNAL_TWINS:
+            module = importlib.import_module(_INTERNAL_TWINS[fullname])
+        elif fullname in _INTERNAL_PARTS:
+            module = _internal_part(fullname)
         elif fullname.startswith("jax."):
             found = _plait_module(fullname)
             if found is None:
@@ -131,7 +190,10 @@ def alias_jax() -> None:
     anything imports JAX; calling it again does nothing.
 
     A ``jax.<name>`` plait has no counterpart of raises ``ModuleNotFoundError`` naming
-    it; ``jax._src`` (JAX's internals) is among those.
+    it; JAX's internals (``jax._src``) are among those, but for the few modules that
+    libraries import for public names (``jax._src.flatten_util``, ``jax._src.tree_util``,
+    ``jax._src.typing``), which get plait's public modules of those names, and
+    ``jax._src.core``, which serves only ``trace_state_clean`` (``plait.core``'s).
 
     Raises:
       JaxAliasError: JAX itself is already imported in this process.

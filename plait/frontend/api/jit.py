@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
 import attrs
+import numpy as np
 
 from plait.frontend.api import dispatch
 from plait.frontend.api.compile import compile_traced, execute
@@ -26,15 +27,18 @@ from plait.frontend.api.refs import pure_with_refs
 from plait.frontend.api.stages import Lowered, Traced
 from plait.frontend.core import cache_log
 from plait.frontend.core.arguments import (
-    abstractify,
+    arg_aval,
     arg_path,
     fun_name,
     infer_static,
     mark_static,
     static_args,
 )
+from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl, committed_device
 from plait.frontend.core.compile_cache import compile_logger
+from plait.frontend.core.key_use import check_consumption, record_consumption
+from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.refs import Ref, check_distinct, read, ref_leaves, write
 from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.trace_to_jaxpr import (
@@ -45,12 +49,12 @@ from plait.frontend.core.trace_to_jaxpr import (
 )
 from plait.frontend.core.traceback_util import hide_plait_frames
 from plait.frontend.core.tracing import ForeignRef, Tracer, _state, bind
-from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
 from plait.frontend.core.value_checks import check_jit_result
 from plait.frontend.lax.parallel import with_sharding_constraint
 from plait.ir import dtypes as dt
 from plait.ir import monitoring
-from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.avals import AbstractValue, ShapedArray, shaped_avals
 from plait.ir.caches import BoundedDict
 from plait.ir.config import values as _config
 from plait.ir.errors import ArgumentError, RefError
@@ -58,6 +62,7 @@ from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
 from plait.ir.sharding import NamedSharding, PartitionSpec, current_mesh, resolve
 from plait.lowering.runtime import Executable
+from plait.transforms.key_reuse import jaxpr_signature
 
 __all__ = ["jit", "Jitted", "JitFunction"]
 
@@ -85,8 +90,8 @@ class _Entry:
     arguments are (see :func:`~plait.frontend.core.array_impl.committed_device`)."""
 
 
-def _arg_avals(leaves: Sequence[Any], names: Sequence[str]) -> tuple[ShapedArray, ...]:
-    return tuple(x._aval if type(x) is ArrayImpl else abstractify(x, arg_path(names, i), "jit")
+def _arg_avals(leaves: Sequence[Any], names: Sequence[str]) -> tuple[AbstractValue, ...]:
+    return tuple(x._aval if type(x) is ArrayImpl else arg_aval(x, arg_path(names, i), "jit")
                  for i, x in enumerate(leaves))
 
 
@@ -281,6 +286,8 @@ class JitFunction:
                 # for every call made while jit is disabled.
                 return self.fun(*args, **kwargs), None, False
             if self.inline and _state.stack:
+                if kwargs or not all(isinstance(a, Array) for a in args):
+                    args, kwargs = self._host_leaves_as_arrays(args, kwargs)
                 return self.fun(*args, **kwargs), None, False
             hit = None if _state.stack else self._lookup(args, kwargs)
             if hit is not None:
@@ -299,6 +306,9 @@ class JitFunction:
                 leaves = call.leaves
                 if _state.stack:
                     return self._stage(call, entry.traced, entry.donated), None, False
+            if _config.debug_key_reuse:
+                # Checked on every call: no fast path (the dispatcher keys on the options).
+                return self._run_tracking_keys(entry, leaves), None, False
             out = self._run(entry, leaves)
             if _config.check_values:
                 # Checked on every call: no fast path (the dispatcher keys on the options).
@@ -309,6 +319,18 @@ class JitFunction:
         except Exception as e:
             hide_plait_frames(e)
             raise
+
+    def _host_leaves_as_arrays(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                               ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments of an inlined call with their Python scalars and NumPy arrays as
+        Arrays: the function sees Arrays, as in a call that is not inlined (and in JAX,
+        which traces an inlined function too)."""
+        n = len(args)
+        nums = {i % n for i in self.static_argnums if -n <= i < n}
+        return (tuple(a if i in nums else tree_map(_host_as_array, a)
+                      for i, a in enumerate(args)),
+                {k: v if k in self.static_argnames else tree_map(_host_as_array, v)
+                 for k, v in kwargs.items()})
 
     def _lookup(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                 ) -> tuple[_Entry, list[Any]] | None:
@@ -368,6 +390,17 @@ class JitFunction:
             write(r, v)
         return out
 
+    def _run_tracking_keys(self, entry: _Entry, leaves: Sequence[Any]) -> Any:
+        """A call checked and recorded for key reuse (``debug_key_reuse``): its
+        arguments and closed-over constants are the jaxpr's inputs."""
+        closed = entry.traced.closed
+        sig = jaxpr_signature(closed)
+        inputs = [*leaves, *closed.consts]
+        check_consumption(sig, "jit-compiled function", inputs)
+        out = self._run(entry, leaves)
+        record_consumption(sig, inputs, tree_flatten(out)[0])
+        return out
+
     def _fast_path(self, entry: _Entry, leaves: Sequence[Any]) -> FastPath | None:
         if (entry.fast is None or not self._dispatchable
                 or not dispatch.plain_args_ok(leaves, entry.traced.in_avals)):
@@ -389,13 +422,14 @@ class JitFunction:
                 entry.traced, entry.donated, self.keep_unused, stacklevel=3,
                 in_shardings=entry.layouts, out_shardings=self._out_layouts(entry),
                 device=entry.device)
-            out_avals = shaped_avals(entry.traced.closed.out_avals)
+            outs = entry.traced.closed.out_avals
             # (A program with host callbacks runs through Executable.execute, which
-            # waits for it and reports a callback's exception.)
-            if all(a.dtype != dt.float0 for a in out_avals) and \
+            # waits for it and reports a callback's exception; float0 and token results
+            # are not Arrays.)
+            if all(type(a) is ShapedArray and a.dtype != dt.float0 for a in outs) and \
                     entry.executable.callbacks is None:
                 entry.fast = dispatch.fast_path(entry.executable, entry.kept,
-                                                entry.traced.out_tree, out_avals)
+                                                entry.traced.out_tree, shaped_avals(outs))
         return execute(entry.executable, entry.traced, leaves, entry.donated, entry.kept)
 
     def _out_layouts(self, entry: _Entry) -> tuple[NamedSharding | None, ...]:
@@ -432,6 +466,14 @@ class JitFunction:
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """The output shapes and dtypes, as a pytree of ``ShapeDtypeStruct``\\ s."""
         return self.trace(*args, **kwargs).out_info
+
+
+def _host_as_array(x: Any) -> Any:
+    if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
+        return ArrayImpl.from_numpy(np.asarray(x, python_scalar_dtype(x)), weak_type=True)
+    if isinstance(x, np.ndarray | np.generic):
+        return ArrayImpl.from_numpy(np.asarray(x, dt.canonicalize(x.dtype)))
+    return x
 
 
 def _is_sharding(x: Any) -> bool:

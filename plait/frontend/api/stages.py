@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from plait.frontend.api.compile import compile_traced, execute, lowerable
-from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
+from plait.frontend.core.arguments import ShapeDtypeStruct, arg_aval, arg_path
 from plait.frontend.core.spmd import spmd_layout
 from plait.frontend.core.trace_to_jaxpr import TracedFunction
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import Tracer
 from plait.frontend.core.tree_util import tree_flatten
-from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.avals import ShapedArray, buffer_avals, shaped_avals
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.sharding import NamedSharding
@@ -70,7 +70,7 @@ class Traced:
         donated = tuple(d for d, k in zip(self._donated, kept) if k)
         ins, outs = self._shardings
         kept_in = tuple(s for s, k in zip(ins, kept) if k) if ins else (None,) * sum(kept)
-        spmd = spmd_layout(closed.jaxpr, shaped_avals(closed.in_avals), kept_in,
+        spmd = spmd_layout(closed.jaxpr, buffer_avals(closed.in_avals), kept_in,
                            outs or (None,) * len(closed.jaxpr.outvars))
         module = lower_closed_jaxpr(
             physicalize(closed), info.func_name, info.result_paths, donated,
@@ -148,7 +148,7 @@ class Compiled:
         names = self.traced.debug_info.arg_names
         mismatches = []
         for i, (x, want) in enumerate(zip(leaves, self.traced.in_avals)):
-            got = abstractify(x, arg_path(names, i), "compiled call")
+            (got,) = buffer_avals([arg_aval(x, arg_path(names, i), "compiled call")])
             if got.shape != want.shape or got.dtype != want.dtype:
                 name = names[i] if i < len(names) and names[i] else f"{i}"
                 mismatches.append(f"Argument '{name}' compiled with {_type_str(want)} and "

@@ -15,10 +15,11 @@ import numpy as np
 
 from plait.frontend.core.array_impl import ArrayImpl, committed_device, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
+from plait.frontend.core.run_guards import refuse_execution
 from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.tracing import Tracer, current_trace, inline_into_trace
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.avals import ShapedArray, buffer_avals, shaped_avals
 from plait.ir.config import values as _values
 from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
@@ -74,9 +75,11 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
     if trace is not None:
         return [_literal_value(x) if type(x) is Literal else x
                 for x in inline_into_trace(trace, jaxpr, consts, args)]
-    if _values.check_values or any(type(x) is Tracer for x in (*consts, *args)):
+    if _values.check_values or _values.debug_key_reuse or any(
+            type(x) is Tracer for x in (*consts, *args)):
         # Operation by operation: with debug_nans/debug_infs each result is checked (as
-        # JAX's transformations outside jit run); a leaked tracer raises its error.
+        # JAX's transformations outside jit run), with debug_key_reuse each use of a key
+        # is recorded; a leaked tracer raises its error.
         return eval_jaxpr_bind(jaxpr, consts, args)
     flat = convert_constvars(jaxpr)
     values = [*consts, *args]
@@ -98,7 +101,9 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
         # A user primitive with an impl and no lowering: operation by operation, its
         # impl run on values, as JAX's transformations outside jit run.
         return eval_jaxpr_bind(jaxpr, consts, args)
+    if _values.no_execution:
+        refuse_execution(f"jit({name})")
     bufs = [device_buffer(x, a, True, device)
-            for x, a in zip(values, shaped_avals(flat.in_avals), strict=True)]
+            for x, a in zip(values, buffer_avals(flat.in_avals), strict=True)]
     outs = exe.execute(bufs)
-    return [wrap_output(a, b) for a, b in zip(shaped_avals(flat.out_avals), outs)]
+    return [wrap_output(a, b) for a, b in zip(flat.out_avals, outs)]

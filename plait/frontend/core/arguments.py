@@ -12,15 +12,17 @@ from numpy.typing import DTypeLike
 
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.refs import Ref
+from plait.frontend.core.tokens import Token
 from plait.frontend.core.tree_util import KeyPath, PyTreeDef, keystr, tree_flatten_with_path
 from plait.ir import dtypes as dt
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import AbstractValue, ShapedArray, abstract_token
 from plait.ir.debug_info import DebugInfo
 from plait.ir.dims import dimension_value, is_symbolic
 from plait.ir.errors import ArgumentError, RefError, StaticArgumentError
 
-__all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "debug_info_for", "result_paths",
-           "mark_static", "unmark_static", "arg_path", "fun_name", "flatten_outputs"]
+__all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "arg_aval", "debug_info_for",
+           "result_paths", "mark_static", "unmark_static", "arg_path", "fun_name",
+           "flatten_outputs"]
 
 
 def _to_shape(shape: Any) -> tuple[int, ...]:
@@ -133,6 +135,13 @@ def abstractify(x: Any, path: str, what: str) -> ShapedArray:
         f"{what}: expected arrays, scalars or ShapeDtypeStructs as arguments, but got "
         f"{type(x).__name__} ({x!r}) at {path}. Mark non-array arguments static with "
         "static_argnums/static_argnames.")
+
+
+def arg_aval(x: Any, path: str, what: str) -> AbstractValue:
+    """The abstract value of an argument leaf of ``jit`` (or of a trace of it): the
+    token type for a :class:`~plait.frontend.core.tokens.Token`, else
+    :func:`abstractify`'s."""
+    return abstract_token if type(x) is Token else abstractify(x, path, what)
 
 
 def _signature_names(fun: Callable[..., Any], args: Sequence[Any],

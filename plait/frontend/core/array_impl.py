@@ -13,11 +13,13 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.tokens import Token
 from plait.frontend.core.tree_util import dispatch_registry
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import AbstractToken, AbstractValue, ShapedArray, shaped
 from plait.ir.caches import BoundedDict
+from plait.ir.config import values as _config
 from plait.ir.errors import ArgumentError
 from plait.ir.sharding import NamedSharding
 from plait.lowering import multi_device, runtime
@@ -51,7 +53,9 @@ class ArrayImpl(Array):
     marks it deleted), after which the Array may no longer be used.
     """
 
-    __slots__ = ("_aval", "_buf", "_npy")
+    # (``_key_use``: a key array's consumption, set only while ``debug_key_reuse`` is on;
+    # see plait.frontend.core.key_use.)
+    __slots__ = ("_aval", "_buf", "_npy", "_key_use")
 
     def __init__(self, aval: ShapedArray, buf: Any, npy: np.ndarray | None = None) -> None:
         self._aval = aval
@@ -108,7 +112,7 @@ class ArrayImpl(Array):
     def copy_to_host_async(self) -> None:
         """Start copying the value to the host, so that a later ``np.asarray`` is quick."""
         if self._npy is None:
-            self.buffer()._copy_single_device_array_to_host_async()
+            runtime.copy_to_host_async(self.buffer())
 
     def on_device_size_in_bytes(self) -> int:
         """The bytes the buffer takes on its device."""
@@ -292,9 +296,13 @@ class ArrayImpl(Array):
         return self
 
 
-def wrap_output(aval: ShapedArray, buf: Any) -> Any:
+def wrap_output(aval: AbstractValue, buf: Any) -> Any:
     """A compiled program's result as the user sees it: an Array, except that float0
-    values (integer tangents, which carry no data) are NumPy zeros, as in JAX."""
+    values (integer tangents, which carry no data) are NumPy zeros, as in JAX, and a
+    token is a :class:`~plait.frontend.core.tokens.Token`."""
+    if type(aval) is AbstractToken:
+        return Token(buf)
+    aval = shaped(aval)
     return np.zeros(aval.shape, dt.float0) if aval.dtype == dt.float0 else ArrayImpl(aval, buf)
 
 
@@ -318,13 +326,16 @@ def device_buffer(x: Any, aval: ShapedArray, reuse: bool = True, device: Any = N
     """The device buffer of an argument of type ``aval``: an Array's own, a copy of a
     NumPy array, or (``reuse``: unless it is donated) the cached buffer of a scalar.
     With ``device`` (a program placed on a device other than the default one), values
-    elsewhere are copied there."""
+    elsewhere are copied there.  A token's buffer is passed as it is."""
+    if type(x) is Token:
+        return x._buf
     if device is not None:
         buf = x.buffer() if type(x) is ArrayImpl else None
         if buf is not None and buf._sharding is runtime.sharding_for(device):
             return buf
-        host = runtime.to_numpy(buf, aval) if buf is not None else np.asarray(x, aval.dtype)
-        return runtime.device_put(host, aval, device)
+        if buf is not None:
+            return runtime.copy_to_device(buf, aval, device)
+        return runtime.device_put(np.asarray(x, aval.dtype), aval, device)
     if type(x) is ArrayImpl:
         return x.buffer()
     if reuse and type(x) in _SCALAR_TYPES:
@@ -366,7 +377,8 @@ def scalar_buffer(lit: Literal) -> Any:
     (hyperparameters, literals of eager ops) are copied to the device once, and a
     buffer that has been on the device for a while is ready when a program runs."""
     buf = _scalar_buffers.data.get(lit)
-    if buf is None:
+    # (Under a host-to-device guard, transferred again: JAX transfers it on every use.)
+    if buf is None or _config.guard_host_to_device:
         buf = runtime.device_put(np.asarray(lit.val, lit.aval.dtype), lit.aval)
         _scalar_buffers[lit] = buf
     return buf

@@ -17,7 +17,7 @@ import numpy as np
 from plait.frontend.core import cache_log
 from plait.frontend.core.spmd import spmd_layout
 from plait.ir import monitoring
-from plait.ir.avals import shaped_avals
+from plait.ir.avals import buffer_avals
 from plait.ir.caches import LRUCache
 from plait.ir.config import values as _values
 from plait.ir.jaxpr import ClosedJaxpr
@@ -55,7 +55,7 @@ def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] =
     donated = tuple(donated) if any(donated) else ()
     ins = tuple(in_shardings) or (None,) * len(closed.jaxpr.invars)
     outs = tuple(out_shardings) or (None,) * len(closed.jaxpr.outvars)
-    spmd = spmd_layout(closed.jaxpr, shaped_avals(closed.in_avals), ins, outs)
+    spmd = spmd_layout(closed.jaxpr, buffer_avals(closed.in_avals), ins, outs)
     if spmd is not None:
         return _spmd_executable(closed, name, result_paths, donated, spmd)
     key = (closed.jaxpr, const_key(closed.consts), donated, dev)

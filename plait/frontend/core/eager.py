@@ -21,6 +21,7 @@ from plait.frontend.core.array_impl import (
     scalar_buffer,
 )
 from plait.frontend.core.compile_cache import executable_for
+from plait.frontend.core.run_guards import refuse_execution
 from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.tracing import (
     Tracer,
@@ -34,6 +35,7 @@ from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray, shaped, shaped_avals
 from plait.ir.builder import Builder
 from plait.ir.caches import BoundedDict
+from plait.ir.config import on_update
 from plait.ir.config import values as _values
 from plait.ir.errors import UnexpectedTracerError
 from plait.ir.jaxpr import ClosedJaxpr
@@ -134,7 +136,13 @@ def _run_spmd(prim: Primitive, params: Params, avals: tuple[ShapedArray, ...],
 
 
 def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    """Run ``prim`` on concrete operands; the results are device-backed Arrays."""
+    """Run ``prim`` on concrete operands; the results are device-backed Arrays.
+
+    Raises:
+      RuntimeError: the ``no_execution`` option is set.
+    """
+    if _values.no_execution:
+        refuse_execution(f"jit({prim.name})")
     full = prim.complete_params(params)
     bufs = []
     key: list[Any] = [prim, full]
@@ -197,4 +205,20 @@ def _results(prim: Primitive, op: _Op, outs: list[Any]) -> Any:
     return result
 
 
+def _typing_options() -> tuple[bool, bool]:
+    # The options that change what a primitive's typing rule says.
+    return _values.allow_f16_reductions, _values.remove_size_one_mesh_axis_from_type
+
+
+_typed_with = [_typing_options()]
+
+
+def _retype_ops() -> None:
+    # Cached operations typed under other options are compiled (and checked) again.
+    if _typing_options() != _typed_with[0]:
+        _ops.clear()
+        _typed_with[0] = _typing_options()
+
+
+on_update(_retype_ops)
 set_eager_impl(eager_bind)

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from plait.frontend.core.arguments import (
-    abstractify,
+    arg_aval,
     arg_path,
     debug_info_for,
     flatten_outputs,
@@ -19,7 +19,7 @@ from plait.frontend.core.arguments import (
 from plait.frontend.core.tracing import is_concretizable, trace_flat
 from plait.frontend.core.tree_util import PyTreeDef, tree_flatten_with_path, tree_unflatten
 from plait.ir.atoms import Var
-from plait.ir.avals import ShapedArray, shaped_avals
+from plait.ir.avals import AbstractValue, ShapedArray, buffer_avals, shaped_avals
 from plait.ir.debug_info import DebugInfo
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.transforms.dce import dce_jaxpr
@@ -64,7 +64,9 @@ class TracedFunction:
     out_tree: PyTreeDef
     """Structure of the result."""
     in_avals: tuple[ShapedArray, ...]
-    """Types of the flat inputs."""
+    """Types of the flat inputs (of their buffers: a token's, which the jaxpr's input
+    types show as ``Tok``, is an empty bool array; see
+    :func:`~plait.ir.avals.buffer_avals`)."""
     debug_info: DebugInfo
     """Names of the function, arguments and results."""
     static_key: tuple[Any, ...] = ((), ())
@@ -83,7 +85,7 @@ class TracedFunction:
         return convert_constvars(self.closed.jaxpr), self.closed.consts
 
 
-def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequence[ShapedArray],
+def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequence[AbstractValue],
                    purpose: str, debug_info: DebugInfo | None = None, *, unpack: bool = True,
                    known: Sequence[Any] | None = None, refs: object = None) -> TracedFunction:
     """Trace ``fun`` on tracers of types ``in_avals`` arranged as ``in_tree``: the one way
@@ -117,7 +119,8 @@ def trace_to_jaxpr(fun: Callable[..., Any], in_tree: PyTreeDef, in_avals: Sequen
     out_tree, paths = out_info
     debug = debug.with_result_paths(paths)
     closed = closed.replace(jaxpr=closed.jaxpr.replace(debug_info=debug))
-    return TracedFunction(closed, in_tree, out_tree, tuple(in_avals), debug, outs=tuple(outs))
+    return TracedFunction(closed, in_tree, out_tree, buffer_avals(in_avals), debug,
+                          outs=tuple(outs))
 
 
 def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
@@ -134,7 +137,7 @@ def trace_function(fun: Callable[..., Any], call: FlatCall, purpose: str,
     evaluates operations on unbatched values.
     """
     names = call.debug_info.arg_names
-    in_avals = tuple(abstractify(x, arg_path(names, i), purpose) for i, x in enumerate(call.leaves))
+    in_avals = tuple(arg_aval(x, arg_path(names, i), purpose) for i, x in enumerate(call.leaves))
 
     def call_fun(args: Any, kwargs: Any) -> Any:
         full_args, full_kwargs = unmark_static(args, kwargs, call.static_key)

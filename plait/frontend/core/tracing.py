@@ -24,12 +24,14 @@ import numpy as np
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.leaks import check_leaks
 from plait.frontend.core.promotion import python_scalar_dtype
+from plait.frontend.core.run_guards import check_tracing
+from plait.frontend.core.tokens import Token
 from plait.frontend.core.traceback_util import is_plait_code
 from plait.ir import config
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Literal, Var
-from plait.ir.avals import ShapedArray, shaped
+from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.builder import Builder
 from plait.ir.caches import BoundedDict
 from plait.ir.debug_info import DebugInfo, SourceInfo
@@ -45,6 +47,7 @@ from plait.ir.errors import (
 )
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive, set_bind_hook
+from plait.transforms.key_reuse import check_key_reuse_jaxpr
 
 __all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_trace",
            "trace_flat", "scalar_literal", "is_traced", "inline_into_trace", "is_concretizable",
@@ -94,7 +97,7 @@ class Trace:
         self.consts: list[tuple[Var, Any]] = []
         """(constvar, value) in first-use order; a value is an array or an outer Tracer."""
 
-    def new_arg(self, aval: ShapedArray) -> Tracer:
+    def new_arg(self, aval: AbstractValue) -> Tracer:
         """A fresh input of this trace."""
         v = Var(aval)
         self.invars.append(v)
@@ -128,6 +131,10 @@ class Trace:
         return v
 
     def _hoist(self, x: Any) -> Atom:
+        if type(x) is Token:
+            # A token carries no data, and orders nothing across programs: a captured one
+            # is a fresh token of this program.
+            return self.builder.bind(P.create_token_p, (), {}, None)[0]
         aval = getattr(x, "aval", None)
         if not isinstance(aval, ShapedArray):  # host data (or another library's array)
             arr = as_host_array(x)
@@ -408,8 +415,8 @@ class Tracer(Array):
     @property
     def aval(self) -> ShapedArray:
         """The abstract value (type) of the traced value."""
-        # A trace's variables all have array types: its inputs are ShapedArrays, and
-        # so are the results of every primitive's typing rule (the only avals plait has).
+        # A trace's variables have array types, but for tokens (lax.create_token), which
+        # only lax.after_all, jit and returning them take: array code never sees one.
         return cast(ShapedArray, self._var.aval)
 
     @property
@@ -600,7 +607,7 @@ def pop_trace(trace: Trace) -> None:
     trace.close()
 
 
-def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
+def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractValue],
                purpose: str, debug_info: DebugInfo | None,
                known_args: Sequence[Any] | None = None, refs: object = None
                ) -> tuple[ClosedJaxpr, list[Any]]:
@@ -618,6 +625,7 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
     Returns the closed jaxpr, whose consts may include tracers of enclosing
     traces (captured values), and the raw outputs ``fun`` returned.
     """
+    check_tracing(purpose, debug_info.func_name if debug_info is not None else "function")
     trace = new_trace(purpose, debug_info)
     try:
         args = [trace.new_arg(a) for a in in_avals]
@@ -642,6 +650,8 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
         pop_trace(trace)
     constvars = [v for v, _ in trace.consts]
     jaxpr: Jaxpr = trace.builder.build(trace.invars, out_atoms, constvars, debug_info)
+    if config.values.debug_key_reuse:
+        check_key_reuse_jaxpr(jaxpr)
     if config.values.check_tracer_leaks:
         del args
         kept = {id(o) for o in outs}

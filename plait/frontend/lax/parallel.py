@@ -22,7 +22,7 @@ from plait.ir import primitives as P
 from plait.ir.sharding import NamedSharding, PartitionSpec, resolve
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
-           "pshuffle", "pbroadcast", "axis_index", "axis_size", "all_to_all",
+           "pshuffle", "pbroadcast", "axis_index", "axis_size", "all_to_all", "pswapaxes",
            "with_sharding_constraint"]
 
 
@@ -222,6 +222,12 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
         return bind1(P.all_to_all_p, op, axis_index_groups=None, axis_name=name,
                      axis_size=size, concat_axis=c, split_axis=s, tiled=bool(tiled))
     return tree_map(one, x)
+
+
+def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: None = None) -> Any:
+    """Swap the mapped axis ``axis_name`` with dimension ``axis`` of ``x`` (a pytree),
+    whose size must be the axis size: ``all_to_all(x, axis_name, axis, axis)``."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:

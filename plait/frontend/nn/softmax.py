@@ -83,7 +83,7 @@ def softmax(x: Any, axis: Axis = -1, where: Any = None) -> Array:
     Elements ``where`` masks out are 0.  A ``+inf`` input makes the result NaN."""
     # Not jitted, as JAX's (its jit was found to change numerics).
     check_arraylike("softmax", x)
-    if getattr(_config, "softmax_custom_jvp", False):
+    if _config.softmax_custom_jvp:
         out: Array = _softmax(x, axis, where, -np.inf)
         return out
     return _softmax_stop_gradient(x, axis, where)

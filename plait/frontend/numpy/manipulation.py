@@ -24,6 +24,7 @@ from plait.frontend.numpy._core import (
 from plait.ir import dtypes as dt
 from plait.ir.dims import as_dims, is_symbolic
 from plait.ir.errors import IncompatibleShapesError
+from plait.ir.primitives.indexing import GatherScatterMode, ScatterDimensionNumbers
 
 __all__ = ["reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
            "concatenate", "stack", "hstack", "vstack", "broadcast_to", "broadcast_shapes",
@@ -389,15 +390,20 @@ def tile(a: Any, reps: int | Sequence[int]) -> Array:
     return lax.tile(a, (1,) * (nd - len(r)) + r)
 
 
-def repeat(a: Any, repeats: Any, axis: int | None = None) -> Array:
+def repeat(a: Any, repeats: Any, axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Array:
     """Each element repeated ``repeats`` times along ``axis`` (flattened when ``None``);
-    ``repeats`` is an int or a concrete array of one count per element."""
+    ``repeats`` is an int or an array of one count per element, concrete unless
+    ``total_repeat_length`` fixes the length of the result (then the result is cut to it,
+    or padded by repeating the last element, as JAX's)."""
     a = _as_array("repeat", a)
     if np.ndim(repeats) != 0 or isinstance(repeats, list | tuple):
         check_arraylike("repeat", repeats)
     if axis is None:
         a, axis = ravel(a), 0
     ax = canonical_axis(axis, a.ndim)
+    if total_repeat_length is not None:
+        return _repeat_to_length(a, repeats, ax, operator.index(total_repeat_length))
     s = a.shape
     if np.ndim(repeats) == 0:
         k = operator.index(repeats)
@@ -419,6 +425,27 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Array:
         return lax.slice_in_dim(a, 0, 0, axis=ax)
     return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, ax)
 
+
+
+def _repeat_to_length(a: Array, repeats: Any, ax: int, total: int) -> Array:
+    """``repeat`` with a fixed result length (``repeats`` may be traced): element ``j`` of
+    the result is element ``i`` of ``a``, for the last ``i`` whose run starts at or before
+    ``j``."""
+    n = a.shape[ax]
+    if total == 0 or n == 0:
+        return lax.slice_in_dim(a, 0, 0, axis=ax) if total == 0 else a
+    counts = lax.convert_element_type(
+        broadcast_to(ravel(_as_array("repeat", repeats)), (n,)), dt.int32)
+    starts = lax.sub(lax.cumsum(counts), counts)
+    # A mark where each run starts (runs starting past the end are dropped); counting
+    # the marks up to j numbers the run j belongs to.
+    dnums = ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                    scatter_dims_to_operand_dims=(0,))
+    marks = lax.scatter_add(lax.full((total,), 0, dt.int32), reshape(starts, (n, 1)),
+                            lax.full((n,), 1, dt.int32), dnums,
+                            mode=GatherScatterMode.FILL_OR_DROP)
+    which = lax.sub(lax.cumsum(marks), np.int32(1))
+    return moveaxis(lax.index_take(a, [which], [ax]), 0, ax)
 
 
 def trim_zeros(filt: Any, trim: str = "fb", axis: int | Sequence[int] | None = None) -> Array:

@@ -20,11 +20,11 @@ from plait.frontend.api.jit import jit
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.random.gamma import broadcast_param_shapes, split2
-from plait.frontend.random.keys import check_prng_key
+from plait.frontend.random.keys import check_prng_key, split_keys
 from plait.frontend.random.samplers import _check_shape, _finfo, _float_dtype, _shape, uniform
 from plait.frontend.random.sharded import takes_out_sharding
 from plait.ir import dtypes as dt
-from plait.ir import primitives as P
+from plait.ir.primitives.random import PRNGImpl, impl_of
 
 __all__ = ["poisson", "binomial", "multinomial", "geometric"]
 
@@ -120,8 +120,13 @@ def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None,
 
     Raises:
       ValueError: ``shape`` does not hold ``lam``'s shape.
+      NotImplementedError: the key is not a threefry2x32 key (as in JAX).
     """
     typed, _ = check_prng_key("poisson", key)
+    impl = impl_of(typed.dtype)
+    if impl is not PRNGImpl.THREEFRY2X32:
+        raise NotImplementedError("`poisson` is only implemented for the threefry2x32 RNG, "
+                                  f"not {impl}")
     d = dt.canonicalize(np.dtype(int)) if dtype is None else check_user_dtype(dtype)
     out_shape = tuple(np.shape(lam)) if shape is None else _shape(shape)
     lam_arr = lax.convert_element_type(pnp.broadcast_to(lam, out_shape), _F32)
@@ -148,7 +153,7 @@ def _binomial_inversion(key: Array, count: Array, prob: Array, shape: tuple[int,
 
     def body_fn(carry: tuple[Any, Array, Array, Array]) -> tuple[Any, Array, Array, Array]:
         i, num_geom, geom_sum, key = carry
-        keys = P.random_split_p.bind(key, shape=(2,))
+        keys = split_keys(key, (2,))
         subkey, key = keys[0], keys[1]
         num_geom_out = lax.select(geom_sum <= count, num_geom + 1, num_geom)
         u = uniform(subkey, shape, prob.dtype)
@@ -180,7 +185,7 @@ def _btrs(key: Array, count: Array, prob: Array, shape: tuple[int, ...],
 
     def body_fn(carry: tuple[Any, Array, Array, Array]) -> tuple[Any, Array, Array, Array]:
         i, k_out, accepted, key = carry
-        keys = P.random_split_p.bind(key, shape=(3,))
+        keys = split_keys(key, (3,))
         key, subkey_0, subkey_1 = keys[0], keys[1], keys[2]
         u = uniform(subkey_0, shape, prob.dtype)
         v = uniform(subkey_1, shape, prob.dtype)
@@ -284,7 +289,7 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = Non
 
     remaining_probs = lax.cumsum(p_arr, 0, reverse=True)
     ratios = p_arr / pnp.where(remaining_probs == 0, 1, remaining_probs)
-    keys = P.random_split_p.bind(typed, shape=(ratios.shape[0],))
+    keys = split_keys(typed, (ratios.shape[0],))
     _, counts = scan(step, n_arr, (ratios, keys), unroll=unroll)
     out: Array = pnp.moveaxis(counts, 0, -1).astype(
         dt.canonicalize(np.dtype(float)) if dtype is None else check_user_dtype(dtype))

@@ -25,10 +25,10 @@ from plait.frontend.numpy.linalg import cholesky, norm
 from plait.frontend.numpy.linalg_factored import eigh, qr, svd
 from plait.frontend.random.gamma import broadcast_param_shapes, check_safe_to_cast, split2
 from plait.frontend.random.keys import check_prng_key
+from plait.frontend.random.keys import random_bits as _random_bits
 from plait.frontend.random.samplers import (
     _check_shape,
     _float_dtype,
-    _random_bits,
     _shape,
     exponential,
     gumbel,

@@ -12,7 +12,10 @@ plait has no ``random_gamma`` primitive: the sampler is a plain function whose
 derivative with respect to ``a`` (implicit reparameterization, through
 ``random_gamma_grad``) is given by ``custom_jvp``.  Traced programs therefore show
 the loops where JAX shows one ``random_gamma[log_space=...]`` equation; the values
-and derivatives are the same.
+and derivatives are the same.  With keys other than threefry's, JAX runs the elements'
+loops one after another (a ``map``), and under ``vmap`` all the batch's elements in
+one such ``map``: :func:`_gamma_map` does the same through ``custom_vmap`` (mapping
+``RngBitGenerator`` over keys would draw from the first key only).
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ from plait.frontend import lax
 from plait.frontend import numpy as pnp
 from plait.frontend.api.control_flow import map as lax_map
 from plait.frontend.api.control_flow import while_loop
+from plait.frontend.api.custom_batching import custom_vmap
 from plait.frontend.api.custom_derivatives import custom_jvp
 from plait.frontend.api.incomplete_special import random_gamma_grad
 from plait.frontend.api.jit import jit
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.array_base import Array
-from plait.frontend.random.keys import check_prng_key
+from plait.frontend.random.keys import check_prng_key, split_keys
 from plait.frontend.random.samplers import (
     _check_shape,
     _finfo,
@@ -44,8 +48,8 @@ from plait.frontend.random.samplers import (
     uniform,
 )
 from plait.frontend.random.sharded import takes_out_sharding
-from plait.ir import primitives as P
 from plait.ir.errors import TypePromotionError
+from plait.ir.primitives.random import PRNGImpl, impl_of
 
 __all__ = ["gamma", "loggamma", "beta", "dirichlet", "t", "chisquare", "f",
            "generalized_normal", "ball", "check_safe_to_cast", "broadcast_param_shapes",
@@ -54,7 +58,7 @@ __all__ = ["gamma", "loggamma", "beta", "dirichlet", "t", "chisquare", "f",
 
 def split2(key: Array, num: int = 2) -> list[Array]:
     """``num`` keys split from one typed key (JAX's internal ``_split``, unstacked)."""
-    keys = P.random_split_p.bind(key, shape=(num,))
+    keys = split_keys(key, (num,))
     # Unstacked as JAX's tuple unpacking of an array does (a stride-1 slice each).
     return [lax.squeeze(lax.slice_in_dim(keys, i, i + 1, 1, 0), (0,)) for i in range(num)]
 
@@ -133,11 +137,43 @@ def _gamma_one(key: Array, alpha: Array, log_space: bool) -> Array:
     return lax.mul(lax.mul(d, v), boost)
 
 
+def _gamma_mapped(keys: Array, a: Array, log_space: bool) -> Array:
+    """JAX's lowering of ``random_gamma`` for keys other than threefry's: ``keys`` (the
+    leading dimensions of ``a``) each split into a key per element of the rest of ``a``,
+    and the elements' loops run one after another."""
+    count = math.prod(a.shape[keys.ndim:])
+    flat = split_keys(lax.reshape(keys, (keys.size,)), (count,))
+    flat = lax.reshape(flat, (flat.size,))
+    samples = lax_map(lambda args: _gamma_one(args[0], args[1], log_space),
+                      (flat, lax.reshape(a, (a.size,))))
+    return lax.reshape(samples, a.shape)
+
+
+def _batched_gamma(log_space: bool) -> custom_vmap[[Array, Array], Array]:
+    """:func:`_gamma_mapped` of one key, whose ``vmap`` passes the batch of keys to it."""
+    @custom_vmap
+    def gamma_map(key: Array, a: Array) -> Array:
+        return _gamma_mapped(key, a, log_space)
+
+    @gamma_map.def_vmap
+    def rule(size: int, in_batched: list[bool], keys: Array, a: Array) -> tuple[Array, bool]:
+        keys = keys if in_batched[0] else lax.broadcast(keys, (size,))
+        a = a if in_batched[1] else lax.broadcast(a, (size,))
+        return _gamma_mapped(keys, a, log_space), True
+    return gamma_map
+
+
+_GAMMA_MAPPED = {log_space: _batched_gamma(log_space) for log_space in (False, True)}
+
+
 def _gamma_impl(key: Array, a: Array, log_space: bool) -> Array:
+    if impl_of(key.dtype) is not PRNGImpl.THREEFRY2X32:
+        out: Array = _GAMMA_MAPPED[log_space](key, a)
+        return out
     # One key per element of `a`, split in its flat position; the elements' loops are
     # vmapped together (JAX's lowering of random_gamma with threefry keys).
     count = math.prod(a.shape)
-    keys = P.random_split_p.bind(key, shape=(count,))
+    keys = split_keys(key, (count,))
     samples = vmap(partial(_gamma_one, log_space=log_space))(keys, lax.reshape(a, (count,)))
     return lax.reshape(samples, a.shape)
 
@@ -365,7 +401,7 @@ def f(key: Any, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None,
 
 def _generalized_normal(key: Array, p: Any, shape: tuple[int, ...], dtype: np.dtype[Any]
                         ) -> Array:
-    keys = P.random_split_p.bind(key, shape=(2,))
+    keys = split_keys(key, (2,))
     g = gamma(keys[0], 1 / p, shape, dtype)
     r = rademacher(keys[1], shape, dtype)
     out: Array = r * g ** (1 / p)
@@ -385,7 +421,7 @@ def generalized_normal(key: Any, p: Any, shape: Any = (), dtype: Any = None,
 
 
 def _ball(key: Array, p: Any, d: int, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Array:
-    k1, k2 = (P.random_split_p.bind(key, shape=(2,))[i] for i in range(2))
+    k1, k2 = (split_keys(key, (2,))[i] for i in range(2))
     g = generalized_normal(k1, p, (*shape, d), dtype)
     e = exponential(k2, shape, dtype)
     out: Array = g / (((pnp.abs(g) ** p).sum(-1) + e) ** (1 / p))[..., None]

@@ -19,10 +19,10 @@ from plait.frontend import numpy as pnp
 from plait.frontend.api.jit import jit
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
-from plait.frontend.random.keys import check_prng_key
+from plait.frontend.random.keys import check_prng_key, split_keys
+from plait.frontend.random.keys import random_bits as _random_bits
 from plait.frontend.random.sharded import takes_out_sharding
 from plait.ir import dtypes as dt
-from plait.ir import primitives as P
 
 __all__ = ["bits", "uniform", "normal", "randint", "bernoulli", "gumbel", "categorical",
            "exponential", "laplace", "logistic", "cauchy", "truncated_normal", "rademacher"]
@@ -33,11 +33,6 @@ _UINT = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}
 def _finfo(dtype: np.dtype[Any]) -> Any:
     """``finfo`` of any float dtype plait has (NumPy's lacks bfloat16)."""
     return ml_dtypes.finfo(dtype)  # type: ignore[no-untyped-call]  # ml_dtypes is untyped
-
-
-def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
-    out: Array = P.random_bits_p.bind(key, bit_width=bit_width, shape=shape)
-    return out
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -134,7 +129,7 @@ def _normal_real(key: Array, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Ar
 def _normal(key: Array, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Array:
     if dt.is_complex(dtype):
         real = np.dtype(_finfo(dtype).dtype)
-        keys = P.random_split_p.bind(key, shape=(2,))
+        keys = split_keys(key, (2,))
         k_re, k_im = keys  # (unpacking slices with unit strides, as JAX prints it)
         re = _normal_real_jit(k_re, shape, real).astype(dtype)
         im = _normal_real_jit(k_im, shape, real).astype(dtype)
@@ -176,7 +171,7 @@ def _randint(key: Array, minval: Any, maxval: Any, shape: tuple[int, ...],
     lo = _broadcast_to_rank(_clip_convert(lo, dtype), len(shape))
     hi = _broadcast_to_rank(_clip_convert(hi, dtype), len(shape))
     nbits = np.iinfo(dtype).bits
-    keys = P.random_split_p.bind(key, shape=(2,))
+    keys = split_keys(key, (2,))
     k1, k2 = keys
     higher = _random_bits(k1, nbits, shape)
     lower = _random_bits(k2, nbits, shape)

@@ -1,26 +1,27 @@
-"""The threefry2x32 PRNG implementation, over key data (``u32[..., 2]``).
+"""The threefry2x32 PRNG implementation, over one key's data (``u32[2]``).
 
-These functions define the key primitives (``random_seed``, ``random_split``,
-``random_fold_in``, ``random_bits``) and ``threefry2x32`` itself: they are
-registered as their decompositions (:mod:`plait.ir.decompositions`), which
-physicalization (:mod:`plait.transforms.physicalize`) calls in place of the
-primitives.  They compute what JAX 0.10.2 computes with its default settings
-(``jax_threefry_partitionable`` on): counters are the flat indices of the result
-as 64-bit integers split into two 32-bit words, hashed under the key; a key made
-from a seed holds its high and low 32 bits.
+These functions define the key primitives of threefry keys (``random_seed``,
+``random_split``, ``random_fold_in``, ``random_bits``; :mod:`.key_impls` maps them over
+batches of keys and registers them as the primitives' decompositions) and
+``threefry2x32`` itself.  They compute what JAX 0.10.2 computes.  A key made from a
+seed holds its high and low 32 bits.  With ``jax_threefry_partitionable`` on (the
+default) the counters hashed for ``split`` and ``random_bits`` are the flat indices of
+the result as 64-bit integers split into two 32-bit words; off, JAX's older scheme:
+the counters ``0 .. n-1`` are cut in two halves hashed as the two words, and the two
+output words are laid end to end (``random_bits`` then packs narrow integers four or
+two to a word and takes 64-bit ones' high words from the first half).  ``fold_in``
+hashes the counter ``(0, data)`` in both modes.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.api.control_flow import fori_loop
-from plait.frontend.api.vmap import vmap
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.trace_to_jaxpr import trace_to_jaxpr
 from plait.frontend.core.tree_util import tree_structure
@@ -29,9 +30,8 @@ from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray
 from plait.ir.decompositions import register_decomposition
 from plait.ir.jaxpr import ClosedJaxpr
-from plait.ir.primitives.random import PRNGImpl
 
-__all__ = ["threefry2x32"]
+__all__ = ["threefry2x32", "seed", "split", "fold_in", "random_bits"]
 
 _U32 = dt.uint32
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -94,22 +94,42 @@ def _counters(shape: tuple[int, ...]) -> tuple[Array, Array]:
     return lax.full(shape, 0, _U32), lo
 
 
-def _seed(seed: Array) -> Array:
+def _hash_flat(key: Array, size: int) -> Array:
+    """JAX's older ``threefry_2x32(key, iota(size))``: the counters cut in two halves (a
+    zero appended when ``size`` is odd), hashed as the two words, the outputs end to
+    end."""
+    if size >= 2 ** 32 - 1:
+        raise NotImplementedError("random bits of 2**32 - 1 words or more per key with "
+                                  "jax_threefry_partitionable off")
+    half = (size + 1) // 2
+    x0 = lax.iota(_U32, half)
+    x1 = x0 + _u32(half)
+    if size % 2:  # the appended zero is the last counter of the second half
+        x1 = lax.concatenate([lax.slice(x1, (0,), (half - 1,)), lax.full((1,), 0, _U32)], 0)
+    b0, b1 = threefry2x32(key[0], key[1], x0, x1)
+    return lax.slice(lax.concatenate([b0, b1], 0), (0,), (size,))
+
+
+def seed(value: Array) -> Array:
     """The key of one integer seed: its high 32 bits (zero for 32-bit seeds) and low 32."""
-    width = seed.dtype.itemsize * 8
-    hi = (lax.convert_element_type(lax.shift_right_logical(seed, lax.full((), 32, seed.dtype)),
+    width = value.dtype.itemsize * 8
+    hi = (lax.convert_element_type(lax.shift_right_logical(value, lax.full((), 32, value.dtype)),
                                    _U32) if width > 32 else _u32(0))
-    lo = lax.convert_element_type(seed, _U32)
+    lo = lax.convert_element_type(value, _U32)
     return lax.stack([hi, lo])
 
 
-def _split(key: Array, shape: tuple[int, ...]) -> Array:
+def split(key: Array, shape: tuple[int, ...], partitionable: bool) -> Array:
+    """``shape`` new keys (``u32[*shape, 2]``) from one."""
+    if not partitionable:
+        return lax.reshape(_hash_flat(key, 2 * math.prod(shape)), (*shape, 2))
     hi, lo = _counters(shape)
     b0, b1 = threefry2x32(key[0], key[1], hi, lo)
     return lax.stack([b0, b1], axis=len(shape))
 
 
-def _fold_in(key: Array, msg: Array) -> Array:
+def fold_in(key: Array, msg: Array) -> Array:
+    """The key made from ``key`` and one ``uint32`` message."""
     b0, b1 = threefry2x32(key[0], key[1], _u32(0), msg)
     return lax.stack([b0, b1])
 
@@ -117,59 +137,49 @@ def _fold_in(key: Array, msg: Array) -> Array:
 _UINT = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}
 
 
-def _bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
+def _join64(hi: Array, lo: Array) -> Array:
+    wide = _UINT[64]
+    return lax.bitwise_or(lax.shift_left(lax.convert_element_type(hi, wide),
+                                         lax.full((), 32, wide)),
+                          lax.convert_element_type(lo, wide))
+
+
+def random_bits(key: Array, bit_width: int, shape: tuple[int, ...],
+                partitionable: bool) -> Array:
+    """``shape`` random unsigned integers of ``bit_width`` bits from one key."""
+    if not partitionable:
+        return _bits_original(key, bit_width, shape)
     hi, lo = _counters(shape)
     b0, b1 = threefry2x32(key[0], key[1], hi, lo)
     if bit_width == 64:
-        wide = _UINT[64]
-        return lax.bitwise_or(lax.shift_left(lax.convert_element_type(b0, wide),
-                                             lax.full((), 32, wide)),
-                              lax.convert_element_type(b1, wide))
+        return _join64(b0, b1)
     bits = lax.bitwise_xor(b0, b1)
     return bits if bit_width == 32 else lax.convert_element_type(bits, _UINT[bit_width])
 
 
-def _over_keys(fn: Callable[..., Array], nbatch: int, in_axes: tuple[int | None, ...] = (0,)
-               ) -> Callable[..., Array]:
-    """``fn`` of one key, mapped over ``nbatch`` leading key dimensions."""
-    for _ in range(nbatch):
-        fn = vmap(fn, in_axes=in_axes)
-    return fn
-
-
-def _trace(fn: Callable[..., Any], avals: Sequence[ShapedArray]) -> ClosedJaxpr:
-    avals = tuple(a.update(weak_type=False) for a in avals)
-    return trace_to_jaxpr(fn, tree_structure((0,) * len(avals)), avals, "decomposition").closed
-
-
-def _build_seed(seeds: ShapedArray, *, impl: PRNGImpl) -> ClosedJaxpr:
-    return _trace(_over_keys(_seed, seeds.ndim), [seeds])
-
-
-def _build_split(data: ShapedArray, *, shape: tuple[int, ...]) -> ClosedJaxpr:
-    return _trace(_over_keys(lambda k: _split(k, shape), data.ndim - 1), [data])
-
-
-def _build_bits(data: ShapedArray, *, bit_width: int, shape: tuple[int, ...]) -> ClosedJaxpr:
-    return _trace(_over_keys(lambda k: _bits(k, bit_width, shape), data.ndim - 1), [data])
-
-
-def _build_fold_in(data: ShapedArray, msgs: ShapedArray) -> ClosedJaxpr:
-    def fold_in(keys: Array, m: Array) -> Array:
-        shape = np.broadcast_shapes(keys.shape[:-1], m.shape)
-        keys = lax.broadcast_in_dim(keys, shape + dt.KEY_SHAPE,
-                                    tuple(range(len(shape) - keys.ndim + 1, len(shape) + 1)))
-        m = lax.broadcast_in_dim(m, shape, tuple(range(len(shape) - m.ndim, len(shape))))
-        return _over_keys(_fold_in, len(shape), (0, 0))(keys, m)
-    return _trace(fold_in, [data, msgs])
+def _bits_original(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
+    size = math.prod(shape)
+    words = -(-bit_width * size // 32)
+    bits = _hash_flat(key, words)
+    if bit_width == 64:  # high words first, then the low ones
+        out = _join64(lax.slice(bits, (0,), (size,)), lax.slice(bits, (size,), (words,)))
+    elif bit_width == 32:
+        out = bits
+    else:  # each word holds 32 // bit_width numbers, the first in its low bits
+        per = 32 // bit_width
+        shifts = lax.iota(_U32, per) * _u32(bit_width)
+        parts = lax.shift_right_logical(lax.broadcast_in_dim(bits, (words, per), (0,)),
+                                        lax.broadcast_in_dim(shifts, (words, per), (1,)))
+        parts = lax.bitwise_and(parts, _u32(2 ** bit_width - 1))
+        flat = lax.convert_element_type(lax.reshape(parts, (words * per,)), _UINT[bit_width])
+        out = lax.slice(flat, (0,), (size,))
+    return lax.reshape(out, shape)
 
 
 def _build_threefry(*avals: ShapedArray) -> ClosedJaxpr:
-    return _trace(lambda *xs: list(threefry2x32(*xs)), avals)
+    avals = tuple(a.update(weak_type=False) for a in avals)
+    return trace_to_jaxpr(lambda *xs: list(threefry2x32(*xs)), tree_structure((0,) * len(avals)),
+                          avals, "decomposition").closed
 
 
-register_decomposition(P.random_seed_p, _build_seed)
-register_decomposition(P.random_split_p, _build_split)
-register_decomposition(P.random_bits_p, _build_bits)
-register_decomposition(P.random_fold_in_p, _build_fold_in)
 register_decomposition(P.threefry2x32_p, _build_threefry)

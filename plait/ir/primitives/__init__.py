@@ -33,7 +33,9 @@ from plait.ir.primitives.custom import (
 )
 from plait.ir.primitives.custom_batching import VmapRule, custom_vmap_call_p
 from plait.ir.primitives.elementwise import (
+                                             AccuracyMode,
                                              RoundingMethod,
+                                             Tolerance,
                                              abs_p,
                                              acos_p,
                                              acosh_p,
@@ -205,6 +207,7 @@ from plait.ir.primitives.structural import (
                                              squeeze_p,
                                              transpose_p,
 )
+from plait.ir.primitives.tokens import after_all_p, create_token_p
 from plait.ir.primitives.windowed import (
                                              reduce_window_max_p,
                                              reduce_window_min_p,
@@ -219,7 +222,8 @@ __all__ = [
     "HostCallback", "debug_callback_p", "io_callback_p", "pure_callback_p",
     "dim_as_value_p",
     "ExportedModule", "call_exported_p", "call_exported_lin_p",
-    "RoundingMethod", "abs_p", "acos_p", "acosh_p", "add_any_p", "add_p", "and_p", "asin_p",
+    "RoundingMethod", "AccuracyMode", "Tolerance",
+    "abs_p", "acos_p", "acosh_p", "add_any_p", "add_p", "and_p", "asin_p",
     "asinh_p",
     "atan2_p", "atan_p", "atanh_p", "cbrt_p", "ceil_p", "clamp_p", "convert_element_type_p",
     "copy_p", "cos_p", "cosh_p", "div_p", "eq_p", "exp2_p", "exp_p", "expm1_p", "floor_p",
@@ -259,5 +263,5 @@ __all__ = [
     "DotAlgorithm", "DotAlgorithmPreset", "composite_p",
     "all_gather_p", "all_to_all_p", "axis_index_p", "pbroadcast_p", "pmax_p", "pmin_p",
     "ppermute_p", "psum_p", "reduce_scatter_p", "shard_map_p", "sharding_constraint_p",
-    "reshard_p",
+    "reshard_p", "create_token_p", "after_all_p",
 ]

@@ -49,7 +49,40 @@ class RoundingMethod(enum.IntEnum):
     TO_NEAREST_EVEN = 1
 
 
-_ACCURACY = ParamDef("accuracy", None, show="nondefault", decode=decode_none)
+class AccuracyMode(enum.Enum):
+    """A requested accuracy of a transcendental op (``lax.AccuracyMode``): ``HIGHEST``
+    asks the compiler for its most accurate implementation."""
+
+    HIGHEST = 1
+    DEFAULT = 2
+
+
+class Tolerance:
+    """Tolerances a transcendental op's implementation must meet (``lax.Tolerance``): at
+    most two of absolute ``atol``, relative ``rtol`` and ``ulps``; compared by identity,
+    as JAX's.
+
+    Raises:
+      ValueError: a negative tolerance, or none set.
+    """
+
+    def __init__(self, atol: float = 0.0, rtol: float = 0.0, ulps: int = 0) -> None:
+        if atol < 0.0 or rtol < 0.0 or ulps < 0:
+            raise ValueError("Tolerances must be non-negative.")
+        if atol == 0.0 and rtol == 0.0 and ulps == 0:
+            raise ValueError("At least one of atol, rtol, or ulps must be set.")
+        self.atol, self.rtol, self.ulps = atol, rtol, ulps
+
+
+def _decode_accuracy(value: Any) -> Tolerance | AccuracyMode | None:
+    if value is None or isinstance(value, Tolerance | AccuracyMode):
+        return value
+    if isinstance(value, str) and value.startswith("AccuracyMode."):
+        return AccuracyMode[value.removeprefix("AccuracyMode.")]
+    raise NotImplementedError(f"Accuracy {value} not supported")
+
+
+_ACCURACY = ParamDef("accuracy", None, show="nondefault", decode=_decode_accuracy)
 
 # Unary ops without parameters.
 neg_p = Primitive("neg", unary(NUM))

@@ -20,7 +20,8 @@ import attrs
 
 from plait.ir import dtypes as dt
 from plait.ir.avals import AbstractValue, ShapedArray, shaped
-from plait.ir.dims import evaluate, is_constant_shape, solve
+from plait.ir.dim_solve import solve
+from plait.ir.dims import evaluate, is_constant_shape
 from plait.ir.errors import UnsupportedTransformError
 from plait.ir.params import ParamDef
 from plait.ir.primitive import Primitive

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.builder import Builder, new_vars
+from plait.ir.config import values as _config
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.params import (
     ParamDef,
@@ -63,7 +65,22 @@ def _reducer(accepted: Dtypes, keep_weak: bool = True) -> Callable[..., tuple[Sh
     return rule
 
 
-reduce_sum_p = Primitive("reduce_sum", _reducer(NUM), (
+_sum_rule = _reducer(NUM)
+
+
+def _reduce_sum_rule(x: ShapedArray, **params: Any) -> tuple[ShapedArray, ...]:
+    outs = _sum_rule(x, **params)
+    if not _config.allow_f16_reductions and x.dtype in (dt.float16, dt.bfloat16) and \
+            any(x.shape[d] != 1 for d in params["axes"]):
+        # (a ValueError, as JAX's: not a type error of the program)
+        raise ValueError(f"reduce_sum on operand {x.str_short()} is not allowed when "
+                         "jax_allow_f16_reductions=False; convert it to float32 first "
+                         "(plait.numpy's sums accumulate in float32), or allow it: "
+                         "plait.allow_f16_reductions(True)")
+    return outs
+
+
+reduce_sum_p = Primitive("reduce_sum", _reduce_sum_rule, (
     _AXES, ParamDef("out_sharding", None, decode=decode_none)))
 reduce_prod_p = Primitive("reduce_prod", _reducer(NUM), (_AXES,))
 reduce_max_p = Primitive("reduce_max", _reducer(ANY), (_AXES,))

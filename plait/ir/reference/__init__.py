@@ -20,5 +20,6 @@ from plait.ir.reference import (  # noqa: F401
     rng,
     special,
     structural,
+    tokens,
     windowed,
 )

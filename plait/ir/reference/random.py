@@ -71,7 +71,17 @@ def _per_key(fn: Any, keys: np.ndarray) -> np.ndarray:
     return stacked.reshape(keys.shape + probe.shape)
 
 
-def _split(keys: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
+def _partitionable_only(partitionable: bool, what: str) -> None:
+    if not partitionable:
+        raise NotImplementedError(f"the reference interpreter computes {what} with "
+                                  "jax_threefry_partitionable on only; run the program "
+                                  "compiled (plait.jit) for the other mode")
+
+
+def _split(keys: np.ndarray, *, shape: tuple[int, ...], partitionable: bool = True
+           ) -> np.ndarray:
+    _partitionable_only(partitionable, "random_split")
+
     def one(k: np.ndarray) -> np.ndarray:
         hi, lo = _counters(shape)
         return np.stack(threefry(k[0], k[1], hi, lo), axis=-1)
@@ -88,7 +98,10 @@ def _fold_in(keys: np.ndarray, msgs: np.ndarray) -> np.ndarray:
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
-def _bits(keys: np.ndarray, *, bit_width: int, shape: tuple[int, ...]) -> np.ndarray:
+def _bits(keys: np.ndarray, *, bit_width: int, shape: tuple[int, ...],
+          partitionable: bool = True) -> np.ndarray:
+    _partitionable_only(partitionable, "random_bits")
+
     def one(k: np.ndarray) -> np.ndarray:
         hi, lo = _counters(shape)
         b0, b1 = threefry(k[0], k[1], hi, lo)

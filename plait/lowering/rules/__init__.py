@@ -22,5 +22,6 @@ from plait.lowering.rules import (  # noqa: F401
     parallel,
     special,
     structural,
+    tokens,
     windowed,
 )

@@ -46,14 +46,14 @@ def outlined(name: str, rule: Callable[..., Sequence[Value]]) -> Callable[..., S
 
 def broadcast_to(fn: FuncEmitter, x: Value, x_aval: ShapedArray, shape: tuple[int, ...]) -> Value:
     """``x`` broadcast to ``shape`` (rank-0, or equal rank with size-1 dims), as the
-    elementwise primitives allow; no-op when the shape already matches."""
+    elementwise primitives allow; no-op when the shape already matches.
+
+    Each use gets its own ``broadcast_in_dim``, as JAX emits them: XLA's simplifier
+    rewrites a division by a broadcast ``exp`` (into a multiplication by ``exp(-x)``)
+    only when that broadcast has no other user, so sharing one changes the rounding."""
     if x_aval.shape == shape:
         return x
-    key = ("broadcast", x.name, shape)
-    hit = fn.memo.get(key)
-    if hit is None:
-        hit = fn.memo[key] = _broadcast(fn, x, x_aval, shape)
-    return hit
+    return _broadcast(fn, x, x_aval, shape)
 
 
 def _broadcast(fn: FuncEmitter, x: Value, x_aval: ShapedArray, shape: tuple[int, ...]) -> Value:

@@ -11,7 +11,7 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
-from plait.ir.primitives import RoundingMethod
+from plait.ir.primitives import AccuracyMode, RoundingMethod, Tolerance
 from plait.lowering.emitter import Value, tensor_type
 from plait.lowering.lower import LoweringContext, lowering_rules
 from plait.lowering.rules._util import broadcast_to, compare, nary, register
@@ -44,6 +44,37 @@ _SIMPLE = {
 }
 for _prim, _name in _SIMPLE.items():
     lowering_rules[_prim] = nary(_name)
+
+
+def _accuracy_attr(accuracy: Tolerance | AccuracyMode | None) -> str:
+    """The ``result_accuracy`` property JAX gives an op for ``accuracy`` ("" for none)."""
+    if accuracy is None or accuracy == AccuracyMode.DEFAULT:
+        return ""  # (StableHLO's default mode prints no attribute)
+    if not isinstance(accuracy, AccuracyMode | Tolerance):
+        raise NotImplementedError(f"Accuracy {accuracy} not supported")
+    if isinstance(accuracy, AccuracyMode):
+        fields = ""
+    else:
+        parts = [f"atol = {accuracy.atol:.6e}" if accuracy.atol else "",
+                 f"rtol = {accuracy.rtol:.6e}" if accuracy.rtol else "",
+                 f"ulps = {accuracy.ulps}" if accuracy.ulps else ""]
+        fields = "".join(p + ", " for p in parts if p)
+    mode = accuracy.name if isinstance(accuracy, AccuracyMode) else "TOLERANCE"
+    return (f"result_accuracy = #stablehlo.result_accuracy<{fields}"
+            f"mode = #stablehlo.result_accuracy_mode<{mode}>>")
+
+
+def _accurate(name: str) -> Any:
+    """The rule of a unary op with an ``accuracy`` (a ``result_accuracy`` property)."""
+    def rule(ctx: LoweringContext, x: Value, accuracy: Tolerance | AccuracyMode | None
+             ) -> Sequence[Value]:
+        return [ctx.fn.op1(name, [x], tensor_type(ctx.avals_out[0]), _accuracy_attr(accuracy))]
+    return rule
+
+
+for _prim in (P.exp_p, P.log_p, P.log1p_p, P.expm1_p, P.tanh_p, P.sin_p, P.cos_p, P.tan_p,
+              P.sqrt_p, P.rsqrt_p, P.cbrt_p):
+    lowering_rules[_prim] = _accurate(_SIMPLE[_prim])
 
 
 @register(P.copy_p)
@@ -84,8 +115,10 @@ def _sign(ctx: LoweringContext, x: Value) -> Sequence[Value]:
 
 
 @register(P.logistic_p)
-def _logistic(ctx: LoweringContext, x: Value, accuracy: None) -> Sequence[Value]:
-    # 1 / (1 + exp(-x)), as JAX lowers it (it avoids stablehlo.logistic for its numerics).
+def _logistic(ctx: LoweringContext, x: Value, accuracy: Tolerance | AccuracyMode | None
+              ) -> Sequence[Value]:
+    # 1 / (1 + exp(-x)), as JAX lowers it (it avoids stablehlo.logistic for its numerics;
+    # JAX drops the accuracy here too).
     out = shaped(ctx.avals_out[0])
     ty = tensor_type(out)
     e = ctx.fn.op1("stablehlo.exponential", [ctx.fn.op1("stablehlo.negate", [x], ty)], ty)
@@ -94,11 +127,13 @@ def _logistic(ctx: LoweringContext, x: Value, accuracy: None) -> Sequence[Value]
 
 
 @register(P.exp2_p)
-def _exp2(ctx: LoweringContext, x: Value, accuracy: None) -> Sequence[Value]:
+def _exp2(ctx: LoweringContext, x: Value, accuracy: Tolerance | AccuracyMode | None
+          ) -> Sequence[Value]:
     out = shaped(ctx.avals_out[0])
     ln2 = _full(ctx, math.log(2.0), out)
     scaled = ctx.fn.op1("stablehlo.multiply", [ln2, x], tensor_type(out))
-    return [ctx.fn.op1("stablehlo.exponential", [scaled], tensor_type(out))]
+    return [ctx.fn.op1("stablehlo.exponential", [scaled], tensor_type(out),
+                       _accuracy_attr(accuracy))]
 
 
 @register(P.round_p)

@@ -1,0 +1,10 @@
+"""``plait.lax.linalg``: the linear-algebra primitives' functions (``cholesky``, ``qr``,
+``eigh``, ``svd``, ``lu``, ``triangular_solve``...), as ``jax.lax.linalg``.  See
+``docs/numpy.md``."""
+
+# (Each module star-imported by name, so that mypy sees every function.)
+from plait.frontend.lax.linalg import *  # noqa: F401,F403
+from plait.frontend.lax.linalg import __all__ as __all__
+from plait.frontend.lax.linalg_eig import *  # noqa: F401,F403
+from plait.frontend.lax.linalg_factorizations import *  # noqa: F401,F403
+from plait.frontend.lax.linalg_schur import *  # noqa: F401,F403
