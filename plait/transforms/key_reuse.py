@@ -122,31 +122,29 @@ class KeyReuseSignature:
     """How a primitive or program treats the keys it takes and returns: a set of
     :class:`Sink`, :class:`Source` and :class:`Forward` (immutable, compared as sets)."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "sinks", "sources", "forwards")
 
     parts: frozenset[Sink | Source | Forward]
+    sinks: tuple[Sink, ...]
+    """The consumed inputs, by position."""
+    sources: tuple[Source, ...]
+    """The fresh outputs, by position."""
+    forwards: tuple[Forward, ...]
+    """The outputs that are inputs passed through."""
 
     def __init__(self, *parts: Sink | Source | Forward) -> None:
-        object.__setattr__(self, "parts", frozenset(
-            p for p in parts if isinstance(p, Forward) or p.mask is not False))
+        kept = frozenset(p for p in parts if isinstance(p, Forward) or p.mask is not False)
+        # (sorted once: the analysis reads them for every equation)
+        object.__setattr__(self, "parts", kept)
+        object.__setattr__(self, "sinks", tuple(sorted(
+            (p for p in kept if type(p) is Sink), key=lambda p: p.idx)))
+        object.__setattr__(self, "sources", tuple(sorted(
+            (p for p in kept if type(p) is Source), key=lambda p: p.idx)))
+        object.__setattr__(self, "forwards", tuple(sorted(
+            p for p in kept if type(p) is Forward)))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("KeyReuseSignature is immutable")
-
-    @property
-    def sinks(self) -> list[Sink]:
-        """The consumed inputs, by position."""
-        return sorted((p for p in self.parts if type(p) is Sink), key=lambda p: p.idx)
-
-    @property
-    def sources(self) -> list[Source]:
-        """The fresh outputs, by position."""
-        return sorted((p for p in self.parts if type(p) is Source), key=lambda p: p.idx)
-
-    @property
-    def forwards(self) -> list[Forward]:
-        """The outputs that are inputs passed through."""
-        return sorted(p for p in self.parts if type(p) is Forward)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, KeyReuseSignature) and self.parts == other.parts

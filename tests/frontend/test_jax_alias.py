@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
@@ -59,6 +61,22 @@ def test_an_optax_program_gives_jaxs_losses_on_plait(names: list[str]) -> None:
         assert losses[-1] < losses[0], name  # (the problem is one an optimizer can solve)
 
 
+def _program_gives_jaxs_numbers(module: Any, catalog: Callable[[], dict[str, Any]],
+                                names: list[str], rtol: float = 1e-5, atol: float = 1e-6
+                                ) -> None:
+    """Run ``module``'s program under plait (a subprocess) and under JAX (here), and
+    compare the numbers of each entry named (all of ``catalog()`` when none are)."""
+    done = _plait_run(str(PROGRAMS / (module.__name__.rsplit(".", 1)[1] + ".py")), *names)
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(done.stdout)
+    theirs = module.main(names)
+    assert ours["jax"] == jax.__version__
+    assert set(ours["results"]) == set(theirs) == set(names or catalog())
+    for name, numbers in theirs.items():
+        np.testing.assert_allclose(ours["results"][name], numbers, rtol=rtol, atol=atol,
+                                   err_msg=name)
+
+
 # (Each sampler compiles its own programs under both libraries: the default run takes three.)
 FEW_SAMPLERS = ["nuts_window", "ghmc", "tempered_smc"]
 
@@ -68,15 +86,7 @@ FEW_SAMPLERS = ["nuts_window", "ghmc", "tempered_smc"]
 def test_blackjax_samplers_give_jaxs_numbers_on_plait(names: list[str]) -> None:
     # blackjax imports jax._src.flatten_util, uses jit(inline=True) on Python scalars and
     # lax.cond's five-argument form: the alias and the API serve all three.
-    done = _plait_run(str(PROGRAMS / "blackjax_samplers.py"), *names)
-    assert done.returncode == 0, done.stderr
-    ours = json.loads(done.stdout)
-    theirs = blackjax_samplers.main(names)
-    assert ours["jax"] == jax.__version__
-    assert set(ours["results"]) == set(theirs) == set(names or blackjax_samplers.samplers())
-    for name, numbers in theirs.items():
-        np.testing.assert_allclose(ours["results"][name], numbers, rtol=1e-5, atol=1e-6,
-                                   err_msg=name)
+    _program_gives_jaxs_numbers(blackjax_samplers, blackjax_samplers.samplers, names)
 
 
 # (Each case compiles its own programs under both libraries: the default run takes three.)
@@ -89,15 +99,7 @@ def test_numpyro_models_give_jaxs_numbers_on_plait(names: list[str]) -> None:
     # numpyro imports jax.api_util, jax.extend.linear_util, call_p/closed_call_p and
     # jax._src.core.trace_state_clean; its NUTS gradients need JAX's broadcasts (one
     # broadcast_in_dim per use) to round as JAX's.
-    done = _plait_run(str(PROGRAMS / "numpyro_models.py"), *names)
-    assert done.returncode == 0, done.stderr
-    ours = json.loads(done.stdout)
-    theirs = numpyro_models.main(names)
-    assert ours["jax"] == jax.__version__
-    assert set(ours["results"]) == set(theirs) == set(names or numpyro_models.models())
-    for name, numbers in theirs.items():
-        np.testing.assert_allclose(ours["results"][name], numbers, rtol=1e-5, atol=1e-6,
-                                   err_msg=name)
+    _program_gives_jaxs_numbers(numpyro_models, numpyro_models.models, names)
 
 
 def test_the_alias_serves_trace_state_clean_alone_of_jaxs_core() -> None:
@@ -126,24 +128,12 @@ FEW_SOLVERS = ["lasso", "box", "gauss_newton", "bisection"]
 @pytest.mark.parametrize("names", [FEW_SOLVERS, pytest.param([], marks=pytest.mark.slow)],
                          ids=["four", "all"])
 def test_jaxopt_solvers_give_jaxs_solutions_on_plait(names: list[str]) -> None:
-    done = _plait_run(str(PROGRAMS / "jaxopt_solvers.py"), *names)
-    assert done.returncode == 0, done.stderr
-    ours = json.loads(done.stdout)
-    theirs = jaxopt_solvers.main(names)
-    assert set(ours["results"]) == set(theirs) == set(names or jaxopt_solvers.solvers())
-    for name, numbers in theirs.items():
-        np.testing.assert_allclose(ours["results"][name], numbers, rtol=1e-5, atol=1e-6,
-                                   err_msg=name)
+    _program_gives_jaxs_numbers(jaxopt_solvers, jaxopt_solvers.solvers, names)
 
 
 def test_deepmind_libraries_give_jaxs_numbers_on_plait() -> None:
     # (chex imports jax._src.compiler; jraph repeats by traced counts to a fixed length)
-    done = _plait_run(str(PROGRAMS / "deepmind_libs.py"))
-    assert done.returncode == 0, done.stderr
-    ours, theirs = json.loads(done.stdout)["results"], deepmind_libs.main()
-    assert set(ours) == set(theirs) == set(deepmind_libs.uses())
-    for name, numbers in theirs.items():
-        np.testing.assert_allclose(ours[name], numbers, rtol=1e-6, err_msg=name)
+    _program_gives_jaxs_numbers(deepmind_libs, deepmind_libs.uses, [], rtol=1e-6, atol=0.0)
 
 
 def test_chex_restrict_backends_restricts_plaits_compilations() -> None:

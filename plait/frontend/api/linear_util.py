@@ -20,6 +20,7 @@ from typing import Any
 
 from plait.frontend.core.arguments import fun_name
 from plait.ir import config
+from plait.ir.caches import BoundedDict
 from plait.ir.debug_info import DebugInfo
 
 __all__ = ["EqualStore", "Store", "StoreException", "WrappedFun", "cache", "merge_linear_aux",
@@ -267,11 +268,13 @@ def cache(call: Callable[..., Any], *,
     transformations and params, ``args`` and the options that change tracing; a hit fills
     ``fun``'s stores from the first call's.  ``explain(fun, first_use, cache, key, secs)``
     is called on a miss when the ``explain_cache_misses`` option is on."""
-    caches: weakref.WeakKeyDictionary[Any, dict[Any, tuple[Any, tuple[Store | None, ...]]]] = (
-        weakref.WeakKeyDictionary())
+    Entry = tuple[Any, tuple[Store | None, ...]]
+    caches: weakref.WeakKeyDictionary[Any, BoundedDict[Any, Entry]] = weakref.WeakKeyDictionary()
 
     def memoized(fun: WrappedFun, *args: Any) -> Any:
-        table = caches.setdefault(fun.f, {})
+        table = caches.get(fun.f)
+        if table is None:  # (bounded: a function called with ever new arguments)
+            table = caches[fun.f] = BoundedDict(f"linear_util.cache of {fun_name(fun.f)}", 1024)
         key = (fun.transforms, fun.params, fun.in_type, args, config.values.trace_context)
         hit = table.get(key)
         if hit is not None:
@@ -279,7 +282,7 @@ def cache(call: Callable[..., Any], *,
             return hit[0]
         answer = call(fun, *args)
         if explain is not None and config.values.explain_cache_misses:
-            explain(fun, len(table) == 0, table, key, 0.0)
+            explain(fun, len(table) == 0, table.data, key, 0.0)
         table[key] = (answer, fun.stores)
         return answer
 
