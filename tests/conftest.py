@@ -59,6 +59,8 @@ def _release_executables() -> Iterator[None]:
 # default run keeps this many cases of each, spread evenly over its parameter list (so
 # every dtype, shape and flag family appears); ``-m slow`` runs every case.
 REPRESENTATIVE: dict[str, int] = {
+    "tests/frontend/test_transfer_guard.py::test_guard_matches_jax": 50,
+    "tests/frontend/test_random_config.py::test_jit_and_vmap_match_jax": 3,
     "tests/transforms/test_jet_rules.py::test_jet_rule_matches_jax_curve_derivatives": 16,
     "tests/frontend/test_sparse_indexing.py::test_indexing_matches_jax": 14,
     "tests/frontend/test_rnn.py::test_lstm_matches_jaxs_reference_bit_for_bit": 2,
