@@ -880,7 +880,7 @@ def test_split_tile_repeat(exhaustive: bool) -> None:
     check("repeat", 2.5, 3)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=5), st.integers(0, 9),
        st.sampled_from([0, 1, None]))
 def test_repeat_to_a_fixed_length_as_jax(counts: list[int], total: int, axis: int | None
