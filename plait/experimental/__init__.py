@@ -8,6 +8,7 @@ from plait.experimental import compilation_cache as compilation_cache
 from plait.experimental import hijax as hijax
 from plait.experimental import jet as jet
 from plait.experimental import key_reuse as key_reuse
+from plait.experimental import layout as layout
 from plait.experimental import mesh_utils as mesh_utils
 from plait.experimental import multihost_utils as multihost_utils
 from plait.experimental import ode as ode
@@ -17,5 +18,5 @@ from plait.experimental import shard_map as shard_map
 from plait.experimental import sparse as sparse
 from plait.frontend.api.callbacks import io_callback as io_callback
 
-__all__ = ["checkify", "compilation_cache", "hijax", "io_callback", "jet", "key_reuse",
+__all__ = ["checkify", "compilation_cache", "hijax", "io_callback", "jet", "key_reuse", "layout",
            "mesh_utils", "multihost_utils", "ode", "pjit", "rnn", "shard_map", "sparse"]

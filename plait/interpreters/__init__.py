@@ -1,8 +1,10 @@
 """``plait.interpreters``: where JAX code registers the rules of its own primitives
-(``ad``, ``batching``, ``mlir``), as ``jax.interpreters``.  See ``docs/extend.md``."""
+(``ad``, ``batching``, ``mlir``), as ``jax.interpreters``, and ``partial_eval``, tracing
+with some inputs known.  See ``docs/extend.md``."""
 
 from plait.interpreters import ad as ad
 from plait.interpreters import batching as batching
 from plait.interpreters import mlir as mlir
+from plait.interpreters import partial_eval as partial_eval
 
-__all__ = ["ad", "batching", "mlir"]
+__all__ = ["ad", "batching", "mlir", "partial_eval"]

@@ -2,7 +2,8 @@
 ``jax.interpreters.batching``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
+from plait.frontend.api.user_primitives import axis_primitive_batchers as axis_primitive_batchers
 from plait.frontend.api.user_primitives import defvectorized as defvectorized
 from plait.frontend.api.user_primitives import primitive_batchers as primitive_batchers
 
-__all__ = ["defvectorized", "primitive_batchers"]
+__all__ = ["axis_primitive_batchers", "defvectorized", "primitive_batchers"]

@@ -89,6 +89,11 @@ def _normalize(value: Any, aval: ShapedArray) -> Scalar:
             raise TypeError(f"expected a scalar for a Literal, but got shape {np.shape(value)}")
         value = value.item()
     dt = aval.dtype
+    if dt == dtypes.float0:
+        # float0 has one value and no data; it lowers as a bool (JAX's representation).
+        if value is not False:
+            raise TypeError(f"expected False for a float0[] Literal, but got {value!r}")
+        return False
     if dtypes.is_bool(dt):
         if type(value) is not bool:
             raise TypeError(f"expected a bool for a bool[] Literal, but got {value!r}")

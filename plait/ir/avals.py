@@ -226,6 +226,11 @@ class ShapedArray(AbstractValue, metaclass=_InternedAval):
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type, sharding)
 
+    def to_tangent_aval(self) -> ShapedArray:
+        """The type of this type's tangents (JAX's method): itself for floating and complex
+        dtypes, ``float0`` of the same shape otherwise."""
+        return self if dtypes.is_inexact(self.dtype) else ShapedArray(self.shape, dtypes.float0)
+
     def strip_weak_type(self) -> ShapedArray:
         """The same type with a committed (strong) dtype."""
         return (ShapedArray(self.shape, self.dtype, False, self.explicit_sharding)

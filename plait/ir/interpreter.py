@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from plait.ir import dtypes as dt
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractToken
 from plait.ir.errors import RuleNotImplementedError
@@ -47,7 +48,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[np.ndarr
 
     def read(a: Atom) -> np.ndarray:
         if type(a) is Literal:
-            return np.asarray(a.val, a.aval.dtype)
+            return np.zeros((), dt.float0) if a.aval.dtype == dt.float0 else \
+                np.asarray(a.val, a.aval.dtype)
         return env[a]
 
     def write(v: Var, value: Any) -> None:

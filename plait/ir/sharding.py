@@ -465,6 +465,18 @@ class NamedSharding:
                 raise ValueError(f"expected PartitionSpec axes among the mesh's axes "
                                  f"{self.mesh.axis_names}, but got {n!r} in {self.spec!r}")
 
+    def update(self, **changes: Any) -> NamedSharding:
+        """A copy with the fields given (``mesh``, ``spec``, ``memory_kind``) changed; a
+        ``spec`` may be a tuple."""
+        unknown = set(changes) - {"mesh", "spec", "memory_kind"}
+        if unknown:
+            raise TypeError(f"NamedSharding.update: expected fields among mesh, spec, "
+                            f"memory_kind, but got {sorted(unknown)}")
+        spec = changes.get("spec", self.spec)
+        return NamedSharding(changes.get("mesh", self.mesh),
+                             spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec),
+                             changes.get("memory_kind", self.memory_kind))
+
     @property
     def device_mesh(self) -> Mesh:
         """The mesh of devices.
@@ -542,6 +554,11 @@ class NamedSharding:
         devices = list(self.device_mesh.devices.flat)
         return {devices[p]: idx for p, idx in self.position_indices(global_shape).items()}
 
+    def is_equivalent_to(self, other: Any, ndim: int) -> bool:
+        """Whether ``other`` (any sharding) lays an array of ``ndim`` dimensions out as
+        this one does: the same devices holding the same blocks."""
+        return same_layout(self, other, ndim)
+
     def position_indices(self, global_shape: Sequence[int]) -> dict[int, tuple[slice, ...]]:
         """Each device position's index into an array of ``global_shape``."""
         shard = self.shard_shape(global_shape)
@@ -553,6 +570,20 @@ class NamedSharding:
             for p in assignment[tile].flat:
                 out[int(p)] = idx
         return out
+
+
+def same_layout(a: Any, b: Any, ndim: int) -> bool:
+    """Whether shardings ``a`` and ``b`` place the same blocks of an array of ``ndim``
+    dimensions on the same devices (compared on a shape every split divides)."""
+    if not isinstance(b, Sharding) or a.device_set != b.device_set:
+        return False
+    side = len(a.device_set)  # (every dimension's number of blocks divides it)
+    shape = (side,) * ndim
+
+    def blocks(s: Any) -> dict[Any, tuple[tuple[Any, Any], ...]]:
+        return {d: tuple((i.start or 0, side if i.stop is None else i.stop) for i in idx)
+                for d, idx in s.devices_indices_map(shape).items()}
+    return blocks(a) == blocks(b)
 
 
 # Registered, not derived: a subclass of an ABC checks isinstance through ABCMeta, which

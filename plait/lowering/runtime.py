@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
+import jaxlib._jax as _jax
 import numpy as np
 from jaxlib import xla_client as _xc
 from jaxlib._jax import JaxRuntimeError
@@ -21,7 +22,7 @@ from plait.ir.caches import BoundedDict, clear_caches
 from plait.ir.config import guard as _guard
 from plait.ir.config import values as _config
 from plait.ir.errors import CallbackError
-from plait.ir.sharding import Mesh, NamedSharding, set_device_resolver
+from plait.ir.sharding import Mesh, NamedSharding, same_layout, set_device_resolver
 from plait.ir.sharding import Sharding as _AnySharding
 from plait.lowering import compiler, guards, multi_device
 from plait.lowering.compilation_cache import compile_cached
@@ -30,7 +31,9 @@ from plait.lowering.emitter import tensor_type
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
            "compile_count", "Sharding", "to_numpy", "parse_module", "mlir_context",
            "refine_shapes", "SpmdLayout", "device_by_id", "local_devices", "started",
-           "start_distributed", "release_client", "copy_to_host_async", "copy_to_device"]
+           "start_distributed", "release_client", "default_sharding", "copy_to_host_async",
+           "hlo_cost_analysis",
+           "copy_to_device"]
 
 _lock = threading.Lock()
 _client: Any = None
@@ -93,6 +96,7 @@ def release_client() -> None:
     global _client
     clear_caches()
     Sharding._interned.clear()
+    _home.clear()
     _client = None
 
 
@@ -191,6 +195,11 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
         """Trivially true for one local device."""
         return True
 
+    def is_equivalent_to(self, other: Any, ndim: int) -> bool:
+        """Whether ``other`` (any sharding) also places a whole array of ``ndim``
+        dimensions on this device (and nowhere else)."""
+        return same_layout(self, other, ndim)
+
     def _to_xla_hlo_sharding(self, ndim: int) -> Any:
         return _xc.HloSharding.replicate()
 
@@ -199,6 +208,17 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
 def sharding_for(device: Any) -> Sharding:
     """The sharding placing a whole array on ``device`` (one per device)."""
     return Sharding(device)
+
+
+_home: list[Sharding] = []
+
+
+def default_sharding() -> Sharding:
+    """The sharding placing a whole array on the default device (kept until the client
+    is released)."""
+    if not _home:
+        _home.append(sharding_for(default_device()))
+    return _home[0]
 
 
 def device_put(value: np.ndarray, aval: ShapedArray, device: Any = None) -> Any:
@@ -529,6 +549,16 @@ def refine_shapes(text: str) -> bytes:
 
 
 _context: Any = None
+
+
+def hlo_cost_analysis(text: str) -> dict[str, float]:
+    """XLA's cost estimates (``flops``, ``transcendentals``, ``bytes accessed`` ...) of a
+    StableHLO module before optimization, as JAX's ``Lowered.cost_analysis`` gives them."""
+    computation = _jax.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False,
+                                                            return_tuple=False)
+    cost: dict[str, float] = _jax.hlo_module_cost_analysis(client(),
+                                                           computation.get_hlo_module())
+    return cost
 
 
 def parse_module(text: str | bytes) -> Any:

@@ -25,7 +25,14 @@ from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import Tangent, jvp_jaxpr, jvp_rules, tangent_aval, zero_tangent
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
 from plait.transforms.transpose import Cotangent, UndefPrimal, transpose_jaxpr, transpose_rules
-from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, move_axis, vmap_jaxpr
+from plait.transforms.vmap import (
+    Dim,
+    batched_outputs,
+    batching_rules,
+    bdim_to_front,
+    move_axis,
+    vmap_jaxpr,
+)
 
 
 def _or(a: Sequence[bool], b: Sequence[bool]) -> list[bool]:
@@ -38,15 +45,6 @@ def _pick(xs: Sequence[Any], mask: Sequence[bool]) -> list[Any]:
 
 def _closed(j: Jaxpr) -> ClosedJaxpr:
     return ClosedJaxpr(j.replace(debug_info=None))
-
-
-def _batched_outputs(jaxpr: Jaxpr, batched: Sequence[bool]) -> list[bool]:
-    """Which outputs depend on a batched input (what vmap would map)."""
-    live = {v for v, b in zip(jaxpr.invars, batched) if b}
-    for eqn in jaxpr.eqns:
-        if any(type(a) is Var and a in live for a in eqn.invars):
-            live.update(eqn.outvars)
-    return [type(a) is Var and a in live for a in jaxpr.outvars]
 
 
 # -- cond ----------------------------------------------------------------------
@@ -335,8 +333,8 @@ def _while_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     dc, db, dcar = split_list(dims, cond_nconsts, body_nconsts)
     bb = [d is not None for d in db]
     cb = [d is not None for d in dcar]
-    cb = carry_fixpoint(cb, lambda c: _batched_outputs(body_jaxpr.jaxpr, bb + c))
-    pred_b = _batched_outputs(cond_jaxpr.jaxpr, [d is not None for d in dc] + cb)[0]
+    cb = carry_fixpoint(cb, lambda c: batched_outputs(body_jaxpr.jaxpr, bb + c))
+    pred_b = batched_outputs(cond_jaxpr.jaxpr, [d is not None for d in dc] + cb)[0]
     if pred_b:
         cb = [True] * len(carry)  # lanes finish at different times: every carry diverges
 
@@ -424,8 +422,8 @@ def _scan_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *, jaxp
     consts, carry, xs = split_list(vals, num_consts, num_carry)
     dk, dc, dx = split_list(dims, num_consts, num_carry)
     kb, cb, xb = ([d is not None for d in ds] for ds in (dk, dc, dx))
-    cb = carry_fixpoint(cb, lambda c: _batched_outputs(jaxpr.jaxpr, kb + c + xb)[:num_carry])
-    yb = _batched_outputs(jaxpr.jaxpr, kb + cb + xb)[num_carry:]
+    cb = carry_fixpoint(cb, lambda c: batched_outputs(jaxpr.jaxpr, kb + c + xb)[:num_carry])
+    yb = batched_outputs(jaxpr.jaxpr, kb + cb + xb)[num_carry:]
     consts = [bdim_to_front(e, x, d, size) if d is not None else x for x, d in zip(consts, dk)]
     carry = [bdim_to_front(e, x, d, size) if b else x for x, d, b in zip(carry, dc, cb)]
     # Scanned operands keep the scanned axis first; the batch axis goes second.

@@ -15,14 +15,26 @@ from plait.ir.errors import JaxprTypeError, TransformError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.lists import fill_in, merge_lists, partition_list
 from plait.ir.primitives import RematPolicy
-from plait.ir.primitives.custom import deferred_rule_error, nonlinear_bwd_error
+from plait.ir.primitives.custom import (
+    defer_rule_error,
+    deferred_rule_error,
+    nonlinear_bwd_error,
+)
 from plait.transforms.dce import dce_call, dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero
 from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import Tangent, jvp_eqns, jvp_jaxpr, jvp_rules, tangent_aval, zero_tangent
 from plait.transforms.partial_eval import partial_eval_jaxpr, pe_rules
 from plait.transforms.transpose import Cotangent, UndefPrimal, transpose_jaxpr, transpose_rules
-from plait.transforms.vmap import Dim, batching_rules, bdim_to_front, vmap_jaxpr
+from plait.transforms.vmap import (
+    Dim,
+    batched_aval,
+    batched_outputs,
+    batching_rules,
+    bdim_to_front,
+    move_axis,
+    vmap_jaxpr,
+)
 
 
 def _check_const_tangents(name: str, what: str, tangents: Sequence[Tangent], n: int) -> None:
@@ -67,7 +79,9 @@ def _fwd_lin(bwd: ClosedJaxpr, num_res: int) -> ClosedJaxpr | None:
         n_ct = len(bwd.jaxpr.invars) - num_res
         try:
             return (ClosedJaxpr(transpose_jaxpr(bwd.jaxpr, [False] * num_res + [True] * n_ct)),)
-        except (JaxprTypeError, NotImplementedError):
+        except (JaxprTypeError, NotImplementedError, TransformError):
+            # (A bwd that loops a number of times known only at run time, as equinox's
+            # checkpointed while loop does, cannot be transposed: no forward mode then.)
             return (None,)
     return _fwd_lin_cache.get_or_compute((bwd.jaxpr.typed_key(), num_res), compute)[0]
 
@@ -127,49 +141,113 @@ def _custom_lin_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence[Tang
 jvp_rules[P.custom_lin_p] = _custom_lin_jvp
 
 
-def _vmap_params_jaxprs(size: int, dims: Sequence[Dim], *jaxprs: ClosedJaxpr,
-                        extra_dims: Sequence[Sequence[Dim]] = ()) -> list[ClosedJaxpr]:
-    out = []
-    for k, j in enumerate(jaxprs):
-        d = list(dims) + (list(extra_dims[k]) if k < len(extra_dims) else [])
-        out.append(ClosedJaxpr(vmap_jaxpr(j.jaxpr, size, d, [0] * len(j.jaxpr.outvars))))
-    return out
-
-
 def _all_front(e: Emitter, size: int, vals: Sequence[Atom], dims: Sequence[Dim]) -> list[Atom]:
     return [bdim_to_front(e, x, d, size) for x, d in zip(vals, dims)]
 
+
+def _front(e: Emitter, vals: Sequence[Atom], dims: Sequence[Dim]) -> tuple[list[Atom],
+                                                                            list[bool]]:
+    """The batched values with their batch dimension first (the others as they are), and
+    which are batched."""
+    return ([x if d is None else move_axis(e, x, d, 0) for x, d in zip(vals, dims)],
+            [d is not None for d in dims])
+
+
+def _dims(batched: Sequence[bool]) -> list[Dim]:
+    return [0 if b else None for b in batched]
+
+
+def _vmapped(j: ClosedJaxpr, size: int, in_b: Sequence[bool], out_b: Sequence[bool]
+             ) -> ClosedJaxpr:
+    return ClosedJaxpr(vmap_jaxpr(j.jaxpr, size, _dims(in_b), _dims(out_b)))
+
+
+# The calls batch only what depends on batched operands, as JAX's rules do: a library's
+# rule may refuse to batch a value (equinox's nonbatchable loop counters).
 
 def _custom_jvp_call_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                           name: str, call_jaxpr: ClosedJaxpr, jvp_jaxpr: ClosedJaxpr,
                           num_consts: int, symbolic_zeros: bool,
                           rule_error: str | None) -> tuple[list[Var], list[Dim]]:
-    args = _all_front(e, size, vals, dims)
-    zeros = [0] * len(vals)
-    t_dims = [0 for v in vals[num_consts:] if _inexact(v)]
-    call, jvp_b = _vmap_params_jaxprs(size, zeros, call_jaxpr, jvp_jaxpr,
-                                      extra_dims=[[], t_dims])
-    outs = e.bind(P.custom_jvp_call_p, *args, name=name, call_jaxpr=call, jvp_jaxpr=jvp_b,
+    args, in_b = _front(e, vals, dims)
+    # A tangent is batched as its primal (jvp_jaxpr takes the inexact inputs' tangents).
+    t_b = [b for v, b in zip(vals[num_consts:], in_b[num_consts:]) if _inexact(v)]
+    outvars = call_jaxpr.jaxpr.outvars
+    n_out = len(outvars)
+    jvp_b = batched_outputs(jvp_jaxpr.jaxpr, in_b + t_b)
+    tangent_b = iter(jvp_b[n_out:])
+    out_b = [c or p or (next(tangent_b) if _inexact(v) else False)
+             for c, p, v in zip(batched_outputs(call_jaxpr.jaxpr, in_b), jvp_b[:n_out], outvars)]
+    call = _vmapped(call_jaxpr, size, in_b, out_b)
+    jvp_v = _vmapped(jvp_jaxpr, size, in_b + t_b,
+                     out_b + [b for b, v in zip(out_b, outvars) if _inexact(v)])
+    outs = e.bind(P.custom_jvp_call_p, *args, name=name, call_jaxpr=call, jvp_jaxpr=jvp_v,
                   num_consts=num_consts, symbolic_zeros=symbolic_zeros, rule_error=rule_error)
-    return outs, [0] * len(outs)
+    return outs, _dims(out_b)
 
 
 batching_rules[P.custom_jvp_call_p] = _custom_jvp_call_vmap
+
+
+def _summed_bwd(bwd: ClosedJaxpr, size: int, in_b: Sequence[bool], want: Sequence[bool]
+                ) -> ClosedJaxpr:
+    """``bwd`` batched by ``in_b``, its outputs batched as ``want`` says: a cotangent that
+    depends on batched values but belongs to an unbatched input is summed over the batch
+    (every element of the batch used that input)."""
+    dep = batched_outputs(bwd.jaxpr, in_b)
+    batched = vmap_jaxpr(bwd.jaxpr, size, _dims(in_b), _dims([d or w for d, w in zip(dep, want)]))
+    if all(w or not d for d, w in zip(dep, want)):
+        return ClosedJaxpr(batched)
+    e = Emitter()
+    invars = [Var(v.aval) for v in batched.invars]
+    outs = inline_jaxpr(e, batched, [], invars)
+    outs = [e.reduce_sum(o, (0,)) if d and not w else o for o, d, w in zip(outs, dep, want)]
+    return ClosedJaxpr(e.builder.build(invars, outs))
+
+
+def _placeholder_bwd(bwd: ClosedJaxpr, size: int, in_b: Sequence[bool], want: Sequence[bool]
+                     ) -> ClosedJaxpr:
+    """A bwd of the batched types that gives zeros: it stands where a ``rule_error``
+    param is set, which is raised before any bwd runs."""
+    e = Emitter()
+    invars = [Var(batched_aval(v.aval, 0 if b else None, size))
+              for v, b in zip(bwd.jaxpr.invars, in_b)]
+    outs = [e.zeros(batched_aval(v.aval, 0 if w else None, size))
+            for v, w in zip(bwd.jaxpr.outvars, want)]
+    return ClosedJaxpr(e.builder.build(invars, outs))
 
 
 def _custom_vjp_call_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
                           name: str, call_jaxpr: ClosedJaxpr, fwd_jaxpr: ClosedJaxpr,
                           bwd_jaxpr: ClosedJaxpr, num_consts: int, symbolic_zeros: bool,
                           rule_error: str | None) -> tuple[list[Var], list[Dim]]:
-    args = _all_front(e, size, vals, dims)
-    zeros = [0] * len(vals)
-    call, fwd = _vmap_params_jaxprs(size, zeros, call_jaxpr, fwd_jaxpr)
-    bwd = ClosedJaxpr(vmap_jaxpr(bwd_jaxpr.jaxpr, size, [0] * len(bwd_jaxpr.jaxpr.invars),
-                                 [0] * len(bwd_jaxpr.jaxpr.outvars)))
+    args, in_b = _front(e, vals, dims)
+    outvars = call_jaxpr.jaxpr.outvars
+    n_out = len(outvars)
+    fwd_b = batched_outputs(fwd_jaxpr.jaxpr, in_b)
+    out_b = [c or f for c, f in zip(batched_outputs(call_jaxpr.jaxpr, in_b), fwd_b[:n_out])]
+    res_b = fwd_b[n_out:]
+    call = _vmapped(call_jaxpr, size, in_b, out_b)
+    fwd = _vmapped(fwd_jaxpr, size, in_b, out_b + res_b)
+    # bwd takes bwd's consts (the last of the call's consts), the residuals and the
+    # cotangents of the inexact outputs, and gives those of the inexact inputs.
+    ct_b = [b for b, v in zip(out_b, outvars) if _inexact(v)]
+    n_bconsts = len(bwd_jaxpr.jaxpr.invars) - len(res_b) - len(ct_b)
+    bconst_b = in_b[num_consts - n_bconsts:num_consts]
+    want = [b for v, b in zip(vals[num_consts:], in_b[num_consts:]) if _inexact(v)]
+    bwd_in_b = bconst_b + res_b + ct_b
+    try:
+        bwd = _summed_bwd(bwd_jaxpr, size, bwd_in_b, want)
+    except Exception as exc:  # (a library's batching rule refusing)
+        # JAX batches bwd only when the batched call is differentiated; plait batches it
+        # now, so a refusal (equinox's nonbatchable loop counters, batched here by
+        # dependence) is deferred to differentiation, as a rule's own error is.
+        rule_error = rule_error or defer_rule_error(exc, f"batching the custom_vjp bwd of {name}")
+        bwd = _placeholder_bwd(bwd_jaxpr, size, bwd_in_b, want)
     outs = e.bind(P.custom_vjp_call_p, *args, name=name, call_jaxpr=call, fwd_jaxpr=fwd,
                   bwd_jaxpr=bwd, num_consts=num_consts, symbolic_zeros=symbolic_zeros,
                   rule_error=rule_error)
-    return outs, [0] * len(outs)
+    return outs, _dims(out_b)
 
 
 batching_rules[P.custom_vjp_call_p] = _custom_vjp_call_vmap

@@ -45,11 +45,13 @@ from plait.transforms.transpose import Cotangent, UndefPrimal, transpose_jaxpr, 
 from plait.transforms.transpose_rules import deflinear_transpose
 from plait.transforms.vmap import (
     Dim,
+    SpmdAxis,
     batching_rules,
     collective_axes,
     move_axis,
     vmap_jaxpr,
     vmapped_axis,
+    vmapped_spmd_axis,
     vmapping,
 )
 
@@ -424,10 +426,17 @@ def _pbroadcast_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], 
     return [e.bind1(P.pbroadcast_p, xb, axis_name=axis_name, source=source)], [0]
 
 
-def _sharding_constraint_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim],
+def _sharding_constraint_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
+                               sharding: NamedSharding, unconstrained_dims: frozenset[int],
                                **params: Any) -> tuple[list[Atom], list[Dim]]:
-    # (The batched value is not constrained: the spec names the unbatched dimensions.)
-    return [vals[0]], [dims[0]]
+    # The batch dimension is split by the vmap's spmd_axis_name (whole without one).
+    d = dims[0]
+    assert d is not None
+    spec = _insert_none(sharding.spec, shaped(vals[0].aval).ndim - 1, d, vmapped_spmd_axis())
+    return [e.bind1(P.sharding_constraint_p, vals[0],
+                    sharding=NamedSharding(sharding.mesh, spec, sharding.memory_kind),
+                    unconstrained_dims=frozenset(u + (u >= d) for u in unconstrained_dims),
+                    **params)], [d]
 
 
 for _p, _key in ((P.psum_p, "axes"), (P.pmax_p, "axes"), (P.pmin_p, "axes"),
@@ -449,7 +458,7 @@ def _reshard_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     # The batch dimension is whole; the others are split as asked.
     d = dims[0]
     assert d is not None
-    spec = _insert_none(dst_sharding.spec, shaped(vals[0].aval).ndim - 1, d)
+    spec = _insert_none(dst_sharding.spec, shaped(vals[0].aval).ndim - 1, d, vmapped_spmd_axis())
     return [e.bind1(P.reshard_p, vals[0], dst_sharding=NamedSharding(dst_sharding.mesh, spec))], [d]
 
 
@@ -457,9 +466,11 @@ batching_rules[P.reshard_p] = _reshard_batch
 batching_rules[P.pbroadcast_p] = _pbroadcast_batch
 
 
-def _insert_none(spec: PartitionSpec, ndim: int, d: int) -> PartitionSpec:
+def _insert_none(spec: PartitionSpec, ndim: int, d: int, axis: SpmdAxis = None) -> PartitionSpec:
+    """``spec`` (of an ``ndim``-dimensional value) with a new dimension ``d`` split over
+    ``axis`` (whole if ``None``)."""
     parts = list(spec.padded(ndim))
-    parts.insert(d, None)
+    parts.insert(d, axis)
     return PartitionSpec(*parts)
 
 

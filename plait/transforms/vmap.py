@@ -25,10 +25,13 @@ from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter
 
 __all__ = ["vmap_jaxpr", "batching_rules", "BatchRule", "Dim", "move_axis", "bdim_to_front",
-           "batched_aval", "vmap_eqns", "vmapping", "vmapped_axis",
-           "collective_axes"]
+           "batched_outputs",
+           "batched_aval", "vmap_eqns", "vmapping", "vmapped_axis", "vmapped_spmd_axis",
+           "collective_axes", "SpmdAxis"]
 
 Dim = int | None
+SpmdAxis = str | tuple[str, ...] | None
+"""A ``vmap``'s ``spmd_axis_name``: the mesh axis (or axes) splitting its batch."""
 BatchRule = Callable[..., tuple[Sequence[Atom], Sequence[Dim]]]
 """``rule(e, axis_size, operands, dims, **params) -> (results, result dims)``."""
 
@@ -48,6 +51,16 @@ def batched_aval(aval: AbstractValue, dim: Dim, size: int) -> ShapedArray:
     shape = list(aval.shape)
     shape.insert(dim, size)
     return aval.update(shape=tuple(shape))
+
+
+def batched_outputs(jaxpr: Jaxpr, batched: Sequence[bool]) -> list[bool]:
+    """Which outputs of ``jaxpr`` depend on its batched inputs (what vmap may map; an
+    output that depends on none is never batched)."""
+    live = {v for v, b in zip(jaxpr.invars, batched) if b}
+    for eqn in jaxpr.eqns:
+        if any(type(a) is Var and a in live for a in eqn.invars):
+            live.update(eqn.outvars)
+    return [type(a) is Var and a in live for a in jaxpr.outvars]
 
 
 def move_axis(e: Emitter, x: Atom, src: int, dst: int) -> Atom:
@@ -122,19 +135,23 @@ def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
 class _Vmapped(threading.local):
     def __init__(self) -> None:
         self.names: list[str | None] = []
+        self.spmd: list[SpmdAxis] = []
 
 
 _vmapped = _Vmapped()
 
 
 @contextlib.contextmanager
-def vmapping(name: str | None) -> Iterator[None]:
-    """Inside the block, batching rules see ``name`` as the vmapped axis."""
+def vmapping(name: str | None, spmd_axis_name: SpmdAxis = None) -> Iterator[None]:
+    """Inside the block, batching rules see ``name`` as the vmapped axis, and
+    ``spmd_axis_name`` as the mesh axes splitting it."""
     _vmapped.names.append(name)
+    _vmapped.spmd.append(spmd_axis_name)
     try:
         yield
     finally:
         _vmapped.names.pop()
+        _vmapped.spmd.pop()
 
 
 def vmapped_axis() -> str | None:
@@ -143,8 +160,16 @@ def vmapped_axis() -> str | None:
     return _vmapped.names[-1] if _vmapped.names else None
 
 
+def vmapped_spmd_axis() -> SpmdAxis:
+    """The mesh axes splitting the innermost ``vmap``'s batch (its ``spmd_axis_name``;
+    ``None``: not split); the rules of sharding constraints put them at the batch
+    dimension."""
+    return _vmapped.spmd[-1] if _vmapped.spmd else None
+
+
 def vmap_jaxpr(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim],
-               out_dims: Sequence[Dim], axis_name: str | None = None) -> Jaxpr:
+               out_dims: Sequence[Dim], axis_name: str | None = None,
+               spmd_axis_name: SpmdAxis = None) -> Jaxpr:
     """The batched version of ``jaxpr``.
 
     Args:
@@ -155,17 +180,20 @@ def vmap_jaxpr(jaxpr: Jaxpr, axis_size: int, in_dims: Sequence[Dim],
         output must not depend on mapped values).
       axis_name: the name collectives use for the mapped axis (by default the one of
         the enclosing rewrite, for the jaxprs a rule batches).
+      spmd_axis_name: the mesh axis (or axes) splitting the mapped axis in the
+        sharding constraints of ``jaxpr`` (by default the enclosing rewrite's).
 
     Raises:
       ValueError: an output with ``out_dims`` ``None`` depends on mapped values.
       RuleNotImplementedError: a primitive on a mapped path has no rule.
     """
     name = axis_name if axis_name is not None else vmapped_axis()
-    key = (jaxpr.typed_key(), axis_size, tuple(in_dims), tuple(out_dims), name)
+    spmd = spmd_axis_name if spmd_axis_name is not None else vmapped_spmd_axis()
+    key = (jaxpr.typed_key(), axis_size, tuple(in_dims), tuple(out_dims), name, spmd)
     hit = _cache.get(key)
     if hit is not None:
         return hit
-    with vmapping(name):
+    with vmapping(name, spmd):
         return _vmap(jaxpr, axis_size, in_dims, out_dims, key)
 
 

@@ -24,6 +24,8 @@ from .jax_programs import (
     advi_steps,
     blackjax_samplers,
     deepmind_libs,
+    equinox_models,
+    flax_models,
     jaxopt_solvers,
     numpyro_models,
     optax_train,
@@ -102,23 +104,58 @@ def test_numpyro_models_give_jaxs_numbers_on_plait(names: list[str]) -> None:
     _program_gives_jaxs_numbers(numpyro_models, numpyro_models.models, names)
 
 
-def test_the_alias_serves_trace_state_clean_alone_of_jaxs_core() -> None:
+def test_the_alias_serves_parts_of_jaxs_internals() -> None:
     done = _python("""
         import plait, plait.compat
         plait.compat.alias_jax()
         import jax, jax._src.core
         from jax._src.core import trace_state_clean
+        from jax._src import dtypes, traceback_util
         print(trace_state_clean is plait.core.trace_state_clean, trace_state_clean())
         print(jax.jit(lambda x: x + trace_state_clean())(1))
         try:
             jax._src.core.Primitive
         except AttributeError as e:
             print(e)
+        print(dtypes.supports_inf(jax.numpy.float8_e4m3fn),
+              isinstance(jax.numpy.dtype("float32"), dtypes.DType))
+        traceback_util.register_exclusion("/nowhere/lib")
+        print(traceback_util._exclude_paths, jax.version.__version__ == jax.__version__)
     """)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[:2] == ["True True", "1"]  # (under jit it is False: 1 + False)
-    assert "only trace_state_clean" in lines[2]
+    assert "has no attribute 'Primitive': of JAX's internals it serves only" in lines[2]
+    assert lines[3:] == ["False True", "['/nowhere/lib'] True"]
+
+
+# (Each model compiles its programs under both libraries: the default run takes two, lifted
+# scan, which traces with jax.interpreters.partial_eval, and lazy_init, with known inputs.)
+FEW_FLAX = ["scan_rnn", "lazy_init"]
+
+
+@pytest.mark.parametrize("names", [FEW_FLAX, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["two", "all"])
+def test_flax_models_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # flax imports jax.interpreters.partial_eval, jax._src.traceback_util/dtypes/core,
+    # jax.experimental.layout; it calls vmap(spmd_axis_name=), jit(device=),
+    # lax.scan(_split_transpose=), jnp.einsum(_dot_general=), NamedSharding.update.
+    # (The attention gradients are taken outside jit: JAX runs them operation by
+    # operation, plait compiles them, and a few last bits differ.)
+    _program_gives_jaxs_numbers(flax_models, flax_models.models, names, atol=1e-5)
+
+
+# (The default run takes equinox's loops: its own primitives, with batching, JVP and
+# transpose rules, custom_vjp with symbolic zeros and Python residuals, error_if.)
+FEW_EQUINOX = ["loops"]
+
+
+@pytest.mark.parametrize("names", [FEW_EQUINOX, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_equinox_models_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # equinox imports jax._src.dispatch and traceback_util, jax.extend.core's
+    # mapped_aval/unmapped_aval and batching.axis_primitive_batchers.
+    _program_gives_jaxs_numbers(equinox_models, equinox_models.uses, names, atol=1e-6)
 
 
 # (jaxopt runs its iterations as separate jitted calls: the default run takes four quick ones.)

@@ -410,3 +410,56 @@ def test_in_loops_and_branches_with_captured_constants() -> None:
     pmlir.register_lowering(q, pmlir.lower_fun(lambda x: x + w, multiple_results=False))
     got = plait.jit(lambda v: plait.lax.cond(v.sum() > 0, q.bind, lambda u: u, v))(pjnp.ones(3))
     np.testing.assert_array_equal(np.asarray(got), 1 + w)
+
+
+def _scaled_by_axis(L: Any) -> Any:
+    """A primitive batched by an axis rule (JAX's ``axis_primitive_batchers``, which
+    equinox registers): the rule is told the axis's size and name."""
+    p = L.core.Primitive("scaled_by_axis")
+    p.def_impl(lambda x: x * 2)
+    p.def_abstract_eval(lambda a: L.ShapedArray(a.shape, a.dtype))
+    p.def_impl(lambda x: np.multiply(x, 2))
+    L.mlir.register_lowering(p, L.mlir.lower_fun(lambda x: x * 2, multiple_results=False))
+    seen: list[Any] = []
+
+    def rule(size: Any, name: Any, trace_type: Any, args: Any, dims: Any) -> Any:
+        seen.append((int(size), name, trace_type, tuple(dims)))
+        (x,), (d,) = args, dims
+        return p.bind(x) + size, d
+    L.batching.axis_primitive_batchers[p] = rule
+    return p, seen
+
+
+@pytest.mark.parametrize("axis_name", [None, "i"])
+def test_axis_batching_rules_are_told_the_axis_as_jaxs(axis_name: str | None) -> None:
+    results = []
+    for L in LIBS:
+        p, seen = _scaled_by_axis(L)
+        out = L.m.vmap(p.bind, in_axes=1, axis_name=axis_name)(
+            np.arange(6.0, dtype=np.float32).reshape(2, 3))
+        results.append((np.asarray(out).tolist(), seen))
+    (ours, our_seen), (theirs, their_seen) = results
+    assert ours == theirs
+    # (Without a name JAX passes a fresh sentinel object, plait None.)
+    assert [s[:1] + s[2:] for s in our_seen] == [s[:1] + s[2:] for s in their_seen]
+    assert [s[1] for s in our_seen] == [axis_name] * len(our_seen)
+
+
+def test_mapped_and_unmapped_avals_are_jaxs() -> None:
+    shape = (3, 5, 4)
+    for axis in (None, 0, 2):
+        size = 4 if axis is None else shape[axis]
+        ours = pcore.mapped_aval(size, axis, plait.core.ShapedArray(shape, np.float32))
+        theirs: Any = jcore.mapped_aval(size, axis, jax.core.ShapedArray(shape, np.float32))
+        assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype)
+        up = pcore.unmapped_aval(7, axis, plait.core.ShapedArray((3, 5), np.int32))
+        jup: Any = jcore.unmapped_aval(7, axis, jax.core.ShapedArray((3, 5), np.int32))
+        assert (up.shape, up.dtype) == (jup.shape, jup.dtype)
+    for dtype in (np.int32, np.float32):
+        t: Any = plait.core.ShapedArray((2,), dtype).to_tangent_aval()
+        jt: Any = jax.core.ShapedArray((2,), dtype).to_tangent_aval()
+        assert (t.shape, t.dtype) == (jt.shape, jt.dtype)
+    with pytest.raises(ValueError, match=r"mapped_aval: expected a dimension 1 of size 4"):
+        pcore.mapped_aval(4, 1, plait.core.ShapedArray((3, 5), np.float32))
+    with pytest.raises(ValueError, match=r"unmapped_aval: expected an axis in \[0, 2\]"):
+        pcore.unmapped_aval(4, 3, plait.core.ShapedArray((3, 5), np.float32))

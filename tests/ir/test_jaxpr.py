@@ -27,6 +27,7 @@ from plait.ir import (
     Var,
     check_jaxpr,
 )
+from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 
 F32 = ShapedArray((), np.dtype("float32"))
@@ -79,6 +80,7 @@ def test_literal_keys_are_type_tagged() -> None:
                  "1099511627776"),
     (1.5, ShapedArray((), np.bool_), "expected a bool for a bool[] Literal, but got 1.5"),
     (1.0, V3, "expected a scalar ShapedArray for a Literal"),
+    (True, ShapedArray((), dt.float0), "expected False for a float0[] Literal, but got True"),
 ])
 def test_bad_literals_are_type_errors(value: Any, aval: ShapedArray, message: str) -> None:
     with pytest.raises(TypeError, match=message.replace("[", r"\[").replace("]", r"\]")):

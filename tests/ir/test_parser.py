@@ -52,6 +52,7 @@ from plait.ir import (
 )
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
+from plait.ir.interpreter import eval_jaxpr
 from plait.ir.printer import var_name
 from tests.ir.jaxpr_corpus import (
     CASES,
@@ -618,6 +619,21 @@ def test_float_literals_roundtrip(value: float) -> None:
     x = Var(ShapedArray((3,), dt.float32))
     y = b.bind1(P.add_p, Literal(value, ShapedArray((), dt.float32)), x)
     roundtrip(b.build([x], [y]))
+
+
+def test_float0_literals_roundtrip_and_evaluate() -> None:
+    # float0's one value (False), as a batching rule's program holds its float0 constants.
+    zero = Literal(False, ShapedArray((), dt.float0))
+    b = Builder()
+    x = Var(ShapedArray((3,), dt.float32))
+    y = b.bind1(P.broadcast_in_dim_p, zero, shape=(3,), broadcast_dimensions=(),
+                sharding=None)
+    j = b.build([x], [y, x])
+    check_jaxpr(j)
+    assert "False:float0[]" in str(j)
+    roundtrip(j)
+    out, _ = eval_jaxpr(j, [], np.ones(3, np.float32))
+    assert out.dtype == dt.float0 and out.shape == (3,)
 
 
 def test_jaxpr_parameters_named_like_shared_jaxprs() -> None:

@@ -3,6 +3,7 @@
 ``Primitive`` here is the JAX way of defining one (``Primitive("name")`` and rules
 registered afterwards); the jaxpr classes are plait's IR (``plait.ir``)."""
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -10,6 +11,7 @@ from typing import Any
 from plait.extend.core import primitives as primitives
 from plait.frontend.api.user_primitives import Primitive as Primitive
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.tracing import Trace, current_trace
 from plait.ir import ClosedJaxpr as ClosedJaxpr
 from plait.ir import Eqn as JaxprEqn
 from plait.ir import Jaxpr as Jaxpr
@@ -17,10 +19,13 @@ from plait.ir import Literal as Literal
 from plait.ir import Var as Var
 from plait.ir import check_jaxpr as check_jaxpr
 from plait.ir import subjaxprs as subjaxprs
+from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.errors import JaxprTypeError as JaxprTypeError
+from plait.ir.sharding import NamedSharding, PartitionSpec
 
-__all__ = ["ClosedJaxpr", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal", "Primitive", "Var",
-           "check_jaxpr", "jaxpr_as_fun", "primitives", "subjaxprs"]
+__all__ = ["ClosedJaxpr", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal", "OpaqueTraceState",
+           "Primitive", "Var", "check_jaxpr", "get_opaque_trace_state", "jaxpr_as_fun",
+           "mapped_aval", "primitives", "subjaxprs", "unmapped_aval"]
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
@@ -32,3 +37,84 @@ def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
     def fun(*args: Any) -> list[Any]:
         return apply_jaxpr(closed.jaxpr, closed.consts, args, "jaxpr_as_fun")
     return fun
+
+
+class OpaqueTraceState:
+    """Which trace was innermost when taken (none: running eagerly), as JAX's: two are
+    equal when taken under the same trace, even after it ended.  It does not keep the
+    trace alive."""
+
+    __slots__ = ("_trace", "_hash")
+
+    def __init__(self, trace: Trace | None) -> None:
+        # (CPython gives every weak reference to one object without a callback as the one
+        # reference object, and a dead reference equals only itself.)
+        self._trace = None if trace is None else weakref.ref(trace)
+        self._hash = hash(trace)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OpaqueTraceState):
+            return NotImplemented
+        return self._trace == other._trace
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        if self._trace is None:
+            return "OpaqueTraceState(eager)"
+        trace = self._trace()
+        return f"OpaqueTraceState({trace.purpose if trace else 'ended trace'})"
+
+
+def get_opaque_trace_state(convention: str | None = None) -> OpaqueTraceState:
+    """The innermost trace now, as an object to compare with one taken later (a library
+    checks its state is used under the trace that made it).  ``convention`` names the
+    caller (JAX's argument; any string is accepted)."""
+    return OpaqueTraceState(current_trace())
+
+
+def _with_spec(aval: ShapedArray, shape: tuple[int, ...], spec: tuple[Any, ...] | None
+               ) -> ShapedArray:
+    s = aval.explicit_sharding
+    sharding = None if s is None or spec is None else NamedSharding(s.mesh, PartitionSpec(*spec))
+    return aval.update(shape=shape, sharding=sharding)
+
+
+def mapped_aval(size: int, axis: int | None, aval: AbstractValue) -> ShapedArray:
+    """The type of one element of a batch of ``size`` values of type ``aval`` stacked
+    along ``axis`` (``None``: not batched, ``aval`` itself), as a batching rule sees it.
+
+    Raises:
+      ValueError: ``aval`` has no dimension ``axis`` of size ``size``.
+    """
+    a = shaped(aval)
+    if axis is None:
+        return a
+    if not 0 <= axis < a.ndim or a.shape[axis] != size:
+        raise ValueError(f"mapped_aval: expected a dimension {axis} of size {size}, but got "
+                         f"a value of type {a.str_short()}")
+    spec = None if a.explicit_sharding is None else \
+        a.explicit_sharding.spec.padded(a.ndim)
+    return _with_spec(a, a.shape[:axis] + a.shape[axis + 1:],
+                      None if spec is None else spec[:axis] + spec[axis + 1:])
+
+
+def unmapped_aval(size: int, axis: int | None, aval: AbstractValue,
+                  explicit_mesh_axis: Any = None) -> ShapedArray:
+    """The type of ``size`` values of type ``aval`` stacked along ``axis`` (``None``: not
+    batched, ``aval`` itself); ``explicit_mesh_axis`` splits the new dimension over mesh
+    axes in the type's sharding.
+
+    Raises:
+      ValueError: ``axis`` is out of range.
+    """
+    a = shaped(aval)
+    if axis is None:
+        return a
+    if not 0 <= axis <= a.ndim:
+        raise ValueError(f"unmapped_aval: expected an axis in [0, {a.ndim}], but got {axis}")
+    spec = None if a.explicit_sharding is None else \
+        a.explicit_sharding.spec.padded(a.ndim)
+    return _with_spec(a, a.shape[:axis] + (size,) + a.shape[axis:],
+                      None if spec is None else spec[:axis] + (explicit_mesh_axis,) + spec[axis:])

@@ -481,9 +481,11 @@ def _same_bound_types(lower: Any, upper: Any) -> tuple[Any, Any]:
 
 
 def scan(f: Callable[[Any, Any], Any], init: Any, xs: Any = None, length: int | None = None,
-         reverse: bool = False, unroll: int | bool = 1) -> Any:
+         reverse: bool = False, unroll: int | bool = 1, _split_transpose: bool = False) -> Any:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns
-    ``(final carry, stacked ys)``.  Staged as one ``scan``."""
+    ``(final carry, stacked ys)``.  Staged as one ``scan``.  ``_split_transpose`` (JAX's
+    private scheduling option for the transposed loop, which flax passes) is accepted and
+    changes nothing: the values are the same either way."""
     _leaves(init, "init")  # (checked first; _scan_traced flattens it)
     x_leaves, x_tree, x_paths = _leaves(xs, "xs")
     x_avals = _avals(x_leaves, x_paths, "scan")

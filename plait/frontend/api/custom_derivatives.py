@@ -18,8 +18,8 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, cast
 import attrs
 
 from plait.frontend import lax
-from plait.frontend.api.pullback import float0_zeros
-from plait.frontend.api.symbolic_zeros import CustomVJPPrimal
+from plait.frontend.api.pullback import float0_zeros, zeros_for
+from plait.frontend.api.symbolic_zeros import CustomVJPPrimal, SymbolicZero
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
@@ -320,9 +320,14 @@ class custom_jvp(_CustomFunction[P, R]):
             p = tree_unflatten(in_tree, primals)
             t = tree_unflatten(in_tree, tangents)
             try:
-                return rule(*static, p, t)
+                out = rule(*static, p, t)
             finally:
                 frame.inputs = ()  # (not kept past the trace: no tracer outlives it)
+            if isinstance(out, tuple | list) and len(out) == 2:
+                # A rule may return JAX's SymbolicZero for a tangent (equinox's do).
+                out = (out[0], tree_map(_instantiated, out[1],
+                                        is_leaf=lambda x: type(x) is SymbolicZero))
+            return out
 
         self._self_calls.append(frame)
         try:
@@ -450,8 +455,14 @@ class custom_vjp(_CustomFunction[P, R]):
         in_inexact = [dt.is_inexact(a.dtype) for a in avals]
         ct_avals = [a for a, ok in zip(out_avals, out_inexact) if ok]
 
+        # Python scalars among the residuals reach bwd as they are, as in JAX (equinox's
+        # bwd rules branch on Python bools fwd returns).
+        py_res = {i: r for i, r in enumerate(fw.outs[n_out:])
+                  if type(r) in (bool, int, float, complex)}
+
         def bwd_flat(*flat: Any) -> list[Any]:
-            res = tree_unflatten(res_tree, flat[:len(res_avals)])
+            res = tree_unflatten(res_tree, [py_res.get(i, x)
+                                            for i, x in enumerate(flat[:len(res_avals)])])
             cts = fill_in(out_inexact, flat[len(res_avals):], out_avals, float0_zeros)
             ct = tree_unflatten(f.out_tree, cts)
             out = bwd_fun(*static, res, ct)
@@ -463,6 +474,10 @@ class custom_vjp(_CustomFunction[P, R]):
                     tree_structure((0,) * (len(res_avals) + len(ct_avals))), "custom_vjp bwd", name,
                     None if res_known is None else [*res_known, *[None] * len(ct_avals)])
         return fw, bw
+
+
+def _instantiated(t: Any) -> Any:
+    return zeros_for(t.aval) if type(t) is SymbolicZero else t
 
 
 def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],
@@ -483,7 +498,10 @@ def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],
         if ct is None:
             leaves += [None] * n
             continue
-        ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
+        # A None is an empty subtree where the argument has one, else a zero leaf.
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != sub:
+            ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
         if ct_tree != sub and len(ct_leaves) != n:
             raise TypeError(f"Custom VJP bwd rule {fun_name(bwd)} for function {name} must "
                             f"produce cotangents of the arguments' structure {sub}, but got "
@@ -493,7 +511,7 @@ def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],
     for ct, a, ok, w in zip(leaves, avals, inexact, where):
         if not ok:
             continue
-        if ct is None or getattr(ct, "dtype", None) == dt.float0:
+        if ct is None or type(ct) is SymbolicZero or getattr(ct, "dtype", None) == dt.float0:
             result.append(lax.full(a.shape, 0, a.dtype))
             continue
         ca = abstractify(ct, "cotangent", "custom_vjp bwd")

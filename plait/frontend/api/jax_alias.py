@@ -36,6 +36,8 @@ class _JaxModule(types.ModuleType):
     """``sys.modules['jax']`` under the alias: plait's attributes, JAX's version."""
 
     def __getattr__(self, name: str) -> Any:
+        if name == "version":  # (JAX's submodule, found before it is imported)
+            return importlib.import_module("jax.version")
         try:
             return getattr(_facade(), name)
         except AttributeError:
@@ -103,30 +105,50 @@ name).  The rest of ``jax._src`` is not served."""
 
 
 _INTERNAL_PARTS: Final = {
-    "jax._src.core": ("plait.core", ("trace_state_clean",)),
+    "jax._src.core": {
+        name: f"plait.core:{name}"
+        for name in ("AbstractValue", "ClosedJaxpr", "Jaxpr", "ShapedArray", "Trace", "Tracer",
+                     "eval_jaxpr", "jaxpr_as_fun", "trace_state_clean")},
+    "jax._src.dtypes": {
+        **{name: f"plait.dtypes:{name}"
+           for name in ("TypePromotionError", "canonicalize_dtype", "extended", "finfo",
+                        "float0", "iinfo", "issubdtype", "prng_key", "result_type")},
+        "DType": "numpy:dtype",
+        "ExtendedDType": "plait.frontend.core.dtype_queries:ExtendedDType",
+        "supports_inf": "plait.frontend.core.dtype_queries:supports_inf"},
+    "jax._src.dispatch": {
+        "wait_for_tokens": "plait.frontend.api.environment:effects_barrier"},
+    "jax._src.traceback_util": {
+        "api_boundary": "plait.frontend.core.traceback_util:api_boundary",
+        "include_frame": "plait.frontend.core.traceback_util:include_frame",
+        "register_exclusion": "plait.frontend.core.traceback_util:register_exclusion",
+        "_exclude_paths": "plait.frontend.core.traceback_util:excluded_paths"},
 }
-"""The modules of JAX's internals served in part: the names listed, taken from the plait
-module given (numpyro calls ``jax._src.core.trace_state_clean`` to skip caching while
-tracing); any other name of theirs raises ``AttributeError``."""
+"""The modules of JAX's internals served in part, by JAX's name: where each name comes
+from (``module:name``).  numpyro calls ``jax._src.core.trace_state_clean`` to skip caching
+while tracing; flax and equinox register their files with ``jax._src.traceback_util``
+(so that they count as internal code: ``_exclude_paths`` is plait's list itself); flax
+subclasses ``jax._src.dtypes.ExtendedDType``; equinox waits for pending effects at exit
+with ``jax._src.dispatch.wait_for_tokens`` (plait's ``effects_barrier``).  Any other name
+of theirs raises ``AttributeError``."""
 
 
 class _InternalPart(types.ModuleType):
     """A module of :data:`_INTERNAL_PARTS`: the names it serves, and no others."""
 
     def __getattr__(self, name: str) -> Any:
-        served = ", ".join(_INTERNAL_PARTS[self.__name__][1])
+        served = ", ".join(_INTERNAL_PARTS[self.__name__])
         raise AttributeError(f"module {self.__name__!r} (plait, by plait.compat.alias_jax) "
                              f"has no attribute {name!r}: of JAX's internals it serves "
                              f"only {served}")
 
 
 def _internal_part(fullname: str) -> types.ModuleType:
-    source, names = _INTERNAL_PARTS[fullname]
-    module = _InternalPart(fullname, f"Part of JAX's {fullname}: {', '.join(names)}, "
-                           f"from {source}.")
-    public = importlib.import_module(source)
-    for name in names:
-        setattr(module, name, getattr(public, name))
+    names = _INTERNAL_PARTS[fullname]
+    module = _InternalPart(fullname, f"Part of JAX's {fullname}: {', '.join(names)}.")
+    for name, source in names.items():
+        source_module, source_name = source.split(":")
+        setattr(module, name, getattr(importlib.import_module(source_module), source_name))
     return module
 
 
@@ -192,8 +214,9 @@ def alias_jax() -> None:
     A ``jax.<name>`` plait has no counterpart of raises ``ModuleNotFoundError`` naming
     it; JAX's internals (``jax._src``) are among those, but for the few modules that
     libraries import for public names (``jax._src.flatten_util``, ``jax._src.tree_util``,
-    ``jax._src.typing``), which get plait's public modules of those names, and
-    ``jax._src.core``, which serves only ``trace_state_clean`` (``plait.core``'s).
+    ``jax._src.typing``), which get plait's public modules of those names, and parts of
+    ``jax._src.core``, ``jax._src.dtypes`` and ``jax._src.traceback_util`` (the names
+    libraries use, from plait's modules).
 
     Raises:
       JaxAliasError: JAX itself is already imported in this process.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
@@ -23,6 +24,7 @@ import numpy as np
 from plait.frontend.api import dispatch
 from plait.frontend.api.compile import compile_traced, execute
 from plait.frontend.api.dispatch import FastPath
+from plait.frontend.api.layouts import Format, default_sharding_of
 from plait.frontend.api.refs import pure_with_refs
 from plait.frontend.api.stages import Lowered, Traced
 from plait.frontend.core import cache_log
@@ -61,7 +63,7 @@ from plait.ir.errors import ArgumentError, RefError
 from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
 from plait.ir.sharding import NamedSharding, PartitionSpec, current_mesh, resolve
-from plait.lowering.runtime import Executable
+from plait.lowering.runtime import Executable, devices
 from plait.transforms.key_reuse import jaxpr_signature
 
 __all__ = ["jit", "Jitted", "JitFunction"]
@@ -136,10 +138,14 @@ class JitFunction:
                  static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...],
                  keep_unused: bool = False, in_shardings: Any = None,
                  out_shardings: Any = None, donate_argnames: tuple[str, ...] = (),
-                 inline: bool = False) -> None:
+                 inline: bool = False, device: Any = None) -> None:
         self.fun = fun
         self.donate_argnames = donate_argnames
-        self.inline = inline and in_shardings is None and out_shardings is None
+        self.device = device
+        """The device every call runs on (``jit(device=)``); ``None``: where the
+        arguments are."""
+        self.inline = inline and in_shardings is None and out_shardings is None and \
+            device is None
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
         self.static_argnums = static_argnums
@@ -167,7 +173,7 @@ class JitFunction:
         nums = [i for i in self.static_argnums if i >= 0]
         key = ("plait.jit", self.static_argnums, self.static_argnames, self.donate_argnums,
                self.donate_argnames, self.inline, self.keep_unused,
-               _hashable(self.in_shardings), _hashable(self.out_shardings))
+               _hashable(self.in_shardings), _hashable(self.out_shardings), self.device)
         f = dispatch.make_dispatcher(fun_name(fun), fun, self.cache_miss, nums,
                                      self.static_argnames, key)
         functools.update_wrapper(f, fun)
@@ -197,7 +203,7 @@ class JitFunction:
         names = call.debug_info.arg_names
         avals = _arg_avals(call.leaves, names)
         layouts = self._layouts(call.leaves, call)
-        device = committed_device(call.leaves)
+        device = self._device(call.leaves)
         key = (call.in_tree, avals, call.static_key, _config.trace_context, layouts,
                current_mesh(), device)
         entry = self._cache.get(key)
@@ -214,6 +220,13 @@ class JitFunction:
             if not _has_tracers(traced.closed.consts):
                 self._cache[key] = entry
         return entry
+
+    def _device(self, leaves: Sequence[Any]) -> Any:
+        """The device a call on ``leaves`` runs on (``None``: the default device):
+        ``jit(device=)``'s, else where the Arrays among ``leaves`` are."""
+        if self.device is None:
+            return committed_device(leaves)
+        return self.device
 
     def _explicit_in(self, call: FlatCall) -> list[NamedSharding | None]:
         """Per flat argument, the ``in_shardings`` given for it (``None`` if none)."""
@@ -350,7 +363,7 @@ class JitFunction:
         if self.in_shardings is not None:
             return None  # (the named path resolves them against the arguments)
         try:
-            device = committed_device(leaves)
+            device = self._device(leaves)
         except ArgumentError:
             return None
         entry = self._cache.get((tree, avals, static_key, _config.trace_context,
@@ -476,8 +489,21 @@ def _host_as_array(x: Any) -> Any:
     return x
 
 
+def _check_device(device: Any, in_shardings: Any, out_shardings: Any) -> None:
+    """Validate ``jit(device=)``, which JAX deprecates (and so warns as JAX does)."""
+    warnings.warn("jit: the device argument is deprecated (as in JAX): device_put the "
+                  "arguments on the device instead; the computation follows them",
+                  DeprecationWarning, stacklevel=3)
+    if in_shardings is not None or out_shardings is not None:
+        raise ValueError("jit: expected device= or in_shardings/out_shardings, but got both: "
+                         "give the device through the shardings")
+    if device not in devices():
+        raise ArgumentError(f"jit device: expected one of plait.devices() {devices()}, but "
+                            f"got {device!r}")
+
+
 def _is_sharding(x: Any) -> bool:
-    return isinstance(x, NamedSharding | PartitionSpec)
+    return isinstance(x, NamedSharding | PartitionSpec | Format)
 
 
 def _resolved(shardings: Sequence[Any], what: str) -> list[NamedSharding | None]:
@@ -488,7 +514,7 @@ def _resolved(shardings: Sequence[Any], what: str) -> list[NamedSharding | None]
     """
     out: list[NamedSharding | None] = []
     for i, s in enumerate(shardings):
-        s = resolve(s, f"jit {what}")
+        s = resolve(default_sharding_of(s, f"jit {what}"), f"jit {what}")
         if s is not None and not isinstance(s, NamedSharding):
             raise ArgumentError(f"jit {what}: expected a NamedSharding (or None) for leaf {i}, "
                                 f"but got {type(s).__name__}: {s!r}")
@@ -507,7 +533,7 @@ def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = Non
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
         in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
-        backend: str | None = None) -> Jitted[P, R]: ...
+        backend: str | None = None, device: Any = None) -> Jitted[P, R]: ...
 
 
 @overload
@@ -516,7 +542,7 @@ def jit(fun: None = None, *, static_argnums: int | Sequence[int] | None = None,
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
         in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
-        backend: str | None = None
+        backend: str | None = None, device: Any = None
         ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
 
@@ -525,7 +551,7 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
         in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
-        backend: str | None = None
+        backend: str | None = None, device: Any = None
         ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """Compile ``fun`` with XLA: traced on the first call per input signature.
 
@@ -541,14 +567,16 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
     name (completed from the signature, as the static arguments are).  With ``inline``, a
     call made while tracing another function adds ``fun``'s equations to that trace
     instead of a ``jit`` equation.  ``backend`` may only be ``'cpu'``, plait's one
-    platform.  Without ``fun``, returns a decorator taking it (``@jit(static_argnums=0)``).
+    platform; ``device`` (one of :func:`~plait.devices`) runs every call there (not with
+    ``in_shardings``).  Without ``fun``, returns a decorator taking it (``@jit(static_argnums=0)``).
     """
     if fun is None:
         def decorate(f: Callable[P, R]) -> Jitted[P, R]:
             return jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
                        donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                        keep_unused=keep_unused, in_shardings=in_shardings,
-                       out_shardings=out_shardings, inline=inline, backend=backend)
+                       out_shardings=out_shardings, inline=inline, backend=backend,
+                       device=device)
         return decorate
     if not callable(fun):
         raise ArgumentError(f"jit: expected a callable, but got {type(fun).__name__}")
@@ -558,6 +586,8 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
     if backend not in (None, "cpu"):
         raise ArgumentError(f"jit: expected backend None or 'cpu' (plait's one platform), "
                             f"but got {backend!r}")
+    if device is not None:
+        _check_device(device, in_shardings, out_shardings)
     donate, donate_names = static_args(donate_argnums, donate_argnames, "donate")
     donate, donate_names = infer_static(fun, donate, donate_names, donate_argnums is not None,
                                         donate_argnames is not None, "donate")
@@ -565,5 +595,6 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
         raise ArgumentError(f"jit: arguments {sorted(set(donate) & set(nums))} cannot be both "
                             "static and donated")
     jitted: Jitted[P, R] = JitFunction(fun, nums, names, donate, keep_unused, in_shardings,
-                                       out_shardings, donate_names, inline).dispatcher()
+                                       out_shardings, donate_names, inline,
+                                       device).dispatcher()
     return jitted

@@ -102,6 +102,12 @@ class Lowered:
         op = self.compiler_ir(dialect).operation
         return str(op.get_asm(enable_debug_info=debug_info))
 
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost estimates of the module before optimization (``flops``,
+        ``transcendentals``, ``bytes accessed`` ...), as JAX's; ``compile().cost_analysis()``
+        estimates the optimized program."""
+        return runtime.hlo_cost_analysis(self.module.text)
+
     def compile(self) -> Compiled:
         """Compile for the default device."""
         # Frames up to the user's call: compile_traced, compile.

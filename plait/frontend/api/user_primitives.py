@@ -37,10 +37,11 @@ from plait.transforms.emit import Zero as IRZero
 from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import jvp_rules, tangent_aval
 from plait.transforms.transpose import UndefPrimal, transpose_rules
-from plait.transforms.vmap import Dim, batching_rules
+from plait.transforms.vmap import Dim, batching_rules, vmapped_axis
 
 __all__ = ["Primitive", "UndefinedPrimal", "is_undefined_primal", "RuleTable",
            "primitive_jvps", "primitive_transposes", "primitive_batchers",
+           "axis_primitive_batchers",
            "check_user_primitive", "trace_rule", "defjvp", "deflinear", "defvectorized"]
 
 
@@ -282,6 +283,18 @@ def _batching_bridge(prim: Primitive, rule: Callable[..., Any]) -> Callable[...,
     return emit
 
 
+def _axis_batching_bridge(prim: Primitive, rule: Callable[..., Any]) -> Callable[..., Any]:
+    # (JAX's older form: the rule is told the axis's size and name first.)
+    def emit(e: Emitter, size: int, operands: Sequence[Atom], dims: Sequence[Dim],
+             **params: Any) -> tuple[list[Atom], list[Dim]]:
+        name = vmapped_axis()
+        told = _batching_bridge(prim, lambda vals, ds, **p: rule(size, name, None, vals, ds,
+                                                                   **p))
+        result: tuple[list[Atom], list[Dim]] = told(e, size, operands, dims, **params)
+        return result
+    return emit
+
+
 # -- the tables users write to -------------------------------------------------
 
 class RuleTable(MutableMapping[Any, Callable[..., Any]]):
@@ -329,6 +342,10 @@ primitive_transposes = RuleTable("ad.primitive_transposes", transpose_rules, _tr
 primitive_batchers = RuleTable("batching.primitive_batchers", batching_rules, _batching_bridge)
 """``rule(args, dims, **params) -> (out, out_dim)``, a dim ``None`` for an unbatched
 operand."""
+axis_primitive_batchers = RuleTable("batching.axis_primitive_batchers", batching_rules,
+                                    _axis_batching_bridge)
+"""``rule(axis_size, axis_name, None, args, dims, **params) -> (out, out_dim)``: a batching
+rule told the size and name of the ``vmap``'s axis (``None``: unnamed)."""
 
 
 def defjvp(prim: Primitive, *jvprules: Callable[..., Any] | None) -> None:

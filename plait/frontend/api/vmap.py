@@ -65,7 +65,8 @@ def _check_axes_spec(axes: Any, what: str) -> None:
 
 
 def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
-         axis_name: str | None = None, axis_size: int | None = None) -> Callable[P, R]:
+         axis_name: str | None = None, axis_size: int | None = None,
+         spmd_axis_name: str | tuple[str, ...] | None = None) -> Callable[P, R]:
     """Vectorize ``fun`` over an axis of its arguments.
 
     ``in_axes`` (an int, ``None``, or a tuple with one entry per positional
@@ -74,10 +75,19 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
     ``out_axes`` places the mapped axis in the outputs.  ``axis_size`` is
     needed only when no argument is mapped.  With ``axis_name``, collectives
     (``lax.psum(x, axis_name)``, ``lax.axis_index`` ...) in ``fun`` act across the
-    mapped elements.
+    mapped elements.  ``spmd_axis_name`` (a mesh axis name, or a tuple of them) splits
+    the mapped axis over those mesh axes in the sharding constraints and reshards inside
+    ``fun`` (without it, the mapped axis is whole on every device).
     """
     if axis_name is not None and not isinstance(axis_name, str):
         raise TypeError(f"vmap axis_name: expected a string, but got {axis_name!r}")
+    if isinstance(spmd_axis_name, list):
+        spmd_axis_name = tuple(spmd_axis_name)
+    if not (spmd_axis_name is None or isinstance(spmd_axis_name, str) or (
+            isinstance(spmd_axis_name, tuple) and spmd_axis_name
+            and all(isinstance(n, str) for n in spmd_axis_name))):
+        raise TypeError(f"vmap spmd_axis_name: expected a mesh axis name or a tuple of them, "
+                        f"but got {spmd_axis_name!r}")
     if isinstance(in_axes, list):
         # Lists and tuples are interchangeable here, as in JAX (a list can never be a
         # tree prefix of the positional arguments' tuple).
@@ -96,7 +106,8 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
         dims = _in_dims(in_axes, args, kwargs)
         pos = ref_leaves(call.leaves)
         if pos:
-            return _vmap_refs(fun, call, pos, dims, out_axes, axis_name, axis_size)
+            return _vmap_refs(fun, call, pos, dims, out_axes, axis_name, axis_size,
+                              spmd_axis_name)
         # Unmapped leaves may be any Python object (they are not traced).
         avals = [abstractify(x, arg_path(names, i), "vmap") if d is not None else None
                  for i, (x, d) in enumerate(zip(call.leaves, dims))]
@@ -166,7 +177,7 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
                                  f"rank {nd} (output {traced.debug_info.result_paths[i]})")
             out_norm.append(d % nd)
         batched = vmap_jaxpr(closed.jaxpr, size, [None] * len(consts) + [norm[i] for i in mapped],
-                             out_norm, axis_name)
+                             out_norm, axis_name, spmd_axis_name)
         outs = apply_jaxpr(batched, (), [*consts, *[call.leaves[i] for i in mapped]],
                            f"vmap_{traced.debug_info.func_name}")
         return tree_unflatten(traced.out_tree, outs)
@@ -176,7 +187,7 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
 
 def _vmap_refs(fun: Callable[..., Any], call: FlatCall, pos: list[int],
                dims: Sequence[int | None], out_axes: Any, axis_name: str | None,
-               axis_size: int | None) -> Any:
+               axis_size: int | None, spmd_axis_name: str | tuple[str, ...] | None) -> Any:
     """vmap of a call with Ref arguments: of the function of their values (mapped as the
     Refs are), each Ref's final value written back along the same axis."""
     refs = [call.leaves[i] for i in pos]
@@ -185,9 +196,10 @@ def _vmap_refs(fun: Callable[..., Any], call: FlatCall, pos: list[int],
     ref_dims = [dims[i] for i in pos]
     pure = pure_with_refs(fun, call.in_tree, pos, None, lambda: refs)
     functools.update_wrapper(pure, fun)
-    out, finals = vmap(pure, in_axes=(ref_dims, [d for i, d in enumerate(dims) if i not in pos]),
-                       out_axes=(out_axes, ref_dims), axis_name=axis_name,
-                       axis_size=axis_size)([read(r) for r in refs], others)
+    mapped = vmap(pure, in_axes=(ref_dims, [d for i, d in enumerate(dims) if i not in pos]),
+                  out_axes=(out_axes, ref_dims), axis_name=axis_name, axis_size=axis_size,
+                  spmd_axis_name=spmd_axis_name)
+    out, finals = mapped([read(r) for r in refs], others)
     for r, v in zip(refs, finals):
         write(r, v)
     return out

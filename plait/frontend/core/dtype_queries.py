@@ -10,8 +10,8 @@ import numpy as np
 
 from plait.ir import dtypes as dt
 
-__all__ = ["extended", "prng_key", "issubdtype", "canonicalize_dtype", "finfo", "iinfo",
-           "itemsize_bits", "scalar_type_of"]
+__all__ = ["ExtendedDType", "extended", "prng_key", "supports_inf", "issubdtype",
+           "canonicalize_dtype", "finfo", "iinfo", "itemsize_bits", "scalar_type_of"]
 
 
 class extended(np.generic):  # noqa: N801  (JAX's name)
@@ -24,6 +24,27 @@ class prng_key(extended):  # noqa: N801
 
 
 _ABSTRACT = (extended, prng_key)
+
+
+_FINITE_FLOAT8 = frozenset(np.dtype(t) for t in (
+    ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz,
+    ml_dtypes.float8_e5m2fnuz))
+
+
+class ExtendedDType:
+    """The base class of dtypes a library defines for JAX's extended-dtype protocol
+    (``type``, ``_rules``, ``name``; flax's fp8 meta dtypes).  plait accepts the class so
+    that such libraries import, but its arrays hold NumPy dtypes and its own key dtypes
+    only: an operation given an instance raises ``TypeError``."""
+
+
+def supports_inf(dtype: Any) -> bool:
+    """Whether ``dtype`` can hold infinity, as JAX's ``dtypes.supports_inf`` answers: the
+    inexact dtypes but four finite-only float8 types.  (JAX's list, so the same answer:
+    it leaves out ``float8_e8m0fnu`` and ``float4_e2m1fn``, which have no infinity
+    either.)"""
+    d = np.dtype(dtype)
+    return issubdtype(d, np.inexact) and d not in _FINITE_FLOAT8
 
 
 def _as_dtype(x: Any) -> np.dtype[Any] | None:

@@ -12,11 +12,12 @@ import functools
 import os
 import types
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from plait.ir import config
 
-__all__ = ["api_boundary", "filter_traceback", "hide_plait_frames", "PLAIT_DIR", "is_plait_code"]
+__all__ = ["api_boundary", "excluded_paths", "filter_traceback", "hide_plait_frames", "PLAIT_DIR",
+           "include_frame", "is_plait_code", "register_exclusion"]
 
 # This module is plait/frontend/core/traceback_util.py: the package is two levels up.
 PLAIT_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
@@ -24,9 +25,67 @@ PLAIT_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file
 """The directory of the plait package (with a trailing separator): code there is internal."""
 
 
+_on_exclusion: list[Callable[[], None]] = []
+"""Functions called when the excluded paths change: caches of :func:`is_plait_code`'s
+answers."""
+
+
+class _Paths(list[str]):
+    """A list that tells :data:`_on_exclusion` of every change (libraries edit JAX's
+    ``_exclude_paths`` directly: flax's ``show_flax_in_tracebacks`` removes its own)."""
+
+    def _changed(self) -> None:
+        for forget in _on_exclusion:
+            forget()
+
+    def append(self, path: str) -> None:
+        super().append(path)
+        self._changed()
+
+    def remove(self, path: str) -> None:
+        super().remove(path)
+        self._changed()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        super().__setitem__(index, value)
+        self._changed()
+
+    def __delitem__(self, index: Any) -> None:
+        super().__delitem__(index)
+        self._changed()
+
+
+excluded_paths: list[str] = _Paths()
+"""Path prefixes of libraries' code treated as plait's own (JAX's ``_exclude_paths``):
+hidden from tracebacks and never taken as the user's line of an equation."""
+
+
 def is_plait_code(filename: str) -> bool:
-    """Whether code from ``filename`` is plait's own (not the user's)."""
-    return filename.startswith(PLAIT_DIR)
+    """Whether code from ``filename`` is plait's own, or a library's registered with
+    :func:`register_exclusion` (not the user's)."""
+    return filename.startswith(PLAIT_DIR) or any(filename.startswith(p)
+                                                 for p in excluded_paths)
+
+
+def include_frame(frame: types.FrameType) -> bool:
+    """Whether ``frame`` is the user's code (shown in filtered tracebacks), as JAX's
+    ``traceback_util.include_frame``."""
+    return not is_plait_code(frame.f_code.co_filename)
+
+
+def register_exclusion(path: str) -> None:
+    """Treat code under ``path`` (a file or directory prefix) as internal, as plait's own:
+    a library built on plait hides its frames from tracebacks and from equations' source
+    lines this way (JAX's ``traceback_util.register_exclusion``)."""
+    if not isinstance(path, str):
+        raise TypeError(f"register_exclusion: expected a path (str), but got {path!r}")
+    if path not in excluded_paths:
+        excluded_paths.append(path)
+
+
+def on_exclusion(forget: Callable[[], None]) -> None:
+    """Call ``forget`` whenever the excluded paths change."""
+    _on_exclusion.append(forget)
 P = ParamSpec("P")
 R = TypeVar("R")
 

@@ -26,7 +26,7 @@ from plait.frontend.core.leaks import check_leaks
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.run_guards import check_tracing
 from plait.frontend.core.tokens import Token
-from plait.frontend.core.traceback_util import is_plait_code
+from plait.frontend.core.traceback_util import is_plait_code, on_exclusion
 from plait.ir import config
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
@@ -79,13 +79,17 @@ class Trace:
     """A staging trace: the builder it records into and what it captured."""
 
     __slots__ = ("builder", "active", "invars", "debug_info", "purpose",
-                 "_const_index", "consts", "known", "_producers", "_scanned")
+                 "_const_index", "consts", "known", "_producers", "_scanned", "differentiated",
+                 "__weakref__")
 
     def __init__(self, purpose: str, debug_info: DebugInfo | None) -> None:
         self.builder = Builder()
         self.known: dict[Var, Any] | None = None
         """For a trace of concrete arguments (autodiff outside ``jit``): the values known
         so far, by variable (a concrete array, or an outer tracer to ask); else ``None``."""
+        self.differentiated = True
+        """Whether the known arguments are being differentiated: conversions that would
+        drop a derivative (``float`` ...) are then refused (not for partial evaluation)."""
         self._producers: dict[Var, Eqn] = {}
         self._scanned = 0  # how many of the builder's equations _producers covers
         self.active = True
@@ -321,6 +325,7 @@ def _cast_scalar(x: Any, dtype: np.dtype[Any]) -> Any:
 _internal_code: BoundedDict[int, tuple[CodeType, bool]] = BoundedDict("internal code objects")
 _source_cache: BoundedDict[tuple[int, int, str], tuple[CodeType, SourceInfo]] = BoundedDict(
     "source lines")
+on_exclusion(_internal_code.clear)
 
 
 def user_frame_info() -> SourceInfo | None:
@@ -449,7 +454,8 @@ class Tracer(Array):
         if trace.known is not None:
             value = trace.value_of(self._var)
             if value is not None:
-                if not keeps_derivative and trace.depends_on_inputs(self._var):
+                if not keeps_derivative and trace.differentiated and \
+                        trace.depends_on_inputs(self._var):
                     raise cls(_differentiated_message(self, what))
                 return value
         raise cls(_concrete_message(self, what))
@@ -609,13 +615,15 @@ def pop_trace(trace: Trace) -> None:
 
 def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractValue],
                purpose: str, debug_info: DebugInfo | None,
-               known_args: Sequence[Any] | None = None, refs: object = None
-               ) -> tuple[ClosedJaxpr, list[Any]]:
+               known_args: Sequence[Any] | None = None, refs: object = None,
+               differentiated: bool = True) -> tuple[ClosedJaxpr, list[Any]]:
     """Trace ``fun`` (flat list of inputs to flat list of outputs) to a closed jaxpr.
 
     With ``known_args`` (one value per input, ``None`` where unknown), the trace
     knows concrete values and ``bool(x)``, ``int(x)`` ... work on the tracers (see
-    :meth:`Trace.value_of`); the jaxpr is then specialized to the branches taken.
+    :meth:`Trace.value_of`); the jaxpr is then specialized to the branches taken.  Unless
+    ``differentiated`` is false, ``float(x)`` and other conversions that would drop a
+    derivative are refused on values computed from the arguments.
 
     ``refs`` is the token of a caller that carries Refs (see
     :func:`~plait.frontend.core.refs.carrying_refs`): a Ref of an enclosing trace used
@@ -632,6 +640,7 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
         if known_args is not None:
             trace.known = {t._var: x for t, x in zip(args, known_args, strict=True)
                            if x is not None}
+            trace.differentiated = differentiated
         outs = list(fun(*args))
         out_atoms = [trace.to_atom(o) for o in outs]
     except ForeignRef as e:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, overload
+from typing import Any, cast, overload
 from typing import Literal as Static
 
 import numpy as np
@@ -92,8 +92,16 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
         d, weak = _type_of(fill_value)
     else:
         d, weak = _user_dtype(dtype, "full"), False
+    if d == dt.float0:
+        return _float0(dims)
     value = convert(fill_value, d, weak)
     return _place(lax.broadcast_in_dim(value, dims, (), out_sharding=out_sharding), device)
+
+
+def _float0(shape: tuple[int, ...]) -> Array:
+    # float0 has no values and no device representation: JAX makes a host array of it
+    # (a NumPy array, though typed as the functions' results are).
+    return cast(Array, np.zeros(shape, dt.float0))
 
 
 def _type_of(x: Any) -> tuple[np.dtype[Any], bool]:
@@ -137,6 +145,8 @@ def _like(name: str, a: Any, fill: Any, dtype: Any, shape_: Any) -> Array:
         return broadcast_to(asarray(fill, d), s)
     # The result keeps the dtype and the weak type of ``a`` unless ``dtype`` is given.
     d, weak = like if dtype is None else (_user_dtype(dtype, name), False)
+    if d == dt.float0:
+        return _float0(s)
     value = convert(fill, d, weak)
     if aval_of(value) is not None and value.aval.weak_type != weak:
         value = lax.convert_element_type(value, d, weak)

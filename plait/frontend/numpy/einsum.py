@@ -11,7 +11,7 @@ axes laid end to end); a size-1 axis whose label is longer elsewhere broadcasts.
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ _LETTERS = string.ascii_letters
 
 def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "auto",
            precision: Any = None, preferred_element_type: Any = None,
+           _dot_general: Callable[..., Any] = lax.dot_general,
            out_sharding: Any = None) -> Array:
     """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
 
@@ -42,7 +43,9 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     The interleaved form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is accepted too.
     ``optimize`` is accepted and ignored (operands are contracted left to right).
     ``out_sharding`` is the sharding of the result's type (given to the last
-    contraction, which needs it when it contracts a sharded dimension).
+    contraction, which needs it when it contracts a sharded dimension).  ``_dot_general``
+    (JAX's private argument, which flax passes) does each contraction, called as
+    ``lax.dot_general`` is (``out_sharding=`` only when there is one).
 
     Raises:
       ValueError: malformed subscripts, or subscripts that do not fit the operands.
@@ -63,7 +66,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
         pet, weak = check_user_dtype(preferred_element_type, "einsum"), False
     requested = None if out_sharding is None else type_sharding_of(out_sharding, "einsum")
     result = _contract([as_array(convert(a, pet, False)) for a in arrays], inputs, output, pet,
-                       canonicalize_precision(precision), requested)
+                       canonicalize_precision(precision), requested, _dot_general)
     return lax.convert_element_type(result, pet, weak)
 
 
@@ -169,7 +172,8 @@ def _diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
 
 def _contract(arrays: list[Array], inputs: list[str], output: str,
               pet: np.dtype[Any], precision: Any = None,
-              requested: NamedSharding | None = None) -> Array:
+              requested: NamedSharding | None = None,
+              dot_general: Callable[..., Any] = lax.dot_general) -> Array:
     sizes: dict[str, int] = {}
     for a, term in zip(arrays, inputs):
         for c, d in zip(term, a.shape):
@@ -209,8 +213,8 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
             sharding = NamedSharding(requested.mesh,
                                      PartitionSpec(*(by_label[c] for c in labels)))
             requested = None
-        acc = lax.dot_general(acc, x, dims, precision=precision, preferred_element_type=pet,
-                              out_sharding=sharding)
+        acc = dot_general(acc, x, dims, precision, preferred_element_type=pet,
+                          **({} if sharding is None else {"out_sharding": sharding}))
         acc_labels = labels
     acc, acc_labels = _sum_unneeded(acc, acc_labels, out_set)
     perm = [acc_labels.index(c) for c in output]
