@@ -21,7 +21,8 @@ import plait  # noqa: E402
 
 plait.config.update("check_jaxprs", True)
 
-hypothesis.settings.register_profile("default", deadline=None, max_examples=60)
+# (40 examples by default keep CI within its time; the slow profile runs 600.)
+hypothesis.settings.register_profile("default", deadline=None, max_examples=40)
 hypothesis.settings.register_profile("slow", deadline=None, max_examples=600)
 hypothesis.settings.load_profile(os.environ.get("PLAIT_HYPOTHESIS_PROFILE", "default"))
 
