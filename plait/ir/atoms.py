@@ -89,11 +89,6 @@ def _normalize(value: Any, aval: ShapedArray) -> Scalar:
             raise TypeError(f"expected a scalar for a Literal, but got shape {np.shape(value)}")
         value = value.item()
     dt = aval.dtype
-    if dt == dtypes.float0:
-        # float0 has one value and no data; it lowers as a bool (JAX's representation).
-        if value is not False:
-            raise TypeError(f"expected False for a float0[] Literal, but got {value!r}")
-        return False
     if dtypes.is_bool(dt):
         if type(value) is not bool:
             raise TypeError(f"expected a bool for a bool[] Literal, but got {value!r}")
@@ -116,6 +111,11 @@ def _normalize(value: Any, aval: ShapedArray) -> Scalar:
             raise TypeError(f"expected a complex for a {aval.str_short()} Literal, but got "
                             f"{value!r}")
         return complex(value)
+    if dt == dtypes.float0:
+        # float0 has one value and no data; it lowers as a bool (JAX's representation).
+        if value is not False:
+            raise TypeError(f"expected False for a float0[] Literal, but got {value!r}")
+        return False
     raise TypeError(f"expected a numeric dtype for a Literal, but got {dt}")
 
 

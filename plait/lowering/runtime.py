@@ -31,9 +31,8 @@ from plait.lowering.emitter import tensor_type
 __all__ = ["client", "devices", "default_device", "device_put", "Executable", "compile_text",
            "compile_count", "Sharding", "to_numpy", "parse_module", "mlir_context",
            "refine_shapes", "SpmdLayout", "device_by_id", "local_devices", "started",
-           "start_distributed", "release_client", "default_sharding", "copy_to_host_async",
-           "hlo_cost_analysis",
-           "copy_to_device"]
+           "start_distributed", "release_client", "copy_to_host_async", "copy_to_device",
+           "hlo_cost_analysis"]
 
 _lock = threading.Lock()
 _client: Any = None
@@ -96,7 +95,6 @@ def release_client() -> None:
     global _client
     clear_caches()
     Sharding._interned.clear()
-    _home.clear()
     _client = None
 
 
@@ -208,17 +206,6 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
 def sharding_for(device: Any) -> Sharding:
     """The sharding placing a whole array on ``device`` (one per device)."""
     return Sharding(device)
-
-
-_home: list[Sharding] = []
-
-
-def default_sharding() -> Sharding:
-    """The sharding placing a whole array on the default device (kept until the client
-    is released)."""
-    if not _home:
-        _home.append(sharding_for(default_device()))
-    return _home[0]
 
 
 def device_put(value: np.ndarray, aval: ShapedArray, device: Any = None) -> Any:

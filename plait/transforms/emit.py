@@ -72,14 +72,14 @@ class Emitter:
     # -- constants -----------------------------------------------------------
     def literal(self, value: Any, dtype: np.dtype[Any], weak: bool = False) -> Literal:
         """A scalar literal of ``dtype``."""
-        if dtype == dt.float0:
-            v: Any = False  # (float0's one value)
-        elif dtype == dt.bool_:
-            v = bool(value)
+        if dtype == dt.bool_:
+            v: Any = bool(value)
         elif dt.is_integer(dtype):
             v = int(value)
         elif dt.is_complex(dtype):
             v = complex(value)
+        elif dtype == dt.float0:
+            v = False  # (float0's one value)
         else:
             v = float(value)
         return Literal(v, ShapedArray((), dtype, weak))

@@ -63,7 +63,7 @@ from plait.ir.errors import ArgumentError, RefError
 from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
 from plait.ir.sharding import NamedSharding, PartitionSpec, current_mesh, resolve
-from plait.lowering.runtime import Executable, devices
+from plait.lowering.runtime import Executable, devices, sharding_for
 from plait.transforms.key_reuse import jaxpr_signature
 
 __all__ = ["jit", "Jitted", "JitFunction"]
@@ -443,6 +443,10 @@ class JitFunction:
                     entry.executable.callbacks is None:
                 entry.fast = dispatch.fast_path(entry.executable, entry.kept,
                                                 entry.traced.out_tree, shaped_avals(outs))
+        if self.device is not None:
+            # (jit(device=) moves the Arrays committed elsewhere, as JAX does.)
+            leaves = [x.to_device(self.device) if type(x) is ArrayImpl and
+                      x.sharding is not sharding_for(self.device) else x for x in leaves]
         return execute(entry.executable, entry.traced, leaves, entry.donated, entry.kept)
 
     def _out_layouts(self, entry: _Entry) -> tuple[NamedSharding | None, ...]:

@@ -337,12 +337,7 @@ def device_buffer(x: Any, aval: ShapedArray, reuse: bool = True, device: Any = N
             return runtime.copy_to_device(buf, aval, device)
         return runtime.device_put(np.asarray(x, aval.dtype), aval, device)
     if type(x) is ArrayImpl:
-        buf = x.buffer()
-        s = buf._sharding
-        if type(s) is runtime.Sharding and s is not runtime.default_sharding():
-            # (Committed elsewhere, for a program jit(device=) placed on the default one.)
-            return runtime.copy_to_device(buf, aval, runtime.default_device())
-        return buf
+        return x.buffer()
     if reuse and type(x) in _SCALAR_TYPES:
         return scalar_buffer(Literal(x, aval))
     return runtime.device_put(np.asarray(x, aval.dtype), aval)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import types
-from collections.abc import Callable
+from collections.abc import Callable, MutableSequence
 from typing import Any, ParamSpec, TypeVar
 
 from plait.ir import config
@@ -30,32 +30,41 @@ _on_exclusion: list[Callable[[], None]] = []
 answers."""
 
 
-class _Paths(list[str]):
+class _Paths(MutableSequence[str]):
     """A list that tells :data:`_on_exclusion` of every change (libraries edit JAX's
-    ``_exclude_paths`` directly: flax's ``show_flax_in_tracebacks`` removes its own)."""
+    ``_exclude_paths`` directly: flax's ``show_flax_in_tracebacks`` removes its own).
+    Every mutation (``append``, ``remove``, ``extend`` ...) goes through the three below."""
+
+    def __init__(self) -> None:
+        self._items: list[str] = []
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._items[index] = value
+        self._changed()
+
+    def __delitem__(self, index: Any) -> None:
+        del self._items[index]
+        self._changed()
+
+    def insert(self, index: int, value: str) -> None:
+        self._items.insert(index, value)
+        self._changed()
 
     def _changed(self) -> None:
         for forget in _on_exclusion:
             forget()
 
-    def append(self, path: str) -> None:
-        super().append(path)
-        self._changed()
-
-    def remove(self, path: str) -> None:
-        super().remove(path)
-        self._changed()
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        super().__setitem__(index, value)
-        self._changed()
-
-    def __delitem__(self, index: Any) -> None:
-        super().__delitem__(index)
-        self._changed()
+    def __repr__(self) -> str:
+        return repr(self._items)
 
 
-excluded_paths: list[str] = _Paths()
+excluded_paths: MutableSequence[str] = _Paths()
 """Path prefixes of libraries' code treated as plait's own (JAX's ``_exclude_paths``):
 hidden from tracebacks and never taken as the user's line of an equation."""
 
