@@ -1606,6 +1606,17 @@ def _householder_args(rng: np.random.Generator, d: DType, s: Shape) -> list[np.n
     return [np.ascontiguousarray(np.swapaxes(a, -1, -2)).astype(d), taus.astype(d)]
 
 
+def _ormqr_args(left: bool) -> ArgMaker:
+    """geqrf's reflectors of an ``[..., m, n]`` matrix and a ``c`` of ``m`` rows (``left``)
+    or columns."""
+    def make(rng: np.random.Generator, d: DType, s: Shape) -> list[np.ndarray]:
+        a, taus = _householder_args(rng, d, s)
+        m = s[-2]
+        c_shape = s[:-2] + ((m, 3) if left else (2, m))
+        return [a, taus, rand(rng, d, c_shape, -1, 1)]
+    return make
+
+
 _FACTOR_SHAPES = ((3, 3), (4, 2), (2, 4), (2, 3, 3))
 _TALL_SHAPES = ((3, 3), (4, 2), (2, 4, 3))
 # lu, qr and singular values: JAX's derivatives are the true ones (pivots and signs do not
@@ -1623,6 +1634,12 @@ spec("geqrf", P.geqrf_p, {}, _matrix_args, (F32, C64), shapes=_FACTOR_SHAPES, to
 spec("householder_product", P.householder_product_p, {}, _householder_args, (F32, C64),
      shapes=_TALL_SHAPES, tol=16,
      jax_fn=lambda a, t: lax.linalg.householder_product_p.bind(a, t))
+for _left in (True, False):
+    for _transpose in (True, False):
+        spec(f"ormqr_{'left' if _left else 'right'}{'_t' if _transpose else ''}", P.ormqr_p,
+             {"left": _left, "transpose": _transpose}, _ormqr_args(_left), (F32, C64),
+             shapes=_FACTOR_SHAPES, tol=16,
+             jax_fn=lambda a, t, c, **kw: lax.linalg.ormqr(a, t, c, **kw))
 for _full in (True, False):
     spec(f"qr_{'full' if _full else 'reduced'}", P.qr_p,
          {"pivoting": False, "full_matrices": _full, "use_magma": None}, _matrix_args,

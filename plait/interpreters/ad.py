@@ -10,6 +10,7 @@ from plait.frontend.api.user_primitives import deflinear as deflinear
 from plait.frontend.api.user_primitives import is_undefined_primal as is_undefined_primal
 from plait.frontend.api.user_primitives import primitive_jvps as primitive_jvps
 from plait.frontend.api.user_primitives import primitive_transposes as primitive_transposes
+from plait.frontend.core.trace_queries import JVPTracer as JVPTracer
 
-__all__ = ["UndefinedPrimal", "Zero", "defjvp", "deflinear", "instantiate_zeros",
+__all__ = ["JVPTracer", "UndefinedPrimal", "Zero", "defjvp", "deflinear", "instantiate_zeros",
            "is_undefined_primal", "primitive_jvps", "primitive_transposes"]

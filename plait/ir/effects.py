@@ -19,10 +19,14 @@ __all__ = ["Effect", "NO_EFFECTS", "IO", "ORDERED_IO", "DEBUG", "ORDERED_DEBUG",
 
 @attrs.frozen
 class Effect:
-    """An effect, named for printing and compared by value."""
+    """An effect, named for printing and compared by value.  A library may subclass it
+    for effects of its own, as JAX's ``Effect`` (``class MyEffect(Effect): ...``);
+    an instance of such a subclass is named after it."""
 
-    name: str
-    """A short description, such as ``"IO"`` or ``"OrderedIO"``."""
+    name: str = attrs.field(default=attrs.Factory(lambda self: type(self).__name__,
+                                                  takes_self=True))
+    """A short description, such as ``"IO"`` or ``"OrderedIO"`` (by default the class's
+    name)."""
     ordered: bool = False
     """Whether executions must keep their program order (threaded with tokens)."""
 

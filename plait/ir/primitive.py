@@ -110,7 +110,7 @@ class Primitive:
     def __repr__(self) -> str:
         return self.name
 
-    def bind(self, *args: Any, **params: Any) -> Any:
+    def bind(self, /, *args: Any, **params: Any) -> Any:
         """Apply the primitive: staged into the current trace, or run eagerly."""
         if _bind_hook is None:
             raise RuntimeError("Primitive.bind needs the plait frontend: `import plait` first")

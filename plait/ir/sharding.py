@@ -87,8 +87,49 @@ def set_device_resolver(resolve: Callable[[int], Any]) -> None:
     _resolver[:] = [resolve]
 
 
+class _AxisTypeQueries:
+    """What a mesh's axis types say, for :class:`Mesh` and :class:`AbstractMesh`."""
+
+    __slots__ = ()
+    axis_names: tuple[str, ...]
+    axis_types: tuple[AxisType, ...]
+
+    def _axes_of(self, kind: AxisType) -> tuple[str, ...]:
+        return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is kind)
+
+    @property
+    def explicit_axes(self) -> tuple[str, ...]:
+        """The names of the ``Explicit`` axes."""
+        return self._axes_of(AxisType.Explicit)
+
+    @property
+    def auto_axes(self) -> tuple[str, ...]:
+        """The names of the ``Auto`` axes."""
+        return self._axes_of(AxisType.Auto)
+
+    @property
+    def manual_axes(self) -> tuple[str, ...]:
+        """The names of the ``Manual`` axes."""
+        return self._axes_of(AxisType.Manual)
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        """Whether the mesh has axes and all are ``Explicit``."""
+        return bool(self.axis_types) and len(self.explicit_axes) == len(self.axis_types)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        """Whether the mesh has axes and all are ``Auto``."""
+        return bool(self.axis_types) and len(self.auto_axes) == len(self.axis_types)
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        """Whether the mesh has axes and all are ``Manual``."""
+        return bool(self.axis_types) and len(self.manual_axes) == len(self.axis_types)
+
+
 @attrs.frozen(repr=False, init=False)
-class Mesh:
+class Mesh(_AxisTypeQueries):
     """A grid of devices with named axes: ``Mesh(devices, axis_names)``, ``devices`` an
     array (of devices, or of device ids) with one dimension per name.
 
@@ -233,7 +274,7 @@ class set_mesh:  # noqa: N801  (a function to its callers, as JAX's)
 
 
 @attrs.frozen(repr=False, init=False)
-class AbstractMesh:
+class AbstractMesh(_AxisTypeQueries):
     """``AbstractMesh(axis_sizes, axis_names, axis_types=None)``: axes without devices.
 
     Equal abstract meshes (same sizes, names, types and device kind) compare and
@@ -295,12 +336,6 @@ class AbstractMesh:
           NameError: a name is not an axis of the mesh.
         """
         return Mesh.axis_size(self, names)  # type: ignore[arg-type]  # (reads .shape, .axis_names only)
-
-    @property
-    def explicit_axes(self) -> tuple[str, ...]:
-        """The names of the ``Explicit`` axes."""
-        return tuple(n for n, t in zip(self.axis_names, self.axis_types)
-                     if t is AxisType.Explicit)
 
     def update(self, axis_sizes: Sequence[int] | None = None,
                axis_names: Sequence[str] | None = None,

@@ -167,7 +167,7 @@ def _register() -> None:
         SHARDING_RULES[p] = _windowed
     for p in (P.cholesky_p, P.triangular_solve_p, P.lu_p, P.qr_p, P.eigh_p, P.svd_p,
               P.eig_p, P.schur_p, P.hessenberg_p, P.geqrf_p, P.geqp3_p,
-              P.householder_product_p):
+              P.householder_product_p, P.ormqr_p):
         SHARDING_RULES[p] = _batched_matrices(p.name)
     SHARDING_RULES[P.random_wrap_p] = lambda ins, outs, specs, **_: [specs[0][:-1]]
     SHARDING_RULES[P.random_unwrap_p] = lambda ins, outs, specs, **_: [specs[0] + (None,)]

@@ -69,6 +69,23 @@ def _custom_jvp_call_jvp(e: Emitter, primals: Sequence[Atom], tangents: Sequence
 
 jvp_rules[P.custom_jvp_call_p] = _custom_jvp_call_jvp
 
+
+def _custom_jvp_call_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, name: str,
+                               call_jaxpr: ClosedJaxpr, jvp_jaxpr: ClosedJaxpr,
+                               num_consts: int, symbolic_zeros: bool,
+                               rule_error: str | None) -> Sequence[Cotangent]:
+    # A custom_jvp function applied to linear values (a JVP rule may apply it to
+    # tangents, as optimistix's does) is transposed through its definition, as in JAX:
+    # its rule is for differentiating, not transposing.
+    linear = [type(x) is UndefPrimal for x in ins]
+    t = transpose_jaxpr(call_jaxpr.jaxpr, linear)
+    nonlin = [x for x in ins if type(x) is not UndefPrimal]
+    outs = inline_jaxpr(e, t, (), [*nonlin, *[e.instantiate(c) for c in cts]])
+    return merge_lists(linear, [None] * linear.count(False), outs)
+
+
+transpose_rules[P.custom_jvp_call_p] = _custom_jvp_call_transpose
+
 _fwd_lin_cache: LRUCache[Any, tuple[ClosedJaxpr | None]] = LRUCache("custom_vjp forward")
 """Keyed by (bwd, number of residuals); the value in a 1-tuple, as ``None`` is a result."""
 

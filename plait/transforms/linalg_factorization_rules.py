@@ -392,6 +392,7 @@ jvp_rules[P.svd_p] = _svd_jvp
 jvp_rules[P.geqrf_p] = _not_differentiable(P.geqrf_p)
 jvp_rules[P.geqp3_p] = _not_differentiable(P.geqp3_p)
 jvp_rules[P.householder_product_p] = _not_differentiable(P.householder_product_p)
+jvp_rules[P.ormqr_p] = _not_differentiable(P.ormqr_p)
 for _prim in (P.lu_p, P.lu_pivots_to_permutation_p, P.geqrf_p, P.geqp3_p,
-              P.householder_product_p, P.qr_p, P.eigh_p, P.svd_p):
+              P.householder_product_p, P.ormqr_p, P.qr_p, P.eigh_p, P.svd_p):
     batching_rules[_prim] = _front(_prim)

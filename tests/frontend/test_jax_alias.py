@@ -24,9 +24,11 @@ from .jax_programs import (
     advi_steps,
     blackjax_samplers,
     deepmind_libs,
+    diffrax_models,
     equinox_models,
     flax_models,
     jaxopt_solvers,
+    nnx_models,
     numpyro_models,
     optax_train,
 )
@@ -158,6 +160,36 @@ def test_equinox_models_give_jaxs_numbers_on_plait(names: list[str]) -> None:
     _program_gives_jaxs_numbers(equinox_models, equinox_models.uses, names, atol=1e-6)
 
 
+# (The default run takes the MLP's training: nnx.Optimizer, nnx.jit, value_and_grad.)
+FEW_NNX = ["mlp_train"]
+
+
+@pytest.mark.parametrize("names", [FEW_NNX, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_flax_nnx_models_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # flax nnx imports jax.extend.core.Effect, jax.experimental.hijax's types,
+    # jax._src.state.types, jax._src.checkify and jax._src.tree_util._registry; it reads
+    # getattr(tracer, "sharding", None), jax.typeof of Refs and the mesh's axis types.
+    _program_gives_jaxs_numbers(nnx_models, nnx_models.uses, names, rtol=0.0, atol=0.0)
+
+
+# (The default run takes optimistix's solvers: Newton, BFGS, Levenberg-Marquardt over
+# lineax's QR, and implicit differentiation.)
+FEW_DIFFRAX = ["nonlinear_solves"]
+
+
+@pytest.mark.parametrize("names", [FEW_DIFFRAX, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_diffrax_lineax_optimistix_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # lineax imports jax._src.ad_util.stop_gradient_p and gives it a transpose rule,
+    # calls lax.linalg.ormqr and linearize(has_aux=); equinox's filter_jvp asks
+    # jax.extend.core.find_top_trace and ad.JVPTracer, its custom_vjps read .perturbed;
+    # optimistix's custom_jvp rule applies its function to tangents.  (BacksolveAdjoint's
+    # gradient is taken outside jit: the last bits differ.)
+    _program_gives_jaxs_numbers(diffrax_models, diffrax_models.uses, names, rtol=1e-6,
+                                atol=0.0)
+
+
 # (jaxopt runs its iterations as separate jitted calls: the default run takes two quick ones.)
 FEW_SOLVERS = ["lasso", "bisection"]
 
@@ -220,7 +252,7 @@ def test_the_alias_serves_plaits_modules_under_jaxs_names() -> None:
         from jax._src.flatten_util import ravel_pytree
         from jax._src import tree_util as private_tree_util
         print(ravel_pytree is plait.flatten_util.ravel_pytree,
-              private_tree_util is plait.tree_util)
+              private_tree_util.tree_map is plait.tree_util.tree_map)
     """)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -232,6 +264,50 @@ def test_the_alias_serves_plaits_modules_under_jaxs_names() -> None:
     assert lines[4] == ("module 'jax' (plait, by plait.compat.alias_jax) has no attribute "
                         "'no_such_thing': plait has no counterpart of jax.no_such_thing")
     assert lines[5] == "True True"
+
+
+_REGISTRY_PROBE = """
+    import collections, dataclasses, typing
+    import jax
+    from jax._src.tree_util import _registry
+    from jax._src.state.types import AbstractRef
+    from jax._src import checkify
+    from jax.experimental import checkify as public_checkify
+
+    @dataclasses.dataclass
+    class D:
+        a: int
+
+    class N(typing.NamedTuple):
+        a: int
+
+    class R:
+        pass
+
+    class Rt(typing.NamedTuple):
+        a: int
+
+    jax.tree_util.register_dataclass(D, ["a"], [])
+    jax.tree_util.register_pytree_node(R, lambda r: ((), None), lambda a, c: R())
+    jax.tree_util.register_pytree_node(Rt, lambda r: ((r.a,), None), lambda a, c: Rt(*c))
+    kinds = [tuple, list, dict, type(None), collections.OrderedDict, collections.defaultdict,
+             D, N, R, Rt, int, float, jax.Array, "tuple", None]
+    print([k in _registry for k in kinds])
+    print(isinstance(jax.typeof(jax.new_ref(jax.numpy.ones(2))), AbstractRef),
+          checkify.user_checks == public_checkify.user_checks)
+"""
+
+
+def test_private_registry_and_state_types_answer_as_jaxs() -> None:
+    # (flax nnx asks `type(x) in jax._src.tree_util._registry`, and imports
+    # jax._src.state.types.AbstractRef and jax._src.checkify)
+    theirs = _python(_REGISTRY_PROBE)
+    ours = _python("import plait.compat\nplait.compat.alias_jax()\n"
+                   + textwrap.dedent(_REGISTRY_PROBE))
+    assert theirs.returncode == 0, theirs.stderr
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout
+    assert "True" in theirs.stdout
 
 
 def test_alias_refuses_once_jax_itself_is_imported() -> None:

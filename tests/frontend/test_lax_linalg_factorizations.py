@@ -1,4 +1,4 @@
-"""lax.linalg's lu, lu_pivots_to_permutation, geqrf, householder_product, qr, eigh and svd
+"""lax.linalg's lu, lu_pivots_to_permutation, geqrf, householder_product, ormqr, qr, eigh and svd
 against jax 0.10.2: values for the four LAPACK dtypes (batched too) eagerly and under jit
 and vmap; jvp and grad of gauge-invariant functions; printed jaxprs; the lowered modules
 (JAX's LAPACK custom calls); the reference interpreter; bad arguments.  (QR with column
@@ -172,6 +172,31 @@ def test_geqrf_and_householder_product() -> None:
            np.complex64)
     _close(plait.jit(L.householder_product)(a, taus[..., :2]),
            jlax.linalg.householder_product(ja, jt[..., :2]), np.complex64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_ormqr_multiplies_by_q_as_jax(dtype: Any) -> None:
+    # (lineax's QR solver applies Q this way)
+    x = _normal((2, 5, 3), dtype)
+    a, taus = L.geqrf(x)
+    ja, jt = jax_linalg.geqrf(x)
+    rows, cols = _normal((2, 5, 4), dtype), _normal((2, 4, 5), dtype)
+    for left, c in ((True, rows), (False, cols)):
+        for transpose in (False, True):
+            ours = plait.jit(L.ormqr, static_argnames=("left", "transpose"))
+            theirs = jlax.linalg.ormqr(ja, jt, c, left=left, transpose=transpose)
+            _close(ours(a, taus, c, left=left, transpose=transpose), theirs, dtype)
+    q = L.householder_product(np.concatenate([np.asarray(a), np.zeros((2, 5, 2), dtype)], -1),
+                              np.concatenate([np.asarray(taus), np.zeros((2, 2), dtype)], -1))
+    _close(L.ormqr(a, taus, rows), np.asarray(q) @ rows, dtype, 10)
+    batched = plait.vmap(lambda a, t, c: L.ormqr(a, t, c, transpose=True))(a, taus, rows)
+    _close(batched, jlax.linalg.ormqr(ja, jt, rows, transpose=True), dtype)
+    with pytest.raises(TypeError, match=r"ormqr: expected c with 5 rows \(a's rows\) when "
+                       r"left=True, but got a: (f32|c64)\[2,5,3\], c: (f32|c64)\[2,4,5\]"):
+        L.ormqr(a, taus, cols)
+    with pytest.raises(NotImplementedError, match="Differentiation rule for 'ormqr' not "
+                       "implemented"):
+        plait.grad(lambda c: L.ormqr(a, taus, c).real.sum())(rows)
 
 
 @pytest.mark.parametrize("full_matrices", [True, False])

@@ -1,7 +1,9 @@
 """Small parts of JAX's API that libraries built on JAX call (flax among them), against
 JAX 0.10.2: ``jnp.einsum(_dot_general=)``, ``lax.scan(_split_transpose=)``,
 ``NamedSharding.update``, ``dtypes.supports_inf``, ``jax.extend.core``'s opaque trace
-state and ``source_info_util.register_exclusion``."""
+state and ``source_info_util.register_exclusion``; and flax nnx's: user effects, the
+hijax type declarations, the mesh's axis-type queries, ``sharding`` of traced values,
+``typeof`` of Refs and jit of Refs with shardings left unspecified."""
 
 from __future__ import annotations
 
@@ -13,18 +15,23 @@ from typing import Any
 
 import jax
 import jax._src.dtypes as jdtypes
+import jax._src.effects as jeffects
 import jax.numpy as jjnp
 import ml_dtypes
 import numpy as np
 import pytest
+from jax.experimental import hijax as jhijax
 from jax.extend import core as jcore
 
 import plait
 import plait.numpy as pjnp
+from plait.experimental import hijax
 from plait.extend import core as pcore
 from plait.extend import source_info_util
+from plait.frontend.api import hitypes
 from plait.frontend.core import traceback_util
 from plait.frontend.core.dtype_queries import supports_inf
+from plait.ir.effects import IO
 from plait.sharding import NamedSharding
 from plait.sharding import PartitionSpec as P
 
@@ -147,3 +154,104 @@ def test_lowered_cost_analysis_is_jaxs(name: str) -> None:
     assert theirs is not None
     for key in ("flops", "transcendentals", "bytes accessed"):
         assert ours.get(key) == theirs.get(key), key
+
+
+def test_user_effects_subclass_and_group_as_jaxs() -> None:
+    # (flax nnx declares `class VariableEffect(Effect): ...` and allows it in control flow)
+    class Mine(pcore.Effect):
+        ...
+
+    class Theirs(jcore.Effect):
+        ...
+
+    ours, theirs = hitypes.EffectTypeSet(), jeffects.EffectTypeSet()
+    ours.add_type(Mine)
+    theirs.add_type(Theirs)
+    assert ours.contains(Mine()) and theirs.contains(Theirs())
+    assert not ours.contains(IO) and not theirs.contains(jeffects.Effect())
+    mine = Mine()
+    assert ours.filter_not_in([mine, IO]) == [IO] and ours.filter_in([mine, IO]) == [mine]
+    assert mine.name == "Mine" and not mine.ordered and mine != IO
+    with pytest.raises(TypeError, match="add_type: expected a subclass of Effect, but got"):
+        ours.add_type(int)  # type: ignore[arg-type]  # (the wrong type tested)
+
+
+def test_hi_types_are_declared_but_not_applied() -> None:
+    class BoxTy(hijax.MutableHiType):
+        __slots__ = ()
+
+    class BoxNew(hijax.HiPrimitive):
+        pass
+
+    assert isinstance(BoxTy(), pcore.AbstractValue)
+    assert hijax.aval_property(fget=len).fget is len and hijax.aval_method(len).fun is len
+    assert hijax.AvalQDD(BoxTy(), None).qdd is None
+    hijax.register_hitype(list, lambda v: BoxTy())
+    with pytest.raises(NotImplementedError, match="HiPrimitive 'box_new': plait does not trace "
+                       "values of high-level \\(hijax\\) types yet"):
+        BoxNew("box_new").bind(1.0)
+    with pytest.raises(TypeError, match="register_hitype: expected a class and a function"):
+        hijax.register_hitype(1, len)  # type: ignore[arg-type]  # (the wrong type tested)
+    missing = {n for n in dir(jhijax) if not n.startswith("_")} - set(dir(hijax))
+    assert missing == {"HiPspec", "TransformedRef"}
+
+
+AXIS_TYPES = [("Explicit", "Explicit"), ("Auto", "Auto"), ("Manual", "Manual"),
+              ("Explicit", "Auto"), ("Manual", "Explicit")]
+
+
+@pytest.mark.parametrize("types", AXIS_TYPES, ids=["-".join(t) for t in AXIS_TYPES])
+def test_mesh_axis_type_queries_are_jaxs(types: tuple[str, str]) -> None:
+    ours = [plait.sharding.AbstractMesh((1, 1), ("a", "b"),
+                                        tuple(getattr(plait.sharding.AxisType, t) for t in types)),
+            plait.make_mesh((1, 1), ("a", "b"),
+                            axis_types=tuple(getattr(plait.sharding.AxisType, t) for t in types))]
+    theirs = [jax.sharding.AbstractMesh((1, 1), ("a", "b"),
+                                        tuple(getattr(jax.sharding.AxisType, t) for t in types)),
+              jax.make_mesh((1, 1), ("a", "b"),
+                            axis_types=tuple(getattr(jax.sharding.AxisType, t) for t in types))]
+    for our, their in zip(ours, theirs):
+        for query in ("are_all_axes_explicit", "are_all_axes_auto", "are_all_axes_manual",
+                      "explicit_axes", "auto_axes", "manual_axes"):
+            assert getattr(our, query) == getattr(their, query), query
+
+
+def test_traced_values_have_no_sharding_attribute() -> None:
+    # (flax reads getattr(value, "sharding", None) on traced values)
+    seen: list[Any] = []
+
+    def look(x: Any) -> Any:
+        seen.append(getattr(x, "sharding", None))
+        return x
+
+    for lib in (plait, jax):
+        lib.jit(look)(1.0)
+    assert seen == [None, None]
+    with pytest.raises(AttributeError, match="sharding needs a concrete array, but got a traced "
+                       "value of type float32\\[\\]"):
+        plait.jit(lambda x: x.sharding)(1.0)
+
+
+def test_typeof_a_ref_is_its_abstract_ref() -> None:
+    ours = plait.typeof(plait.new_ref(pjnp.ones(3)))
+    theirs = jax.typeof(jax.new_ref(jjnp.ones(3)))
+    assert type(ours).__name__ == type(theirs).__name__ == "AbstractRef"
+    assert isinstance(ours, hijax.AbstractRef) and isinstance(theirs, jhijax.AbstractRef)
+    assert ours.inner_aval.str_short(short_dtypes=False) == theirs.inner_aval.str_short()
+
+
+def test_jit_of_refs_takes_shardings_left_unspecified() -> None:
+    # (flax's nnx.jit gives out_shardings=(None, None, None) for its tuple of results)
+    def count(r: Any) -> Any:
+        r[...] += 1.0
+        return r[...] * 2, r[...]
+
+    results = []
+    for lib, np_ in ((plait, pjnp), (jax, jjnp)):
+        r = lib.new_ref(np_.zeros(2))
+        out = lib.jit(count, in_shardings=None, out_shardings=(None, None))(r)
+        results.append((np.asarray(out[0]), np.asarray(r[...])))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    with pytest.raises(plait.errors.RefError, match="donate_argnums are not supported"):
+        plait.jit(count, donate_argnums=0)(plait.new_ref(pjnp.zeros(2)))

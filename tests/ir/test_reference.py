@@ -143,7 +143,8 @@ _KNOWN_TYPING_DIFFERENCES: dict[str, str] = {
        for name in ("cholesky", "triangular_solve_left_lower", "lu", "geqrf",
                     "householder_product", "qr_full", "eigh", "svd_values", "eig",
                     "tridiagonal_solve", "hessenberg", "tridiagonal_lower", "schur", "geqp3",
-                    "svd_empty_uv_full")
+                    "svd_empty_uv_full", "ormqr_left", "ormqr_left_t", "ormqr_right",
+                    "ormqr_right_t")
        for d in ("float16", "bfloat16")},
 }
 

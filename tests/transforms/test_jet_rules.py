@@ -51,7 +51,7 @@ NO_JET_RULE = {
     "regularized_incomplete_beta", "zeta",
     # linear algebra
     "cholesky", "eig", "eigh", "geqp3", "geqrf", "hessenberg", "householder_product", "lu",
-    "lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve", "tridiagonal",
+    "lu_pivots_to_permutation", "ormqr", "qr", "schur", "svd", "triangular_solve", "tridiagonal",
     "tridiagonal_solve", "todense",
     # no floating operands (never reached with a series)
     "axis_index", "dim_as_value", "empty", "iota", "mulhi", "platform_index", "random_bits",

@@ -11,8 +11,10 @@ from typing import Any
 from plait.extend.core import primitives as primitives
 from plait.frontend.api.user_primitives import Primitive as Primitive
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.trace_queries import find_top_trace as find_top_trace
 from plait.frontend.core.tracing import Trace, current_trace
 from plait.ir import ClosedJaxpr as ClosedJaxpr
+from plait.ir import Effect as Effect
 from plait.ir import Eqn as JaxprEqn
 from plait.ir import Jaxpr as Jaxpr
 from plait.ir import Literal as Literal
@@ -23,9 +25,10 @@ from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.errors import JaxprTypeError as JaxprTypeError
 from plait.ir.sharding import NamedSharding, PartitionSpec
 
-__all__ = ["ClosedJaxpr", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal", "OpaqueTraceState",
-           "Primitive", "Var", "check_jaxpr", "get_opaque_trace_state", "jaxpr_as_fun",
-           "mapped_aval", "primitives", "subjaxprs", "unmapped_aval"]
+__all__ = ["ClosedJaxpr", "Effect", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal",
+           "OpaqueTraceState", "Primitive", "Var", "check_jaxpr", "find_top_trace",
+           "get_opaque_trace_state", "jaxpr_as_fun", "mapped_aval", "primitives", "subjaxprs",
+           "unmapped_aval"]
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:

@@ -174,19 +174,31 @@ def _as_value(x: Any, aval: Any) -> Any:
     return wrap_output(a, device_buffer(x, a))
 
 
+@overload
+def linearize(fun: Callable[..., R], *primals: Any,
+              has_aux: Literal[False] = False) -> tuple[R, Callable[..., R]]: ...
+@overload
+def linearize(fun: Callable[..., tuple[R, A]], *primals: Any,
+              has_aux: Literal[True]) -> tuple[R, Callable[..., R], A]: ...
+@overload
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool) -> Any: ...
 @api_boundary
-def linearize(fun: Callable[..., R], *primals: Any) -> tuple[R, Callable[..., R]]:
-    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linearized function."""
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the linearized function.
+    With ``has_aux``, ``fun`` returns ``(out, aux)`` and ``linearize`` returns
+    ``(out, f_jvp, aux)``, ``aux`` not differentiated."""
     def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
-        if not refs:
-            return _linearize(fun, primals, token)
-        (out, aux), f_jvp_r = _linearize(with_finals(fun, refs, False), primals, token)
-        write_finals(refs, aux, False)
+        f = with_finals(fun, refs, has_aux) if refs else fun
+        out, f_jvp_all = _linearize(f, primals, token)
+        if not refs and not has_aux:
+            return out, f_jvp_all
+        out, aux = out  # (aux: the user's, the Refs' final values, or both)
+        user_aux = write_finals(refs, aux, has_aux) if refs else aux
 
         def f_jvp(*tangents: Any) -> Any:
-            return f_jvp_r(*tangents)[0]
-        return out, f_jvp
-    return carrying_refs(attempt)  # type: ignore[no-any-return]  # (the pair built above)
+            return f_jvp_all(*tangents)[0]
+        return (out, f_jvp, user_aux) if has_aux else (out, f_jvp)
+    return carrying_refs(attempt)
 
 
 def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], token: object

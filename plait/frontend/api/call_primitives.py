@@ -29,7 +29,7 @@ class CallPrimitive:
         self.name = name
         self._evaluate = evaluate
 
-    def bind(self, *args: Any, **params: Any) -> Any:
+    def bind(self, /, *args: Any, **params: Any) -> Any:
         """Evaluate the call on ``args`` (staged into the current trace when tracing)."""
         return self._evaluate(*args, **params)
 

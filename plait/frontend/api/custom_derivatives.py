@@ -22,6 +22,7 @@ from plait.frontend.api.pullback import float0_zeros, zeros_for
 from plait.frontend.api.symbolic_zeros import CustomVJPPrimal, SymbolicZero
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify, fun_name
+from plait.frontend.core.trace_queries import perturbed
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import bind, current_trace, is_concretizable, value_aval
@@ -397,14 +398,14 @@ class custom_vjp(_CustomFunction[P, R]):
         rule_error = None
         try:
             fw, bw = self._traced_rules(self.fwd, self.bwd, f, nd, static, avals, in_tree, name,
-                                        known, self.symbolic_zeros)
+                                        known, perturbed(leaves) if self.symbolic_zeros else None)
         except Exception as exc:  # noqa: BLE001  (any error of the user's rules)
             # As for custom_jvp: JAX runs the rules only when differentiating.
             rule_error = defer_rule_error(exc, f"the custom_vjp rules {fun_name(self.fwd)} and "
                                                f"{fun_name(self.bwd)} of {name}")
             fw, bw = self._traced_rules(lambda *d: (_replay(f)(*d), ()),
                                         lambda res, ct: (None,) * len(in_tree.children()),
-                                        f, (), (), avals, in_tree, name, known, False)
+                                        f, (), (), avals, in_tree, name, known, None)
         consts = f.closed.consts + fw.closed.consts + bw.closed.consts
         call = _with_consts(f, consts, 0)
         fwd_j = _with_consts(fw, consts, len(f.closed.consts))
@@ -418,18 +419,19 @@ class custom_vjp(_CustomFunction[P, R]):
     def _traced_rules(self, fwd_fun: Callable[..., Any], bwd_fun: Callable[..., Any],
                       f: TracedFunction, nd: tuple[int, ...], static: Any,
                       avals: list[ShapedArray], in_tree: PyTreeDef, name: str,
-                      known: Sequence[Any] | None, symbolic_zeros: bool
+                      known: Sequence[Any] | None, perturbed: Sequence[bool] | None
                       ) -> tuple[TracedFunction, TracedFunction]:
         """``fwd_fun`` and ``bwd_fun`` traced (bwd on fwd's residuals and the output
-        cotangents) and their outputs checked."""
+        cotangents) and their outputs checked; with symbolic zeros, fwd's arguments are
+        ``CustomVJPPrimal``s marked ``perturbed`` as given."""
         frame = _SelfCall(static, f)
 
         def fwd_flat(*d: Any) -> Any:
             frame.inputs = d
             try:
-                if symbolic_zeros:
-                    wrapped = [CustomVJPPrimal(x, dt.is_inexact(a.dtype))
-                               for x, a in zip(tree_flatten(tuple(d))[0], avals)]
+                if perturbed is not None:
+                    wrapped = [CustomVJPPrimal(x, p)
+                               for x, p in zip(tree_flatten(tuple(d))[0], perturbed)]
                     return fwd_fun(*_merge(nd, static, tree_unflatten(in_tree, wrapped)))
                 return fwd_fun(*_merge(nd, static, d))
             finally:

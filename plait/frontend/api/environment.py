@@ -7,13 +7,15 @@ import contextlib
 import platform
 import sys
 from collections.abc import Iterator
-from typing import Any
+from importlib.metadata import version
+from typing import Any, overload
 
 import numpy as np
 
 from plait.frontend.core.arguments import abstractify
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl, cached_scalar_buffers
+from plait.frontend.core.refs import AbstractRef, Ref
 from plait.frontend.core.tree_util import tree_map
 from plait.ir import config as _config
 from plait.ir.avals import ShapedArray
@@ -85,16 +87,20 @@ def device_get(x: Any) -> Any:
         return tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array) else leaf, x)
 
 
-def typeof(x: Any) -> ShapedArray:
+@overload
+def typeof(x: Ref) -> AbstractRef: ...
+@overload
+def typeof(x: Any) -> ShapedArray: ...
+def typeof(x: Any) -> ShapedArray | AbstractRef:
     """The type plait gives ``x`` when it is an argument: shape, dtype and weak type
-    (``typeof(1.0)`` is a weakly typed ``f32[]``)."""
+    (``typeof(1.0)`` is a weakly typed ``f32[]``); a Ref's is its ``AbstractRef``."""
+    if isinstance(x, Ref):
+        return x.aval
     return abstractify(x, "x", "typeof")
 
 
 def print_environment_info(return_string: bool = False) -> str | None:
     """Print (or return) the versions of plait and its runtime, and the devices."""
-    from importlib.metadata import version
-
     devices = runtime.devices()
     lines = [f"plait:  {version('plait')}", f"jaxlib: {version('jaxlib')}",
              f"numpy:  {np.__version__}", f"python: {sys.version}",

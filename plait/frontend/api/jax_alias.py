@@ -92,19 +92,21 @@ class _Loader(importlib.abc.Loader):
 
 
 _INTERNAL_TWINS: Final = {
+    "jax._src.checkify": "plait.experimental.checkify",
     "jax._src.compiler": "plait.lowering.compiler",
     "jax._src.flatten_util": "plait.flatten_util",
-    "jax._src.tree_util": "plait.tree_util",
     "jax._src.typing": "plait.typing",
 }
 """The modules of JAX's internals that libraries import for names the public API has too
-(blackjax's ``from jax._src.flatten_util import ravel_pytree``), served by plait's public
+(blackjax's ``from jax._src.flatten_util import ravel_pytree``, flax's ``from jax._src
+import checkify``), served by plait's public
 module of those names, and ``jax._src.compiler``, whose ``backend_compile_and_load`` chex
 wraps to restrict compilation (every compilation of plait calls plait's function of that
 name).  The rest of ``jax._src`` is not served."""
 
 
 _INTERNAL_PARTS: Final = {
+    "jax._src.ad_util": {"stop_gradient_p": "plait.ir.primitives:stop_gradient_p"},
     "jax._src.core": {
         name: f"plait.core:{name}"
         for name in ("AbstractValue", "ClosedJaxpr", "Jaxpr", "ShapedArray", "Trace", "Tracer",
@@ -118,6 +120,10 @@ _INTERNAL_PARTS: Final = {
         "supports_inf": "plait.frontend.core.dtype_queries:supports_inf"},
     "jax._src.dispatch": {
         "wait_for_tokens": "plait.frontend.api.environment:effects_barrier"},
+    "jax._src.state.types": {"AbstractRef": "plait.frontend.core.refs:AbstractRef"},
+    "jax._src.tree_util": {
+        "*": "plait.tree_util",
+        "_registry": "plait.frontend.core.tree_util:node_types"},
     "jax._src.traceback_util": {
         "api_boundary": "plait.frontend.core.traceback_util:api_boundary",
         "include_frame": "plait.frontend.core.traceback_util:include_frame",
@@ -125,11 +131,15 @@ _INTERNAL_PARTS: Final = {
         "_exclude_paths": "plait.frontend.core.traceback_util:excluded_paths"},
 }
 """The modules of JAX's internals served in part, by JAX's name: where each name comes
-from (``module:name``).  numpyro calls ``jax._src.core.trace_state_clean`` to skip caching
+from (``module:name``; ``"*"`` names a module all of whose public names are served).
+numpyro calls ``jax._src.core.trace_state_clean`` to skip caching
 while tracing; flax and equinox register their files with ``jax._src.traceback_util``
 (so that they count as internal code: ``_exclude_paths`` is plait's list itself); flax
 subclasses ``jax._src.dtypes.ExtendedDType``; equinox waits for pending effects at exit
-with ``jax._src.dispatch.wait_for_tokens`` (plait's ``effects_barrier``).  Any other name
+with ``jax._src.dispatch.wait_for_tokens`` (plait's ``effects_barrier``); flax nnx tests
+``type in jax._src.tree_util._registry`` (the types plait's registry flattens as nodes)
+and imports ``jax._src.state.types.AbstractRef``; lineax gives
+``jax._src.ad_util.stop_gradient_p`` a transpose rule.  Any other name
 of theirs raises ``AttributeError``."""
 
 
@@ -137,7 +147,8 @@ class _InternalPart(types.ModuleType):
     """A module of :data:`_INTERNAL_PARTS`: the names it serves, and no others."""
 
     def __getattr__(self, name: str) -> Any:
-        served = ", ".join(_INTERNAL_PARTS[self.__name__])
+        served = ", ".join(f"the public names of {source}" if name == "*" else name
+                           for name, source in _INTERNAL_PARTS[self.__name__].items())
         raise AttributeError(f"module {self.__name__!r} (plait, by plait.compat.alias_jax) "
                              f"has no attribute {name!r}: of JAX's internals it serves "
                              f"only {served}")
@@ -145,20 +156,26 @@ class _InternalPart(types.ModuleType):
 
 def _internal_part(fullname: str) -> types.ModuleType:
     names = _INTERNAL_PARTS[fullname]
-    module = _InternalPart(fullname, f"Part of JAX's {fullname}: {', '.join(names)}.")
+    module = _InternalPart(fullname, f"Part of JAX's {fullname}, served by plait.")
     for name, source in names.items():
+        if name == "*":
+            whole = importlib.import_module(source)
+            for public in whole.__all__:
+                setattr(module, public, getattr(whole, public))
+            continue
         source_module, source_name = source.split(":")
         setattr(module, name, getattr(importlib.import_module(source_module), source_name))
     return module
 
 
 class _JaxInternals(types.ModuleType):
-    """``jax._src`` under the alias: a package holding only :data:`_INTERNAL_TWINS` and
+    """``jax._src`` (or a package of it, as ``jax._src.state``) under the alias: a
+    package holding only :data:`_INTERNAL_TWINS` and
     :data:`_INTERNAL_PARTS`."""
 
     def __getattr__(self, name: str) -> Any:
-        raise AttributeError(f"module 'jax._src' (plait, by plait.compat.alias_jax) has no "
-                             f"attribute {name!r}: JAX's internals are not served")
+        raise AttributeError(f"module {self.__name__!r} (plait, by plait.compat.alias_jax) "
+                             f"has no attribute {name!r}: JAX's internals are not served")
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -174,8 +191,9 @@ class _Finder(importlib.abc.MetaPathFinder):
             module.__version_info__ = _VERSION_INFO  # type: ignore[attr-defined]  # (module attribute)
         elif fullname == "jax.version":
             module = _version_module()
-        elif fullname == "jax._src":
-            module = _JaxInternals("jax._src", "JAX's internals: only the modules of "
+        elif fullname == "jax._src" or any(part.startswith(fullname + ".")
+                                           for part in _INTERNAL_PARTS):
+            module = _JaxInternals(fullname, "JAX's internals: only the modules of "
                                    "_INTERNAL_TWINS (by their public twins) and "
                                    "_INTERNAL_PARTS are served.")
             module.__path__ = []

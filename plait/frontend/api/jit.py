@@ -51,7 +51,13 @@ from plait.frontend.core.trace_to_jaxpr import (
 )
 from plait.frontend.core.traceback_util import hide_plait_frames
 from plait.frontend.core.tracing import ForeignRef, Tracer, _state, bind
-from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
+from plait.frontend.core.tree_util import (
+    broadcast_prefix,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+)
 from plait.frontend.core.value_checks import check_jit_result
 from plait.frontend.lax.parallel import with_sharding_constraint
 from plait.ir import dtypes as dt
@@ -376,7 +382,8 @@ class JitFunction:
         """A call of a function that takes or closes over Refs: the jitted function of
         their values (:func:`~plait.frontend.api.refs.pure_with_refs`), run or staged,
         and its final values written back to the Refs."""
-        if self.in_shardings is not None or self.out_shardings is not None or \
+        # (a tree of Nones, as flax gives, asks for nothing)
+        if tree_leaves(self.in_shardings) or tree_leaves(self.out_shardings) or \
                 self.donate_argnums:
             raise RefError(f"jit({fun_name(self.fun)}): in_shardings, out_shardings and "
                            "donate_argnums are not supported for functions that take or "

@@ -11,7 +11,7 @@ from plait.frontend.core.arguments import ShapeDtypeStruct, static_args
 from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tree_util import tree_unflatten
+from plait.frontend.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from plait.ir.avals import shaped_avals
 from plait.ir.jaxpr import ClosedJaxpr
 
@@ -69,15 +69,26 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``fun(*args, **kwargs)``, found by tracing only.
 
     Arguments may be arrays, scalars or :class:`ShapeDtypeStruct`\\ s; nothing is
-    compiled or run.  Returns a pytree of ``ShapeDtypeStruct`` shaped like the result.
+    compiled or run.  Returns a pytree of ``ShapeDtypeStruct`` shaped like the result
+    (a ``ShapeDtypeStruct`` the function returns is returned as it is, as in JAX).
     """
     def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
         # Refs the function uses are read, never written: nothing runs.
         f = with_finals(fun, refs, False) if refs else fun
+        given: dict[int, ShapeDtypeStruct] = {}
+        tree: list[PyTreeDef] = []
+
+        def traced_leaves(*a: Any, **k: Any) -> list[Any]:
+            leaves, out_tree = tree_flatten(f(*a, **k))
+            given.update((i, x) for i, x in enumerate(leaves) if type(x) is ShapeDtypeStruct)
+            tree.append(out_tree)
+            return [x for i, x in enumerate(leaves) if i not in given]
+
         call = flatten_call(f, args, kwargs, (), ())
-        traced = trace_function(f, call, "eval_shape", refs=token)
-        shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                  for a in shaped_avals(traced.closed.out_avals)]
-        out = tree_unflatten(traced.out_tree, shapes)
+        traced = trace_function(traced_leaves, call, "eval_shape", refs=token)
+        shapes = iter([ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                       for a in shaped_avals(traced.closed.out_avals)])
+        out = tree_unflatten(tree[0], [given[i] if i in given else next(shapes)
+                                       for i in range(tree[0].num_leaves)])
         return out[0] if refs else out
     return carrying_refs(attempt)

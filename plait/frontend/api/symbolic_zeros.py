@@ -12,9 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.tracing import value_aval
+from plait.frontend.core.tree_util import tree_map
+from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 
 __all__ = ["CustomVJPPrimal", "SymbolicZero", "zero_from_primal"]
@@ -56,12 +59,19 @@ class SymbolicZero:
 
     @classmethod
     def from_primal_value(cls, value: Any) -> SymbolicZero:
-        """The symbolic zero tangent of ``value``."""
-        return cls(value_aval(value))
+        """The symbolic zero tangent of ``value`` (of its tangent type: ``float0`` for
+        integers and booleans)."""
+        return cls(value_aval(value).to_tangent_aval())
 
 
 def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
-    """A zero like ``value``: an array of zeros, or a :class:`SymbolicZero`."""
-    if symbolic_zeros:
-        return SymbolicZero.from_primal_value(value)
-    return lax.full_like(value, 0)
+    """Zero tangents like ``value``, a pytree: :class:`SymbolicZero`\\ s, or arrays of
+    zeros (host ``float0`` zeros for integers and booleans), as JAX's."""
+    def zero(x: Any) -> Any:
+        if symbolic_zeros:
+            return SymbolicZero.from_primal_value(x)
+        t = value_aval(x).to_tangent_aval()
+        if t.dtype == dt.float0:
+            return np.zeros(t.shape, dt.float0)
+        return lax.full_like(x, 0)
+    return tree_map(zero, value)

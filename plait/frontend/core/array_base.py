@@ -76,8 +76,10 @@ class Array:
 
     @property
     def sharding(self) -> Any:
-        """Where the array lives: a ``SingleDeviceSharding`` or a ``NamedSharding``."""
-        raise self._needs_concrete("sharding")
+        """Where the array lives: a ``SingleDeviceSharding`` or a ``NamedSharding``.
+        A traced value has none: ``AttributeError``, as JAX's, so that
+        ``getattr(x, "sharding", None)`` works on both."""
+        raise AttributeError(str(self._needs_concrete("sharding")))
 
     @property
     def addressable_shards(self) -> list[Any]:

@@ -206,16 +206,29 @@ class Trace:
             stack.pop()
         return _resolved(known, var)
 
-    def depends_on_inputs(self, var: Var) -> bool:
-        """Whether ``var`` depends on an input with a tangent space (a value being
-        differentiated) or on a captured outer traced value."""
-        live = {v for v in self.invars if dt.is_inexact(shaped(v.aval).dtype)}
-        live.update(v for v, c in self.consts if type(c) is Tracer)
-        deps = {var}
-        for eqn in reversed(self.builder.eqns):
-            if any(v in deps for v in eqn.outvars):
-                deps.update(a for a in eqn.invars if type(a) is Var)
-        return not live.isdisjoint(deps)
+    @property
+    def main(self) -> Trace:
+        """The trace itself (JAX's ``Trace.main``, which libraries compare by identity)."""
+        return self
+
+    def depend_on_inputs(self, vars: Sequence[Var], captured: Sequence[Var] | None = None
+                         ) -> list[bool]:
+        """Whether each of ``vars`` depends on an input with a tangent space (a value
+        being differentiated) or on a captured outer traced value (those of ``captured``;
+        by default all), through values that carry tangents: inexact ones, not through
+        ``stop_gradient`` (as JAX's symbolic zeros)."""
+        live = {v for v in self.invars if _has_tangents(v)}
+        live.update(captured if captured is not None else
+                    [v for v, c in self.consts if type(c) is Tracer])
+        for eqn in self.builder.eqns:
+            if eqn.primitive is not P.stop_gradient_p and \
+                    any(type(a) is Var and a in live for a in eqn.invars):
+                live.update(v for v in eqn.outvars if _has_tangents(v))
+        return [v in live for v in vars]
+
+
+def _has_tangents(v: Var) -> bool:
+    return type(v.aval) is ShapedArray and dt.is_inexact(v.aval.dtype)
 
 
 def _resolved(known: dict[Var, Any], v: Var) -> Any | None:
@@ -358,7 +371,7 @@ def set_eager_impl(impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], An
     _eager_impl = impl
 
 
-def bind(prim: Primitive, *args: Any, **params: Any) -> Any:
+def bind(prim: Primitive, /, *args: Any, **params: Any) -> Any:
     """Apply ``prim``: staged into the innermost trace, or run eagerly."""
     stack = _state.stack
     if not stack:
@@ -455,7 +468,7 @@ class Tracer(Array):
             value = trace.value_of(self._var)
             if value is not None:
                 if not keeps_derivative and trace.differentiated and \
-                        trace.depends_on_inputs(self._var):
+                        trace.depend_on_inputs([self._var])[0]:
                     raise cls(_differentiated_message(self, what))
                 return value
         raise cls(_concrete_message(self, what))

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
+from collections.abc import Callable, Container, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar, cast, runtime_checkable
 
 import jaxlib._jax as _jax
 
@@ -98,6 +98,23 @@ dispatch_registry = _pt.PyTreeRegistry(enable_none=True, enable_tuple=True,
 """The registry jit's C++ dispatch flattens calls with: every node of the user registry,
 and concrete Arrays as nodes whose one child is their device buffer, so that
 jaxlib's dispatcher can read the buffers and rebuild Arrays around its results."""
+
+class _NodeTypes(Container[type]):
+    """The types :data:`default_registry` flattens as nodes (``t in node_types``), but
+    for named tuples not registered themselves, as JAX's ``tree_util._registry``."""
+
+    def __contains__(self, t: object) -> bool:
+        if not (isinstance(t, type) and _registry.is_node(t)):
+            return False
+        return t is tuple or not issubclass(t, tuple) or t in unflatten_functions
+
+    def __repr__(self) -> str:
+        return "<the node types of plait's pytree registry>"
+
+
+node_types: Final = _NodeTypes()
+"""Whether a type is a pytree node (``type(x) in node_types``): the built-in containers
+and every registered type."""
 
 unflatten_functions: dict[type, Callable[[Any, Iterable[Any]], Any]] = {}
 """The ``unflatten_func`` of each type registered with :func:`register_pytree_node`."""

@@ -11,7 +11,8 @@ from plait.frontend.lax.linalg_common import symmetrize
 from plait.ir import primitives as P
 from plait.ir.primitives.linalg_factorizations import EighImplementation, SvdAlgorithm
 
-__all__ = ["lu", "lu_pivots_to_permutation", "geqrf", "geqp3", "householder_product", "qr",
+__all__ = ["lu", "lu_pivots_to_permutation", "geqrf", "geqp3", "householder_product", "ormqr",
+           "qr",
            "eigh", "svd", "SvdAlgorithm", "EighImplementation"]
 
 
@@ -66,6 +67,14 @@ def householder_product(a: Any, taus: Any) -> Array:
     ``a`` (``[..., m, n]``, ``m >= n``) with scales ``taus`` (``[..., k]``, ``k <= n``):
     the first ``n`` columns of a unitary matrix (LAPACK's ``orgqr``)."""
     return bind1(P.householder_product_p, a, taus)
+
+
+def ormqr(a: Any, taus: Any, c: Any, *, left: bool = True, transpose: bool = False) -> Array:
+    """``Q @ c`` (``left``, the default) or ``c @ Q``, without forming ``Q``: the product of
+    the Householder reflectors below the diagonal of ``a`` (``[..., m, n]``) with scales
+    ``taus`` (``[..., k]``), as :func:`geqrf` returns them; ``transpose`` uses ``Q``'s
+    (conjugate) transpose (LAPACK's ``ormqr``/``unmqr``)."""
+    return bind1(P.ormqr_p, a, taus, c, left=bool(left), transpose=bool(transpose))
 
 
 @overload

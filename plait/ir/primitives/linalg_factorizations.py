@@ -1,6 +1,6 @@
 """Matrix factorizations of (batches of) matrices, as JAX 0.10.2 has them: ``lu`` (with
-``lu_pivots_to_permutation``), ``geqrf``, ``geqp3`` and ``householder_product`` (the
-pieces of QR), ``qr``, ``eigh`` and ``svd``.
+``lu_pivots_to_permutation``), ``geqrf``, ``geqp3``, ``householder_product`` and
+``ormqr`` (the pieces of QR), ``qr``, ``eigh`` and ``svd``.
 
 Each acts on the trailing two dimensions (one for pivots and Householder scales); any
 leading dimensions are batch dimensions, native to the primitive.  Only float32,
@@ -20,7 +20,7 @@ from plait.ir.primitives._typing import fail
 from plait.ir.primitives.linalg_decompositions import LAPACK_DTYPES
 
 __all__ = ["lu_p", "lu_pivots_to_permutation_p", "geqrf_p", "geqp3_p", "householder_product_p",
-           "qr_p",
+           "ormqr_p", "qr_p",
            "eigh_p", "svd_p", "SvdAlgorithm", "EighImplementation", "real_dtype"]
 
 
@@ -191,6 +191,36 @@ def _householder_rule(a: ShapedArray, taus: ShapedArray) -> tuple[ShapedArray, .
 householder_product_p = Primitive("householder_product", _householder_rule)
 """The first columns of ``H_1 ... H_k``, the elementary reflectors stored below the
 diagonal of ``a`` (as ``geqrf`` leaves them) with scales ``taus`` (LAPACK's ``orgqr``)."""
+
+
+def _ormqr_rule(a: ShapedArray, taus: ShapedArray, c: ShapedArray, *, left: bool,
+                transpose: bool) -> tuple[ShapedArray, ...]:
+    m, n = _check_matrix("ormqr", a, "a")
+    _check_matrix("ormqr", c, "c")
+    if taus.dtype != a.dtype or c.dtype != a.dtype:
+        fail(f"ormqr: expected taus and c of a's dtype {a.dtype.name}, but got "
+             f"taus: {taus.str_short()}, c: {c.str_short()}")
+    if taus.ndim != a.ndim - 1 or c.ndim != a.ndim or taus.shape[:-1] != a.shape[:-2] or \
+            c.shape[:-2] != a.shape[:-2]:
+        fail(f"ormqr: expected taus ([..., k]) and c ([..., rows, cols]) with a's batch "
+             f"dimensions, but got a: {a.str_short()}, taus: {taus.str_short()}, "
+             f"c: {c.str_short()}")
+    if taus.shape[-1] > min(m, n):
+        fail(f"ormqr: expected at most {min(m, n)} taus, but got {taus.str_short()}")
+    side, length = ("rows", c.shape[-2]) if left else ("columns", c.shape[-1])
+    if length != m:
+        fail(f"ormqr: expected c with {m} {side} (a's rows) when left={left}, but got "
+             f"a: {a.str_short()}, c: {c.str_short()}")
+    return (ShapedArray(c.shape, c.dtype, a.weak_type and taus.weak_type and c.weak_type),)
+
+
+ormqr_p = Primitive("ormqr", _ormqr_rule, (
+    ParamDef("left", decode=decode_bool),
+    ParamDef("transpose", decode=decode_bool),
+))
+"""``Q @ c`` (``left``) or ``c @ Q``, ``Q`` (its conjugate transpose with ``transpose``) the
+product of the reflectors below the diagonal of ``a`` with scales ``taus``, as
+``geqrf`` leaves them, without forming ``Q`` (LAPACK's ``ormqr``/``unmqr``)."""
 
 
 def _qr_rule(x: ShapedArray, *, pivoting: bool, full_matrices: bool,

@@ -139,6 +139,23 @@ def _householder_product(a: np.ndarray, taus: np.ndarray) -> np.ndarray:
     return out
 
 
+def _ormqr(a: np.ndarray, taus: np.ndarray, c: np.ndarray, *, left: bool,
+           transpose: bool) -> list[np.ndarray]:
+    complex_ = np.iscomplexobj(a)
+    fn = _lapack("unmqr" if complex_ else "ormqr", a)
+    side, trans = ("L" if left else "R"), ("C" if complex_ else "T") if transpose else "N"
+    out = np.empty_like(c)
+    k = taus.shape[-1]
+    for idx in np.ndindex(*a.shape[:-2]):
+        if k == 0 or 0 in c.shape[-2:]:  # (no reflectors, or nothing to multiply)
+            out[idx] = c[idx]
+            continue
+        args = (side, trans, a[idx][:, :k], taus[idx], c[idx])
+        lwork = int(np.real(fn(*args, -1)[1][0]))
+        out[idx] = fn(*args, max(lwork, 1))[0]
+    return [out]
+
+
 def _pivoted_qr(x: np.ndarray, full_matrices: bool) -> list[np.ndarray]:
     """``qr`` with pivoting, as JAX builds it: ``geqp3``, then ``Q`` from the reflectors."""
     batch, (m, n) = x.shape[:-2], x.shape[-2:]
@@ -238,6 +255,7 @@ _multi(P.lu_pivots_to_permutation_p, lambda p, **kw: [_lu_pivots_to_permutation(
 _multi(P.geqrf_p, _geqrf)
 _multi(P.geqp3_p, _geqp3)
 _multi(P.householder_product_p, lambda a, t: [_householder_product(a, t)])
+_multi(P.ormqr_p, _ormqr)
 _multi(P.qr_p, _qr)
 _multi(P.eigh_p, _eigh)
 _multi(P.svd_p, _svd)

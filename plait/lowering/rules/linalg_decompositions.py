@@ -51,15 +51,18 @@ def _alias(output: int | None, operand: int) -> str:
             f"operand_index = {operand}, operand_tuple_indices = []>")
 
 
-def _attribute(value: int | tuple[int, str]) -> str:
-    # A bare int is a ui8 (LAPACK's character flags, JAX's enums); a pair gives the type.
+def _attribute(value: bool | int | tuple[int, str]) -> str:
+    # A bare int is a ui8 (LAPACK's character flags, JAX's enums); a pair gives the type;
+    # a bool is MLIR's (ormqr's ``left`` and ``transpose``).
+    if isinstance(value, bool):
+        return "true" if value else "false"
     number, kind = (value, "ui8") if isinstance(value, int) else value
     return f"{number} : {kind}"
 
 
 def lapack_call(fn: FuncEmitter, target: str, operands: Sequence[Value],
                 avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray],
-                config: Mapping[str, int | tuple[int, str]],
+                config: Mapping[str, bool | int | tuple[int, str]],
                 aliases: Mapping[int, int]) -> list[Value]:
     """Emit a custom call to the LAPACK handler ``target``; ``config`` holds its
     attributes (an int is a ``ui8``; ``(value, "i32")`` gives another integer type, as

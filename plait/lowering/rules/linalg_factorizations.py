@@ -2,12 +2,13 @@
 them on CPU.
 
 ``lu`` calls ``?getrf`` (pivots made 0-based, then turned into a permutation by a
-``stablehlo.while`` loop of row swaps); ``geqrf``, ``geqp3`` and ``householder_product``
-call ``?geqrf``, ``?geqp3`` and ``?orgqr``/``?ungqr``; ``qr`` is ``geqrf`` (``geqp3``
-with pivoting, its pivots made 0-based) and ``householder_product`` with the padding,
-slicing and upper-triangular mask JAX emits; ``eigh`` calls ``?syevd``/``?heevd`` and
-``svd`` ``?gesdd`` (or ``?gesvd``); matrices without entries get JAX's constant answers.
-Results of a factorization whose ``info`` reports a failure are NaN, as in JAX.
+``stablehlo.while`` loop of row swaps); ``geqrf``, ``geqp3``, ``householder_product`` and
+``ormqr`` call ``?geqrf``, ``?geqp3``, ``?orgqr``/``?ungqr`` and ``?ormqr``/``?unmqr``;
+``qr`` is ``geqrf`` (``geqp3`` with pivoting, its pivots made 0-based) and
+``householder_product`` with the padding, slicing and upper-triangular mask JAX emits;
+``eigh`` calls ``?syevd``/``?heevd`` and ``svd`` ``?gesdd`` (or ``?gesvd``); matrices
+without entries get JAX's constant answers.  Results of a factorization whose ``info``
+reports a failure are NaN, as in JAX.
 """
 
 from __future__ import annotations
@@ -159,6 +160,15 @@ def _householder_call(fn: FuncEmitter, a: Value, taus: Value, a_aval: ShapedArra
     (q,) = lapack_call(fn, target_name(routine, a_aval.dtype), [a, taus], [a_aval, taus_aval],
                        [a_aval], {}, {0: 0})
     return q
+
+
+@register(P.ormqr_p)
+def _ormqr(ctx: LoweringContext, a: Value, taus: Value, c: Value, *, left: bool,
+           transpose: bool) -> Sequence[Value]:
+    avals = [shaped(v) for v in ctx.avals_in]
+    routine = "unmqr" if dt.is_complex(avals[0].dtype) else "ormqr"
+    return lapack_call(ctx.fn, target_name(routine, avals[0].dtype), [a, taus, c], avals,
+                       [avals[2]], {"left": left, "transpose": transpose}, {2: 0})
 
 
 def _geqp3_call(fn: FuncEmitter, a: Value, jpvt: Value, aval: ShapedArray,
