@@ -216,6 +216,8 @@ REPRESENTATIVE: dict[str, int] = {
     "tests/frontend/test_numpy_linalg.py::test_solve_inv_det_match_jax": 1,
     "tests/frontend/test_numpy_linalg.py::test_decompositions_match_jax": 1,
     "tests/frontend/test_qr_pivoting.py::test_grad": 1,
+    "tests/frontend/test_scipy_expm.py::test_batched_and_vmapped": 1,
+    "tests/frontend/test_scipy_linalg_more.py::test_static_constructors": 1,
 }
 
 

@@ -77,8 +77,14 @@ def _custom_jvp_call_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any
     # A custom_jvp function applied to linear values (a JVP rule may apply it to
     # tangents, as optimistix's does) is transposed through its definition, as in JAX:
     # its rule is for differentiating, not transposing.
+    return _transposed_inline(e, call_jaxpr.jaxpr, cts, ins)
+
+
+def _transposed_inline(e: Emitter, jaxpr: Jaxpr, cts: Sequence[Atom | Zero],
+                       ins: Sequence[Any]) -> Sequence[Cotangent]:
+    """The transpose of a call of ``jaxpr`` with respect to its undefined inputs, inlined."""
     linear = [type(x) is UndefPrimal for x in ins]
-    t = transpose_jaxpr(call_jaxpr.jaxpr, linear)
+    t = transpose_jaxpr(jaxpr, linear)
     nonlin = [x for x in ins if type(x) is not UndefPrimal]
     outs = inline_jaxpr(e, t, (), [*nonlin, *[e.instantiate(c) for c in cts]])
     return merge_lists(linear, [None] * linear.count(False), outs)
@@ -393,11 +399,7 @@ pe_rules[P.remat_p] = _remat_partial_eval
 def _remat_transpose(e: Emitter, cts: Sequence[Atom | Zero], *ins: Any, jaxpr: ClosedJaxpr,
                      prevent_cse: bool, differentiated: bool,
                      policy: RematPolicy | None) -> Sequence[Cotangent]:
-    linear = [type(x) is UndefPrimal for x in ins]
-    t = transpose_jaxpr(jaxpr.jaxpr, linear)
-    nonlin = [x for x in ins if type(x) is not UndefPrimal]
-    outs = inline_jaxpr(e, t, (), [*nonlin, *[e.instantiate(c) for c in cts]])
-    return merge_lists(linear, [None] * linear.count(False), outs)
+    return _transposed_inline(e, jaxpr.jaxpr, cts, ins)
 
 
 transpose_rules[P.remat_p] = _remat_transpose

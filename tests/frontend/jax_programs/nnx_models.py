@@ -250,31 +250,17 @@ def _decode_and_bridge() -> list[float]:
             *_flat(sharded(_X)), float(len(jax.tree_util.tree_leaves(specs)))]
 
 
-class _Calls(nnx.Variable[Any]):
-    pass
-
-
-class _Counted(nnx.Module):
-    def __init__(self, rngs: nnx.Rngs) -> None:
-        self.linear = nnx.Linear(6, 2, rngs=rngs)
-        self.calls = _Calls(jnp.array(0.0))
-
-    def __call__(self, x: Any) -> Any:
-        self.calls[...] += 1.0
-        return self.linear(x)
-
-
 def _ref_variables() -> list[float]:
     with nnx.var_defaults(ref=True):
-        model = _Counted(nnx.Rngs(13))
+        model = _Stateful(nnx.Rngs(13))
 
     @nnx.jit
-    def step(model: _Counted) -> Any:
+    def step(model: _Stateful) -> Any:
         return model(_X)
 
     ys = [step(model) for _ in range(2)]
-    return [*_flat(ys), float(model.calls[...]),
-            float(isinstance(model.calls.get_raw_value(), jax.Ref))]
+    return [*_flat(ys), float(model.count[...]),
+            float(isinstance(model.count.get_raw_value(), jax.Ref))]
 
 
 def uses() -> dict[str, Callable[[], list[float]]]:
