@@ -25,7 +25,7 @@ __all__ = [
     "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3",
     "float8_e8m0fnu", "float4_e2m1fn", "FLOAT8", "NARROW_FLOATS", "NARROW_INTS",
     "bfloat16", "float16", "float32", "float64", "complex64",
-    "complex128", "float0", "canonicalize", "short_name", "from_name",
+    "complex128", "float0", "extended", "prng_key", "canonicalize", "short_name", "from_name",
     "is_float", "is_complex", "is_integer", "is_signed", "is_unsigned", "is_bool",
     "is_inexact", "int_range", "bit_width", "max_identity", "min_identity", "SUPPORTED",
     "INEXACT", "key_dtype", "is_key", "key_tag", "key_field", "key_shape", "KEY_SHAPE",
@@ -97,6 +97,18 @@ KEY_SHAPE: Final = (2,)
 gives any key dtype's)."""
 
 
+class extended(np.generic):  # noqa: N801  (JAX's name)
+    """The abstract class of dtypes NumPy does not have (PRNG keys): ``issubdtype(d,
+    extended)`` is true for those only."""
+
+
+# (NumPy's stubs mark np.void final, but a structured dtype may take a subclass as its type)
+class prng_key(extended, np.void):  # type: ignore[misc]  # noqa: N801  (JAX's name)
+    """The abstract class of PRNG key dtypes, and their scalar type: a key dtype's
+    ``.type`` is this class, as JAX's is ``jax.dtypes.prng_key`` (jaxtyping's
+    ``Key[Array, ...]`` reads its name)."""
+
+
 def key_dtype(tag: str, shape: tuple[int, ...] = KEY_SHAPE) -> np.dtype[Any]:
     """The dtype of typed PRNG key arrays of the implementation tagged ``tag``
     (``key<fry>`` for threefry2x32), whose keys hold ``shape`` ``uint32`` words.
@@ -104,7 +116,7 @@ def key_dtype(tag: str, shape: tuple[int, ...] = KEY_SHAPE) -> np.dtype[Any]:
     A key is a record of its implementation's data words; the record's one field is
     named for the printed type, so each implementation's keys have their own dtype.
     """
-    d = np.dtype([(f"key<{tag}>", np.uint32, shape)])
+    d = np.dtype((prng_key, [(f"key<{tag}>", np.uint32, shape)]))
     name = f"key<{tag}>"
     _SHORT.setdefault(d, name)
     _FROM_SHORT.setdefault(name, d)

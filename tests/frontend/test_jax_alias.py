@@ -310,6 +310,26 @@ def test_private_registry_and_state_types_answer_as_jaxs() -> None:
     assert "True" in theirs.stdout
 
 
+_JAXTYPING_PROBE = """
+    import jax, jax.numpy as jnp
+    from jaxtyping import Array, Float, Key, PRNGKeyArray
+
+    values = [jnp.ones((2, 3)), jnp.ones((2, 3), jnp.int32), jax.random.key(0),
+              jax.random.split(jax.random.key(1), 4), jax.random.PRNGKey(2)]
+    kinds = [Float[Array, "b n"], Key[Array, ""], Key[Array, "4"], PRNGKeyArray]
+    print([[isinstance(v, k) for k in kinds] for v in values])
+"""
+
+
+def test_jaxtyping_annotations_check_plaits_arrays_as_jaxs() -> None:
+    theirs = _python(_JAXTYPING_PROBE)
+    ours = _python("import plait.compat\nplait.compat.alias_jax()\n"
+                   + textwrap.dedent(_JAXTYPING_PROBE))
+    assert theirs.returncode == 0, theirs.stderr
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout and "True" in theirs.stdout
+
+
 def test_alias_refuses_once_jax_itself_is_imported() -> None:
     assert "jax" in sys.modules  # (the oracle, imported above)
     with pytest.raises(JaxAliasError, match=r"expected JAX not to be imported yet, but got "

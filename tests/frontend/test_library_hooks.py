@@ -255,3 +255,15 @@ def test_jit_of_refs_takes_shardings_left_unspecified() -> None:
     np.testing.assert_array_equal(results[0][1], results[1][1])
     with pytest.raises(plait.errors.RefError, match="donate_argnums are not supported"):
         plait.jit(count, donate_argnums=0)(plait.new_ref(pjnp.zeros(2)))
+
+
+def test_key_dtypes_have_jaxs_scalar_type() -> None:
+    # (jaxtyping's Key[Array, ...] reads the name of the dtype's scalar type)
+    ours, theirs = plait.random.key(0).dtype, jax.random.key(0).dtype
+    assert ours.type is plait.dtypes.prng_key and theirs.type is jax.dtypes.prng_key
+    assert ours.type.__name__ == theirs.type.__name__ == "prng_key"
+    for above in ("prng_key", "extended"):
+        assert plait.dtypes.issubdtype(ours, getattr(plait.dtypes, above))
+        assert jax.dtypes.issubdtype(theirs, getattr(jax.dtypes, above))
+    for kind in (np.void, np.integer, np.floating):
+        assert plait.dtypes.issubdtype(ours, kind) == jax.dtypes.issubdtype(theirs, kind)

@@ -9,18 +9,11 @@ import ml_dtypes
 import numpy as np
 
 from plait.ir import dtypes as dt
+from plait.ir.dtypes import extended as extended
+from plait.ir.dtypes import prng_key as prng_key
 
 __all__ = ["ExtendedDType", "extended", "prng_key", "supports_inf", "issubdtype",
            "canonicalize_dtype", "finfo", "iinfo", "itemsize_bits", "scalar_type_of"]
-
-
-class extended(np.generic):  # noqa: N801  (JAX's name)
-    """The abstract class of dtypes NumPy does not have (PRNG keys): ``issubdtype(d,
-    extended)`` is true for those only."""
-
-
-class prng_key(extended):  # noqa: N801
-    """The abstract class of PRNG key dtypes (``key<fry>``)."""
 
 
 _ABSTRACT = (extended, prng_key)
