@@ -21,7 +21,7 @@ from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.errors import TransformError
-from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
+from plait.ir.jaxpr import ClosedJaxpr, Eqn
 from plait.ir.lists import fill_in
 from plait.ir.primitives.custom_batching import VmapRule
 from plait.transforms.emit import Emitter, Zero
@@ -29,7 +29,7 @@ from plait.transforms.inline import inline_jaxpr
 from plait.transforms.jvp import Tangent, jvp_jaxpr, jvp_rules, zero_tangent
 from plait.transforms.partial_eval import pe_rules
 from plait.transforms.transpose import Cotangent, transpose_rules
-from plait.transforms.vmap import Dim, batching_rules, move_axis, vmap_jaxpr
+from plait.transforms.vmap import Dim, batched_outputs, batching_rules, move_axis, vmap_jaxpr
 
 __all__ = ["JvpVmapRule", "MAX_EMBEDDED_CONST", "embed_const"]
 
@@ -91,15 +91,6 @@ batching_rules[P.custom_vmap_call_p] = _custom_vmap_batch
 
 # -- forward mode -------------------------------------------------------------
 
-def _depends(jaxpr: Jaxpr, marked: Sequence[bool]) -> list[bool]:
-    """Per output of ``jaxpr``, whether it depends on a marked input."""
-    dep: set[Var] = {v for v, m in zip(jaxpr.invars, marked, strict=True) if m}
-    for eqn in jaxpr.eqns:
-        if any(type(a) is Var and a in dep for a in eqn.invars):
-            dep.update(eqn.outvars)
-    return [type(a) is Var and a in dep for a in jaxpr.outvars]
-
-
 @attrs.frozen
 class JvpVmapRule(VmapRule):
     """The batching rule of a ``custom_vmap_call`` differentiated in forward mode.
@@ -129,7 +120,7 @@ class JvpVmapRule(VmapRule):
         n_t = sum(out_nz)
         extra = extra_p + extra_t
         if any(extra):
-            dep = _depends(jj, extra)
+            dep = batched_outputs(jj, extra)
             out_dims: list[Dim] = [0 if d else None for d in dep]
             jj = vmap_jaxpr(jj, axis_size, [0 if x else None for x in extra], out_dims)
         else:

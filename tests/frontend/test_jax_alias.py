@@ -301,13 +301,7 @@ _REGISTRY_PROBE = """
 def test_private_registry_and_state_types_answer_as_jaxs() -> None:
     # (flax nnx asks `type(x) in jax._src.tree_util._registry`, and imports
     # jax._src.state.types.AbstractRef and jax._src.checkify)
-    theirs = _python(_REGISTRY_PROBE)
-    ours = _python("import plait.compat\nplait.compat.alias_jax()\n"
-                   + textwrap.dedent(_REGISTRY_PROBE))
-    assert theirs.returncode == 0, theirs.stderr
-    assert ours.returncode == 0, ours.stderr
-    assert ours.stdout == theirs.stdout
-    assert "True" in theirs.stdout
+    _prints_the_same_under_both(_REGISTRY_PROBE)
 
 
 _JAXTYPING_PROBE = """
@@ -322,12 +316,18 @@ _JAXTYPING_PROBE = """
 
 
 def test_jaxtyping_annotations_check_plaits_arrays_as_jaxs() -> None:
-    theirs = _python(_JAXTYPING_PROBE)
-    ours = _python("import plait.compat\nplait.compat.alias_jax()\n"
-                   + textwrap.dedent(_JAXTYPING_PROBE))
+    _prints_the_same_under_both(_JAXTYPING_PROBE)
+
+
+def _prints_the_same_under_both(probe: str) -> None:
+    """Run ``probe`` under JAX and under plait (by the alias), in subprocesses: the same
+    output, with some ``True`` in it."""
+    theirs = _python(probe)
+    ours = _python("import plait.compat\nplait.compat.alias_jax()\n" + textwrap.dedent(probe))
     assert theirs.returncode == 0, theirs.stderr
     assert ours.returncode == 0, ours.stderr
-    assert ours.stdout == theirs.stdout and "True" in theirs.stdout
+    assert ours.stdout == theirs.stdout
+    assert "True" in theirs.stdout
 
 
 def test_alias_refuses_once_jax_itself_is_imported() -> None:

@@ -452,8 +452,9 @@ class JitFunction:
                                                 entry.traced.out_tree, shaped_avals(outs))
         if self.device is not None:
             # (jit(device=) moves the Arrays committed elsewhere, as JAX does.)
-            leaves = [x.to_device(self.device) if type(x) is ArrayImpl and
-                      x.sharding is not sharding_for(self.device) else x for x in leaves]
+            home = sharding_for(self.device)
+            leaves = [x.to_device(self.device) if type(x) is ArrayImpl and x.sharding is not home
+                      else x for x in leaves]
         return execute(entry.executable, entry.traced, leaves, entry.donated, entry.kept)
 
     def _out_layouts(self, entry: _Entry) -> tuple[NamedSharding | None, ...]:
