@@ -2,13 +2,16 @@
 they are plait's IR (``plait.ir``)."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
+import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from plait.extend import core as _extend_core
 from plait.extend.core import jaxpr_as_fun as jaxpr_as_fun
 from plait.frontend.api.contexts import ensure_compile_time_eval as ensure_compile_time_eval
 from plait.frontend.api.contexts import ensure_compile_time_eval as eval_context
 from plait.frontend.core.apply_jaxpr import eval_jaxpr_bind
+from plait.frontend.core.array_likes import aval_mappings
 from plait.frontend.core.tracing import Trace as Trace
 from plait.frontend.core.tracing import Tracer as Tracer
 from plait.frontend.core.tracing import current_trace
@@ -44,3 +47,21 @@ def trace_state_clean() -> bool:
     the code that calls it (JAX's ``jax._src.core.trace_state_clean``, which libraries use
     to skip caching a function while tracing)."""
     return current_trace() is None
+
+
+_MOVED = ("DropVar", "Effect", "JaxprTypeError", "check_jaxpr", "find_top_trace",
+          "get_opaque_trace_state", "valid_jaxtype")
+"""Names JAX 0.10 still serves from ``jax.core`` with a ``DeprecationWarning``, which
+plait has in :mod:`plait.extend.core`."""
+
+if not TYPE_CHECKING:  # (mypy users get only the names above)
+    def __getattr__(name: str) -> Any:
+        if name in _MOVED:
+            warnings.warn(f"jax.core.{name} is deprecated. Use plait.extend.core.{name} "
+                          f"(jax.extend.core.{name}).", DeprecationWarning, stacklevel=2)
+            return getattr(_extend_core, name)
+        if name == "pytype_aval_mappings":
+            warnings.warn("jax.core.pytype_aval_mappings is deprecated.", DeprecationWarning,
+                          stacklevel=2)
+            return aval_mappings
+        raise AttributeError(f"module 'plait.core' has no attribute {name!r}")

@@ -27,6 +27,7 @@ from .jax_programs import (
     diffrax_models,
     equinox_models,
     flax_models,
+    haiku_models,
     jaxopt_solvers,
     nnx_models,
     numpyro_models,
@@ -171,6 +172,23 @@ def test_flax_nnx_models_give_jaxs_numbers_on_plait(names: list[str]) -> None:
     # jax._src.state.types, jax._src.checkify and jax._src.tree_util._registry; it reads
     # getattr(tracer, "sharding", None), jax.typeof of Refs and the mesh's axis types.
     _program_gives_jaxs_numbers(nnx_models, nnx_models.uses, names, rtol=0.0, atol=0.0)
+
+
+# (The default run takes Haiku's lifted transforms: hk.vmap, remat, scan, fori_loop, cond,
+# switch and layer_stack under jit and grad.)
+FEW_HAIKU = ["lifted"]
+
+
+@pytest.mark.parametrize("names", [FEW_HAIKU, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_haiku_rlax_and_distrax_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # Haiku imports jax.extend.core's TraceTag, take/set_current_trace and DropVar, and
+    # subclasses jax.core.Trace; distrax (TensorFlow Probability's JAX substrate) imports
+    # valid_jaxtype and registers a type in jax.core.pytype_aval_mappings and
+    # jax.interpreters.xla.canonicalize_dtype_handlers, reached as attributes of jax.
+    # (jnp.var is a jit of its own in JAX, whose gradient sums in another order: Haiku's
+    # LayerNorm and GroupNorm gradients differ in their last bits.)
+    _program_gives_jaxs_numbers(haiku_models, haiku_models.uses, names, atol=1e-6)
 
 
 # (The default run takes optimistix's solvers: Newton, BFGS, Levenberg-Marquardt over

@@ -3,14 +3,19 @@
 ``Primitive`` here is the JAX way of defining one (``Primitive("name")`` and rules
 registered afterwards); the jaxpr classes are plait's IR (``plait.ir``)."""
 
+import contextlib
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from plait.errors import ArgumentError, RefError
 
 # ``name as name`` marks a re-export for mypy --strict users.
 from plait.extend.core import primitives as primitives
 from plait.frontend.api.user_primitives import Primitive as Primitive
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.refs import Ref
 from plait.frontend.core.trace_queries import find_top_trace as find_top_trace
 from plait.frontend.core.tracing import Trace, current_trace
 from plait.ir import ClosedJaxpr as ClosedJaxpr
@@ -25,10 +30,10 @@ from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.errors import JaxprTypeError as JaxprTypeError
 from plait.ir.sharding import NamedSharding, PartitionSpec
 
-__all__ = ["ClosedJaxpr", "Effect", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal",
-           "OpaqueTraceState", "Primitive", "Var", "check_jaxpr", "find_top_trace",
-           "get_opaque_trace_state", "jaxpr_as_fun", "mapped_aval", "primitives", "subjaxprs",
-           "unmapped_aval"]
+__all__ = ["ClosedJaxpr", "DropVar", "Effect", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal",
+           "OpaqueTraceState", "Primitive", "TraceTag", "Var", "check_jaxpr", "find_top_trace",
+           "get_opaque_trace_state", "jaxpr_as_fun", "mapped_aval", "primitives",
+           "set_current_trace", "subjaxprs", "take_current_trace", "unmapped_aval", "valid_jaxtype"]
 
 
 def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
@@ -75,6 +80,71 @@ def get_opaque_trace_state(convention: str | None = None) -> OpaqueTraceState:
     checks its state is used under the trace that made it).  ``convention`` names the
     caller (JAX's argument; any string is accepted)."""
     return OpaqueTraceState(current_trace())
+
+
+def valid_jaxtype(x: Any) -> bool:
+    """Whether ``x`` can be an argument of a transformed function: an array, a scalar or a
+    ``ShapeDtypeStruct`` (not a container, a string or an array of objects)."""
+    if isinstance(x, Ref):
+        return True
+    try:
+        abstractify(x, "x", "valid_jaxtype")
+    except (ArgumentError, RefError):
+        return False
+    return True
+
+
+class DropVar:
+    """JAX's type of an equation output that nothing reads. plait's jaxprs have none: such
+    an output is a :class:`Var` like any other (printed ``_``), so no atom is a
+    ``DropVar``; the class is here for code that asks ``isinstance(atom, DropVar)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "DropVar":
+        raise TypeError("DropVar: plait's jaxprs have no dropped variables; an unused "
+                        "output is a Var (plait.extend.core.Var) that nothing reads")
+
+
+class TraceTag:
+    """A token a library makes to tell its own traces apart (by identity: ``is``). As
+    JAX's, all tags are equal, so that a function cached with one is found with another."""
+
+    __slots__ = ("__weakref__",)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TraceTag)
+
+    def __hash__(self) -> int:
+        return hash(TraceTag)
+
+
+@contextlib.contextmanager
+def take_current_trace() -> Iterator[Trace | None]:
+    """The innermost trace now (``None`` when running eagerly), for the ``with`` block."""
+    yield current_trace()
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace | None, check_leaks: bool = False) -> Iterator[None]:
+    """Run the ``with`` block under ``trace``, which must be the innermost trace now
+    (``None`` when eager): plait's traces are entered only by its transformations.
+
+    Raises:
+      NotImplementedError: ``trace`` is another trace. JAX libraries do this to bind
+        primitives under a trace of their own; plait has no user-defined traces (see
+        :class:`plait.core.Trace`).
+    """
+    del check_leaks  # (JAX's leak checking option; plait's is jax_check_tracer_leaks)
+    now = current_trace()
+    if trace is not now:
+        raise NotImplementedError(
+            f"set_current_trace: expected the innermost trace ({now!r}), but got {trace!r}: "
+            "plait's transformations enter and leave their own traces, and a library "
+            "cannot switch to another one. To interpret primitives your own way, write an "
+            "interpreter over the jaxpr (make_jaxpr, then a loop over its equations: see "
+            "docs/interpreters.md)")
+    yield
 
 
 def _with_spec(aval: ShapedArray, shape: tuple[int, ...], spec: tuple[Any, ...] | None

@@ -108,9 +108,10 @@ name).  The rest of ``jax._src`` is not served."""
 _INTERNAL_PARTS: Final = {
     "jax._src.ad_util": {"stop_gradient_p": "plait.ir.primitives:stop_gradient_p"},
     "jax._src.core": {
-        name: f"plait.core:{name}"
-        for name in ("AbstractValue", "ClosedJaxpr", "Jaxpr", "ShapedArray", "Trace", "Tracer",
-                     "eval_jaxpr", "jaxpr_as_fun", "trace_state_clean")},
+        **{name: f"plait.core:{name}"
+           for name in ("AbstractValue", "ClosedJaxpr", "Jaxpr", "ShapedArray", "Trace",
+                        "Tracer", "eval_jaxpr", "jaxpr_as_fun", "trace_state_clean")},
+        "pytype_aval_mappings": "plait.frontend.core.array_likes:aval_mappings"},
     "jax._src.dtypes": {
         **{name: f"plait.dtypes:{name}"
            for name in ("TypePromotionError", "canonicalize_dtype", "extended", "finfo",

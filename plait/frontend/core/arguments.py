@@ -10,6 +10,7 @@ import attrs
 import numpy as np
 from numpy.typing import DTypeLike
 
+from plait.frontend.core.array_likes import aval_mappings
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.refs import Ref
 from plait.frontend.core.tokens import Token
@@ -128,8 +129,11 @@ def abstractify(x: Any, path: str, what: str) -> ShapedArray:
             raise ArgumentError(f"{what}: expected an array of a supported dtype at {path}, "
                                 f"but got dtype {x.dtype}")
         return ShapedArray(np.shape(x), dt.canonicalize(x.dtype))
+    registered = aval_mappings.get(type(x))
+    if registered is not None:
+        return registered(x)
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
-    if shape is not None and dtype is not None:
+    if shape is not None and dtype is not None and not isinstance(x, type):
         return ShapedArray(tuple(shape), dt.canonicalize(dtype))
     raise ArgumentError(
         f"{what}: expected arrays, scalars or ShapeDtypeStructs as arguments, but got "

@@ -22,6 +22,7 @@ import jaxlib._jax as _jax
 import numpy as np
 
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.array_likes import canonicalize_handlers
 from plait.frontend.core.leaks import check_leaks
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.run_guards import check_tracing
@@ -100,6 +101,13 @@ class Trace:
         self._const_index: dict[int, tuple[Var, Any]] = {}
         self.consts: list[tuple[Var, Any]] = []
         """(constvar, value) in first-use order; a value is an array or an outer Tracer."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _refuse_instances(cls, "Trace")
+
+    def __repr__(self) -> str:
+        return f"Trace({self.purpose}{'' if self.active else ', ended'})"
 
     def new_arg(self, aval: AbstractValue) -> Tracer:
         """A fresh input of this trace."""
@@ -227,6 +235,22 @@ class Trace:
         return [v in live for v in vars]
 
 
+def _refuse_instances(cls: type, base: str) -> None:
+    """Make ``cls``, a library's subclass of ``base``, refuse to be instantiated.
+
+    JAX libraries subclass its ``Trace`` and ``Tracer`` to intercept primitives
+    (``process_primitive``); plait's ``bind`` never calls such a method, so an instance
+    would trace silently wrong. The class itself is allowed: libraries define it at import.
+    """
+    def refuse(klass: type, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f"{klass.__qualname__} subclasses plait.core.{base}: plait has no user-defined "
+            "traces (its transformations never call a trace's process_primitive). To "
+            "interpret primitives your own way, write an interpreter over the jaxpr "
+            "(make_jaxpr, then a loop over its equations: see docs/interpreters.md)")
+    cls.__new__ = staticmethod(refuse)  # type: ignore[method-assign, assignment]  # (the point)
+
+
 def _has_tangents(v: Var) -> bool:
     return type(v.aval) is ShapedArray and dt.is_inexact(v.aval.dtype)
 
@@ -262,8 +286,9 @@ def as_host_array(x: Any) -> np.ndarray:
     if isinstance(x, np.ndarray | np.generic):
         arr = np.asarray(x)
     else:
+        registered = canonicalize_handlers.get(type(x))
         try:
-            arr = np.asarray(x)
+            arr = np.asarray(x if registered is None else registered(x))
         except Exception:
             raise TypeError(f"expected an array, a scalar or a traced value, but got "
                             f"{type(x).__name__}: {x!r}") from None
@@ -429,6 +454,10 @@ class Tracer(Array):
     def __init__(self, trace: Trace, var: Var) -> None:
         self._trace = trace
         self._var = var
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _refuse_instances(cls, "Tracer")
 
     @property
     def aval(self) -> ShapedArray:

@@ -1,0 +1,186 @@
+"""What Haiku, distrax and TensorFlow Probability's JAX substrate need of JAX's API, each
+against JAX 0.10.2 without the libraries: ``jax.extend.core``'s ``TraceTag``,
+``take_current_trace``/``set_current_trace``, ``DropVar`` and ``valid_jaxtype``; the names
+``jax.core`` still serves with a deprecation warning; array-like types registered in
+``pytype_aval_mappings`` and ``jax.interpreters.xla.canonicalize_dtype_handlers``; and a
+clear refusal of user-defined traces."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import jax
+import jax.core as jax_core
+import jax.interpreters.xla as jax_xla
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+from jax.extend import core as jcore
+
+import plait
+import plait.core as plait_core
+import plait.interpreters.xla as plait_xla
+import plait.numpy as pjnp
+from plait.extend import core as pcore
+
+X = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+def _candidates(lib: Any, np_: Any) -> list[Any]:
+    return [1, 1.5, True, 2j, np.float32(1), np.int16(3), X, np.ones(2, np.float16),
+            np_.ones(2), lib.random.key(0), lib.ShapeDtypeStruct((2,), np.float32),
+            lib.new_ref(np_.ones(2)), "a", None, [1.0], (1.0,), object(),
+            np.array(["a"]), np.ones(2, dtype=object), lib.ShapeDtypeStruct]
+
+
+def test_valid_jaxtype_answers_as_jaxs() -> None:
+    ours = [pcore.valid_jaxtype(x) for x in _candidates(plait, pjnp)]
+    theirs = [jcore.valid_jaxtype(x) for x in _candidates(jax, jjnp)]
+    assert ours == theirs
+    assert ours.count(True) == 12
+
+
+def test_trace_tags_are_all_equal_as_jaxs() -> None:
+    for core in (pcore, jcore):
+        a, b = core.TraceTag(), core.TraceTag()
+        assert a is not b and a == b and len({a, b}) == 1 and a != object()
+
+
+def test_take_current_trace_gives_the_innermost_trace() -> None:
+    seen: list[Any] = []
+
+    def f(x: Any) -> Any:
+        with pcore.take_current_trace() as t:
+            seen.append(t)
+            with pcore.set_current_trace(t):  # (the trace it is under: allowed)
+                return x * 2
+    with pcore.take_current_trace() as eager:
+        assert eager is None
+    assert np.asarray(plait.jit(f)(X)).tolist() == (X * 2).tolist()
+    assert seen and seen[0] is not None and not seen[0].active
+    assert repr(seen[0]) == "Trace(jit, ended)"
+
+
+def test_switching_to_another_trace_is_refused() -> None:
+    outer: list[Any] = []
+
+    def inner(x: Any) -> Any:
+        with pytest.raises(NotImplementedError, match=r"set_current_trace: expected the "
+                           r"innermost trace \(Trace\(.*\)\), but got Trace\(jit\).*write "
+                           r"an interpreter over the jaxpr"):
+            with pcore.set_current_trace(outer[0]):
+                pass
+        return x
+
+    def f(x: Any) -> Any:
+        with pcore.take_current_trace() as t:
+            outer.append(t)
+        return plait.vmap(inner)(x)
+    plait.jit(f)(X)
+
+
+def test_a_library_trace_class_is_defined_but_refuses_instances() -> None:
+    # Haiku's to_dot subclasses Trace and Tracer (at import) to intercept primitives.
+    class DotTrace(plait_core.Trace):
+        def __init__(self, parent: Any) -> None:
+            super().__init__("dot", None)
+
+        def process_primitive(self, primitive: Any, tracers: Any, params: Any) -> Any:
+            raise AssertionError("never called")
+
+    class DotTracer(plait_core.Tracer):
+        pass
+
+    classes: list[tuple[Any, str]] = [(DotTrace, "Trace"), (DotTracer, "Tracer")]
+    for cls, base in classes:
+        with pytest.raises(NotImplementedError, match=rf"DotTrace?r? subclasses "
+                           rf"plait.core.{base}: plait has no user-defined traces.*"
+                           r"docs/interpreters.md"):
+            cls(None)
+    assert isinstance(plait.jit(lambda x: x + 1)(X), plait.Array)  # (plait's own, unaffected)
+
+
+def test_no_atom_is_a_dropvar() -> None:
+    closed = plait.make_jaxpr(lambda x: plait.lax.sort_key_val(x, x)[0])(X)
+    atoms = [*closed.jaxpr.invars, *(v for e in closed.jaxpr.eqns for v in e.outvars)]
+    assert atoms and not any(isinstance(a, pcore.DropVar) for a in atoms)
+    assert "_:f32[3]" in str(closed)  # (the unused output, printed as JAX prints a DropVar)
+    with pytest.raises(TypeError, match="plait's jaxprs have no dropped variables"):
+        pcore.DropVar()
+
+
+@pytest.mark.parametrize("name", ["valid_jaxtype", "DropVar", "find_top_trace", "check_jaxpr",
+                                  "get_opaque_trace_state", "Effect", "JaxprTypeError"])
+def test_jax_core_serves_moved_names_with_jaxs_warning(name: str) -> None:
+    with pytest.warns(DeprecationWarning, match=rf"jax.core.{name} is deprecated. Use "):
+        theirs = getattr(jax_core, name)
+    with pytest.warns(DeprecationWarning, match=rf"jax.core.{name} is deprecated. Use "
+                      rf"plait.extend.core.{name} \(jax.extend.core.{name}\)"):
+        ours = getattr(plait_core, name)
+    assert ours is getattr(pcore, name)
+    assert theirs is getattr(jcore, name) or name == "JaxprTypeError"
+
+
+def test_jax_core_refuses_a_name_it_does_not_have() -> None:
+    with pytest.raises(AttributeError, match="module 'plait.core' has no attribute 'nothing'"):
+        _ = plait_core.nothing  # type: ignore[attr-defined]  # (the point of the test)
+
+
+class _Wrapped:
+    """An array-like with neither shape nor dtype: only registered, it is an argument."""
+
+    def __init__(self, a: Any) -> None:
+        self.a = a
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.a, dtype)
+
+
+class _OurWrapped(_Wrapped):
+    pass
+
+
+class _TheirWrapped(_Wrapped):
+    pass
+
+
+def _register(core: Any, xla: Any, cls: type) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        mappings = core.pytype_aval_mappings
+    mappings[cls] = lambda x: core.ShapedArray(np.shape(np.asarray(x)), np.float32)
+    xla.canonicalize_dtype_handlers[cls] = lambda x: np.asarray(x, np.float32)
+
+
+def test_registered_array_like_types_are_arguments_as_in_jax() -> None:
+    data = np.array([1.0, 2.0, 3.0])
+    outs = []
+    for lib, core, xla, cls, error in (
+            (plait, plait_core, plait_xla, _OurWrapped, r"expected arrays, scalars or "
+             r"ShapeDtypeStructs as arguments, but got _OurWrapped"),
+            (jax, jax_core, jax_xla, _TheirWrapped, "Error interpreting argument")):
+        f = lib.jit(lambda x: x * 2)
+        with pytest.raises(TypeError, match=error):
+            f(cls(data))
+        _register(core, xla, cls)
+        outs.append(f(cls(data)))
+        assert f(cls(data)).dtype == np.float32  # (canonicalized: x64 is off)
+    np.testing.assert_array_equal(np.asarray(outs[0]), np.asarray(outs[1]))
+
+
+def test_the_tables_start_with_numpys_and_pythons_types() -> None:
+    core: Any = plait_core  # (a name mypy is not shown: it is deprecated)
+    with pytest.warns(DeprecationWarning, match="jax.core.pytype_aval_mappings is deprecated"):
+        ours = core.pytype_aval_mappings
+    with warnings.catch_warnings():  # (JAX warns once: another test may have asked first)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        theirs: Any = jax_core.pytype_aval_mappings
+    for t in (np.ndarray, np.float32, np.int8, np.bool_, int, float, bool, complex):
+        assert t in ours and t in theirs, t
+        value = t(1) if t is not np.ndarray else np.ones((2, 1), np.float64)
+        a, b = ours[t](value), theirs[t](value)
+        assert (a.shape, a.dtype, a.weak_type) == (b.shape, b.dtype, b.weak_type), t
+        canon = plait_xla.canonicalize_dtype_handlers[t](value)
+        assert np.asarray(canon).dtype == np.asarray(
+            jax_xla.canonicalize_dtype_handlers[t](value)).dtype, t
