@@ -7,7 +7,9 @@ clear refusal of user-defined traces."""
 
 from __future__ import annotations
 
+import gc
 import warnings
+import weakref
 from typing import Any
 
 import jax
@@ -184,3 +186,21 @@ def test_the_tables_start_with_numpys_and_pythons_types() -> None:
         canon = plait_xla.canonicalize_dtype_handlers[t](value)
         assert np.asarray(canon).dtype == np.asarray(
             jax_xla.canonicalize_dtype_handlers[t](value)).dtype, t
+
+
+def test_arrays_and_traced_values_are_weakly_referenced_as_in_jax() -> None:
+    # TensorFlow Probability caches by weak references to both.
+    for lib, np_ in ((plait, pjnp), (jax, jjnp)):
+        x = np_.ones(2)
+        ref = weakref.ref(x)
+        assert ref() is x
+        del x
+        gc.collect()
+        assert ref() is None
+        seen: list[bool] = []
+
+        def f(t: Any, seen: list[bool] = seen) -> Any:
+            seen.append(weakref.ref(t)() is t)
+            return t
+        lib.jit(f)(X)
+        assert seen == [True]

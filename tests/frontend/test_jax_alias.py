@@ -32,6 +32,7 @@ from .jax_programs import (
     nnx_models,
     numpyro_models,
     optax_train,
+    tfp_models,
 )
 
 PROGRAMS = Path(__file__).parent / "jax_programs"
@@ -189,6 +190,19 @@ def test_haiku_rlax_and_distrax_give_jaxs_numbers_on_plait(names: list[str]) -> 
     # (jnp.var is a jit of its own in JAX, whose gradient sums in another order: Haiku's
     # LayerNorm and GroupNorm gradients differ in their last bits.)
     _program_gives_jaxs_numbers(haiku_models, haiku_models.uses, names, atol=1e-6)
+
+
+# (The default run takes HMC with step-size adaptation under jit.)
+FEW_TFP = ["hmc"]
+
+
+@pytest.mark.parametrize("names", [FEW_TFP, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_tensorflow_probability_gives_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # TensorFlow Probability's JAX substrate caches by weak references to arrays and
+    # traced values. (One gradient, of Gamma samples, is taken outside jit: its last bits
+    # may differ.)
+    _program_gives_jaxs_numbers(tfp_models, tfp_models.uses, names, atol=1e-6)
 
 
 # (The default run takes optimistix's solvers: Newton, BFGS, Levenberg-Marquardt over

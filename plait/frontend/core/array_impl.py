@@ -54,8 +54,9 @@ class ArrayImpl(Array):
     """
 
     # (``_key_use``: a key array's consumption, set only while ``debug_key_reuse`` is on;
-    # see plait.frontend.core.key_use.)
-    __slots__ = ("_aval", "_buf", "_npy", "_key_use")
+    # see plait.frontend.core.key_use. Arrays can be weakly referenced, as JAX's: libraries
+    # cache by them, TensorFlow Probability among them.)
+    __slots__ = ("_aval", "_buf", "_npy", "_key_use", "__weakref__")
 
     def __init__(self, aval: ShapedArray, buf: Any, npy: np.ndarray | None = None) -> None:
         self._aval = aval

@@ -448,7 +448,7 @@ class Tracer(Array):
     ``int``, ``float``, a NumPy array) is an error naming the line.
     """
 
-    __slots__ = ("_trace", "_var")
+    __slots__ = ("_trace", "_var", "__weakref__")  # (weakly referenced, as arrays are)
     __array_priority__ = 100
 
     def __init__(self, trace: Trace, var: Var) -> None:
