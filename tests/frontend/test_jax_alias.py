@@ -72,12 +72,17 @@ def _program_gives_jaxs_numbers(module: Any, catalog: Callable[[], dict[str, Any
                                 ) -> None:
     """Run ``module``'s program under plait (a subprocess) and under JAX (here), and
     compare the numbers of each entry named (all of ``catalog()`` when none are)."""
-    done = _plait_run(str(PROGRAMS / (module.__name__.rsplit(".", 1)[1] + ".py")), *names)
+    _compare_runs(module.__name__.rsplit(".", 1)[1] + ".py", module.main(names),
+                  set(names or catalog()), rtol, atol)
+
+
+def _compare_runs(program: str, theirs: dict[str, Any], names: set[str], rtol: float,
+                  atol: float) -> None:
+    done = _plait_run(str(PROGRAMS / program), *sorted(names))
     assert done.returncode == 0, done.stderr
     ours = json.loads(done.stdout)
-    theirs = module.main(names)
     assert ours["jax"] == jax.__version__
-    assert set(ours["results"]) == set(theirs) == set(names or catalog())
+    assert set(ours["results"]) == set(theirs) == names
     for name, numbers in theirs.items():
         np.testing.assert_allclose(ours["results"][name], numbers, rtol=rtol, atol=atol,
                                    err_msg=name)
@@ -203,6 +208,26 @@ def test_tensorflow_probability_gives_jaxs_numbers_on_plait(names: list[str]) ->
     # traced values. (One gradient, of Gamma samples, is taken outside jit: its last bits
     # may differ.)
     _program_gives_jaxs_numbers(tfp_models, tfp_models.uses, names, atol=1e-6)
+
+
+# (The default run takes einops, the cheapest; importing the program imports every library,
+# e3nn-jax's decorators calling infer_argnums_and_argnames among them.)
+RESEARCH_USES = ["einops", "gymnax", "evosax", "dynamax", "ott", "e3nn", "gpjax"]
+
+
+@pytest.mark.parametrize("names", [["einops"], pytest.param(RESEARCH_USES,
+                                                            marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_research_libraries_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # e3nn-jax imports jax._src.api_util.infer_argnums_and_argnames. (dynamax's EM, ott's
+    # Sinkhorn and e3nn's tensor products run partly outside jit: last bits may differ.)
+    # dynamax sets JAX's default matmul precision when imported, so JAX runs the program
+    # in a process of its own too, not in the test's.
+    done = subprocess.run([sys.executable, str(PROGRAMS / "research_libs.py"), *names],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)["results"]
+    _compare_runs("research_libs.py", theirs, set(names), rtol=1e-5, atol=1e-6)
 
 
 # (The default run takes optimistix's solvers: Newton, BFGS, Levenberg-Marquardt over

@@ -28,7 +28,8 @@ from plait.ir.avals import AbstractValue
 from plait.ir.debug_info import DebugInfo
 
 __all__ = ["argnums_partial", "debug_info", "donation_vector", "flatten_axes", "flatten_fun",
-           "flatten_fun_nokwargs", "rebase_donate_argnums", "safe_map", "shaped_abstractify"]
+           "flatten_fun_nokwargs", "infer_argnums_and_argnames", "rebase_donate_argnums",
+           "safe_map", "shaped_abstractify"]
 
 
 def _flatten_fun(f: Callable[..., Any], store: Store, in_tree: PyTreeDef,
@@ -104,6 +105,33 @@ def _index_tuple(x: int | Sequence[int]) -> tuple[int, ...]:
         return (operator.index(x),)  # type: ignore[arg-type]  # (an int, or else a sequence)
     except TypeError:
         return tuple(map(operator.index, x))  # type: ignore[arg-type]  # (a sequence)
+
+
+def _str_tuple(x: str | Sequence[str]) -> tuple[str, ...]:
+    return (x,) if isinstance(x, str) else tuple(x)
+
+
+def infer_argnums_and_argnames(sig: inspect.Signature, argnums: int | Sequence[int] | None,
+                               argnames: str | Sequence[str] | None
+                               ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Complete argument positions from names, or names from positions, by ``sig``: the
+    positional-or-keyword parameters named or at a position given count. Both given, or
+    neither (``((), ())``), they are returned as tuples, unchecked.
+
+    Raises:
+      TypeError: a position is not an integer.
+    """
+    if argnums is None and argnames is None:
+        return (), ()
+    if argnums is not None and argnames is not None:
+        return _index_tuple(argnums), _str_tuple(argnames)
+    either = [(i, p.name) for i, p in enumerate(sig.parameters.values())
+              if p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    if argnums is None:
+        names = _str_tuple(argnames)  # type: ignore[arg-type]  # (not None: see above)
+        return tuple(i for i, name in either if name in names), names
+    nums = _index_tuple(argnums)
+    return nums, tuple(name for i, name in either if i in nums)
 
 
 def _with_fixed(f: Callable[..., Any], dyn_argnums: tuple[int, ...],

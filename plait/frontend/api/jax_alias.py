@@ -107,6 +107,7 @@ name).  The rest of ``jax._src`` is not served."""
 
 _INTERNAL_PARTS: Final = {
     "jax._src.ad_util": {"stop_gradient_p": "plait.ir.primitives:stop_gradient_p"},
+    "jax._src.api_util": {"*": "plait.api_util"},
     "jax._src.core": {
         **{name: f"plait.core:{name}"
            for name in ("AbstractValue", "ClosedJaxpr", "Jaxpr", "ShapedArray", "Trace",
@@ -139,7 +140,8 @@ while tracing; flax and equinox register their files with ``jax._src.traceback_u
 subclasses ``jax._src.dtypes.ExtendedDType``; equinox waits for pending effects at exit
 with ``jax._src.dispatch.wait_for_tokens`` (plait's ``effects_barrier``); flax nnx tests
 ``type in jax._src.tree_util._registry`` (the types plait's registry flattens as nodes)
-and imports ``jax._src.state.types.AbstractRef``; lineax gives
+and imports ``jax._src.state.types.AbstractRef``; e3nn-jax (jax-md's) imports
+``jax._src.api_util.infer_argnums_and_argnames``; lineax gives
 ``jax._src.ad_util.stop_gradient_p`` a transpose rule.  Any other name
 of theirs raises ``AttributeError``."""
 
