@@ -83,8 +83,9 @@ def get_opaque_trace_state(convention: str | None = None) -> OpaqueTraceState:
 
 
 def valid_jaxtype(x: Any) -> bool:
-    """Whether ``x`` can be an argument of a transformed function: an array, a scalar or a
-    ``ShapeDtypeStruct`` (not a container, a string or an array of objects)."""
+    """Whether ``x`` can be an argument of a transformed function: an array (a key array
+    included), a scalar, a Ref or a ``ShapeDtypeStruct``; not a container, a string or an
+    array of objects."""
     if isinstance(x, Ref):
         return True
     try:
@@ -135,7 +136,7 @@ def set_current_trace(trace: Trace | None, check_leaks: bool = False) -> Iterato
         primitives under a trace of their own; plait has no user-defined traces (see
         :class:`plait.core.Trace`).
     """
-    del check_leaks  # (JAX's leak checking option; plait's is jax_check_tracer_leaks)
+    del check_leaks  # (JAX's leak check here; plait's is the check_tracer_leaks option)
     now = current_trace()
     if trace is not now:
         raise NotImplementedError(

@@ -20,17 +20,11 @@ from plait.frontend.api.device_put import device_put
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.arguments import abstractify, fun_name
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.host_values import scalar_literal, value_aval
 from plait.frontend.core.promotion import result_type_info
 from plait.frontend.core.refs import Ref, borrowed, carrying_refs, read, write
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
-from plait.frontend.core.tracing import (
-    Tracer,
-    bind,
-    current_trace,
-    is_concretizable,
-    scalar_literal,
-    value_aval,
-)
+from plait.frontend.core.tracing import Tracer, bind, current_trace, is_concretizable
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     keystr,

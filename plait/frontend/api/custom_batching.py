@@ -20,9 +20,10 @@ import numpy as np
 
 from plait.frontend.api.control_flow import map as _map
 from plait.frontend.core.arguments import abstractify, fun_name
+from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.trace_to_jaxpr import trace_to_jaxpr
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import bind, is_traced, value_aval
+from plait.frontend.core.tracing import bind, is_traced
 from plait.frontend.core.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray

@@ -22,10 +22,11 @@ from plait.frontend.api.pullback import float0_zeros, zeros_for
 from plait.frontend.api.symbolic_zeros import CustomVJPPrimal, SymbolicZero
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify, fun_name
+from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.trace_queries import perturbed
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import bind, current_trace, is_concretizable, value_aval
+from plait.frontend.core.tracing import bind, current_trace, is_concretizable
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     keystr,

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core.array_impl import ArrayImpl
-from plait.frontend.core.tracing import Tracer, as_host_array, scalar_literal
+from plait.frontend.core.host_values import as_host_array, scalar_literal
+from plait.frontend.core.tracing import Tracer
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plait.frontend.lax.parallel import with_sharding_constraint
 from plait.ir.sharding import NamedSharding, PartitionSpec, resolve

@@ -20,7 +20,7 @@ from jaxlib import _jax
 
 from plait.frontend.api.jit import jit
 from plait.frontend.core.array_impl import ArrayImpl
-from plait.frontend.core.tracing import as_host_array
+from plait.frontend.core.host_values import as_host_array
 from plait.frontend.core.tree_util import tree_map
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import Tracer, bind1, value_aval
+from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.tracing import Tracer, bind1
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plait.frontend.lax.ops import _operands
 from plait.ir import primitives as P

@@ -24,9 +24,9 @@ from plait.frontend.api.refs import with_finals, write_finals
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import value_aval
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     tree_flatten,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from plait.frontend.core.tracing import value_aval
+from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten
 from plait.ir.sharding import NamedSharding, PartitionSpec, Sharding
 

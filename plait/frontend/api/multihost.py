@@ -24,7 +24,7 @@ from plait.frontend.api.devices import (
     process_index,
 )
 from plait.frontend.core.array_impl import ArrayImpl
-from plait.frontend.core.tracing import as_host_array
+from plait.frontend.core.host_values import as_host_array
 from plait.frontend.core.tree_util import (
     broadcast_prefix,
     tree_all,

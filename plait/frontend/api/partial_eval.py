@@ -16,8 +16,9 @@ from typing import Any
 
 from plait.frontend.api.linear_util import WrappedFun
 from plait.frontend.core.apply_jaxpr import eval_jaxpr_bind
+from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import Tracer, trace_flat, value_aval
+from plait.frontend.core.tracing import Tracer, trace_flat
 from plait.ir.avals import AbstractValue
 from plait.ir.jaxpr import Jaxpr
 from plait.transforms.partial_eval import partial_eval_jaxpr

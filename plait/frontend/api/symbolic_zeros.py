@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 from plait.frontend import lax
-from plait.frontend.core.tracing import value_aval
+from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.tree_util import tree_map
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray

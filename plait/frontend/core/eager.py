@@ -21,15 +21,10 @@ from plait.frontend.core.array_impl import (
     scalar_buffer,
 )
 from plait.frontend.core.compile_cache import executable_for
+from plait.frontend.core.host_values import as_host_array, scalar_literal
 from plait.frontend.core.run_guards import refuse_execution
 from plait.frontend.core.spmd import arg_sharding
-from plait.frontend.core.tracing import (
-    Tracer,
-    _leak_message,
-    as_host_array,
-    scalar_literal,
-    set_eager_impl,
-)
+from plait.frontend.core.tracing import Tracer, _leak_message, set_eager_impl
 from plait.frontend.core.value_checks import check_result
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray, shaped, shaped_avals

@@ -23,16 +23,9 @@ import numpy as np
 
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.host_values import as_host_array, value_aval
 from plait.frontend.core.promotion import python_scalar_dtype
-from plait.frontend.core.tracing import (
-    ForeignRef,
-    Trace,
-    Tracer,
-    as_host_array,
-    bind1,
-    current_trace,
-    value_aval,
-)
+from plait.frontend.core.tracing import ForeignRef, Trace, Tracer, bind1, current_trace
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray

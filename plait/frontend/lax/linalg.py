@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import bind1, value_aval
+from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.tracing import bind1
 from plait.frontend.lax.linalg_common import symmetrize
 from plait.frontend.lax.ops import (
     add,

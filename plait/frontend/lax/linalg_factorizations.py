@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any, Literal, overload
 
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import bind, bind1, value_aval
+from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.tracing import bind, bind1
 from plait.frontend.lax.linalg_common import symmetrize
 from plait.ir import primitives as P
 from plait.ir.primitives.linalg_factorizations import EighImplementation, SvdAlgorithm

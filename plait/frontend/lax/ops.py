@@ -16,8 +16,9 @@ import numpy as np
 
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.host_values import scalar_literal
 from plait.frontend.core.promotion import dtype_and_weak
-from plait.frontend.core.tracing import bind1, bind_n, scalar_literal
+from plait.frontend.core.tracing import bind1, bind_n
 from plait.frontend.core.tree_util import tree_map
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P

@@ -14,7 +14,8 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from plait.frontend.core.tracing import bind1, bind_n, value_aval
+from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.tracing import bind1, bind_n
 from plait.frontend.core.tree_util import tree_flatten, tree_map, tree_unflatten
 from plait.frontend.lax.ops import _operands
 from plait.ir import axis_env

@@ -12,8 +12,8 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.host_values import scalar_literal
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
-from plait.frontend.core.tracing import scalar_literal
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray

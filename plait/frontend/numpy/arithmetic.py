@@ -12,7 +12,8 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.api.custom_derivatives import custom_jvp
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import Tracer, scalar_literal
+from plait.frontend.core.host_values import scalar_literal
+from plait.frontend.core.tracing import Tracer
 from plait.frontend.numpy._core import (
     as_array,
     broadcast_ranks,

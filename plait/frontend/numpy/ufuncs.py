@@ -15,7 +15,8 @@ from plait.frontend import lax
 from plait.frontend.api.eager_dispatch import dispatched
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
-from plait.frontend.core.tracing import Tracer, bind, bind1, scalar_literal
+from plait.frontend.core.host_values import scalar_literal
+from plait.frontend.core.tracing import Tracer, bind, bind1
 from plait.frontend.numpy._core import (
     as_array,
     check_arraylike,
