@@ -218,6 +218,26 @@ class ClosedJaxpr:
         return self.jaxpr.eqns
 
     @property
+    def constvars(self) -> tuple[Var, ...]:
+        """The jaxpr's constvars (bound to :attr:`consts`)."""
+        return self.jaxpr.constvars
+
+    @property
+    def invars(self) -> tuple[Var, ...]:
+        """The jaxpr's invars."""
+        return self.jaxpr.invars
+
+    @property
+    def outvars(self) -> tuple[Atom, ...]:
+        """The jaxpr's outvars."""
+        return self.jaxpr.outvars
+
+    @property
+    def debug_info(self) -> DebugInfo | None:
+        """The jaxpr's debug info."""
+        return self.jaxpr.debug_info
+
+    @property
     def in_avals(self) -> tuple[AbstractValue, ...]:
         """The types of the jaxpr's invars."""
         return self.jaxpr.in_avals

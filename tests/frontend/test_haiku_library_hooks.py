@@ -204,3 +204,33 @@ def test_arrays_and_traced_values_are_weakly_referenced_as_in_jax() -> None:
             return t
         lib.jit(f)(X)
         assert seen == [True]
+
+
+def _collectives(lax: Any) -> Any:
+    def f(x: Any) -> Any:
+        total = lax.psum(x, "i") * lax.axis_index("i")
+        return lax.pmax(total, ("i", "j")), lax.all_gather(x, "j")
+    return f
+
+
+def test_make_jaxpr_with_an_axis_env_prints_jaxs_jaxpr() -> None:
+    # (Haiku's experimental.jaxpr_info.make_model_info passes axis_env.)
+    env = [("i", 4), ("j", 2)]
+    ours = plait.make_jaxpr(_collectives(plait.lax), axis_env=env)(X)
+    theirs = jax.make_jaxpr(_collectives(jax.lax), axis_env=env)(X)
+    assert str(ours) == str(theirs)
+    assert str(ours.out_avals[1]) == "float32[2,3]"
+    with pytest.raises(NameError, match="unbound axis name: j"):
+        plait.make_jaxpr(_collectives(plait.lax), axis_env=[("i", 4)])(X)
+
+
+def test_a_closed_jaxpr_answers_for_its_jaxprs_variables_as_jaxs() -> None:
+    # (Haiku's jaxpr_info reads a custom_jvp_call's call_jaxpr, a ClosedJaxpr, that way.)
+    for lib in (plait, jax):
+        closed = lib.make_jaxpr(lambda x, nn=lib.nn: nn.relu(x) * 2.0)(X)
+        call_jaxpr = closed.eqns[0].params["call_jaxpr"]
+        inner = call_jaxpr.jaxpr
+        assert (call_jaxpr.constvars, call_jaxpr.invars, call_jaxpr.outvars) == \
+            (inner.constvars, inner.invars, inner.outvars)
+        assert closed.debug_info is closed.jaxpr.debug_info is not None
+        assert closed.debug_info.func_name == "<lambda>"

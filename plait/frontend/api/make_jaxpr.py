@@ -13,6 +13,7 @@ from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tree_util import PyTreeDef, tree_flatten, tree_unflatten
 from plait.ir.avals import shaped_avals
+from plait.ir.axis_env import frame as axis_env_frame
 from plait.ir.jaxpr import ClosedJaxpr
 
 __all__ = ["make_jaxpr", "eval_shape"]
@@ -21,18 +22,22 @@ __all__ = ["make_jaxpr", "eval_shape"]
 P = ParamSpec("P")
 
 @overload
-def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[str, int]] | None = None, *,
                static_argnames: str | Sequence[str] = (),
                return_shape: Literal[False] = False) -> Callable[P, ClosedJaxpr]: ...
 @overload
-def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[str, int]] | None = None, *,
                static_argnames: str | Sequence[str] = (),
                return_shape: Literal[True]) -> Callable[P, tuple[ClosedJaxpr, Any]]: ...
 @overload
-def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[str, int]] | None = None, *,
                static_argnames: str | Sequence[str] = (),
                return_shape: bool) -> Callable[P, Any]: ...
-def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), *,
+def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[str, int]] | None = None, *,
                static_argnames: str | Sequence[str] = (),
                return_shape: bool = False) -> Callable[P, Any]:
     """A function that traces ``fun`` and returns its :class:`~plait.ir.ClosedJaxpr`.
@@ -40,7 +45,8 @@ def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), 
     Arguments may be pytrees of arrays, Python scalars and
     :class:`ShapeDtypeStruct`\\ s.  With ``return_shape=True`` it returns
     ``(closed_jaxpr, out_shapes)`` where ``out_shapes`` is a pytree of
-    :class:`ShapeDtypeStruct`.
+    :class:`ShapeDtypeStruct`. ``axis_env`` names axes (``[('i', 4)]``) that collectives
+    in ``fun`` may use, as if an enclosing map bound them.
     """
     nums, names = static_args(static_argnums, static_argnames)
 
@@ -52,7 +58,8 @@ def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (), 
             # program and its final value one more output (nothing is written).
             f = with_finals(fun, refs, False) if refs else fun
             call = flatten_call(f, args, kwargs, nums, names)
-            traced = trace_function(f, call, "make_jaxpr", refs=token)
+            with axis_env_frame(dict(axis_env or ())):
+                traced = trace_function(f, call, "make_jaxpr", refs=token)
             closed: ClosedJaxpr = traced.closed
             if not return_shape:
                 return closed
