@@ -32,16 +32,20 @@ def _holder(obj: Any) -> str:
     return f"a {type(obj).__name__}"
 
 
-def check_leaks(leaked_tracer: Callable[[object], bool], fn: str, purpose: str) -> None:
-    """Raise if a live object is a tracer that leaked out of the ended trace of ``fn``
-    for ``purpose`` (``leaked_tracer`` says which: the tracing module knows its tracers;
-    this one, imported by it, does not import it).
+def check_leaks(owner: object, leaked_tracer: Callable[[object], bool], fn: str,
+                purpose: str) -> None:
+    """Raise if a live object referring to ``owner`` (the ended trace of ``fn`` for
+    ``purpose``) is a tracer that leaked out of it (``leaked_tracer`` says which: the
+    tracing module knows its tracers; this one, imported by it, does not import it).
+
+    Every tracer refers to its trace, so the search asks the collector for the trace's
+    referrers (a walk of the heap in C) rather than testing every live object in Python.
 
     Raises:
       UnexpectedTracerError: a tracer leaked; the message lists each with what holds it.
     """
     gc.collect()
-    leaked: list[Any] = [o for o in gc.get_objects() if leaked_tracer(o)]
+    leaked: list[Any] = [o for o in gc.get_referrers(owner) if leaked_tracer(o)]
     if not leaked:
         return
     lines = []

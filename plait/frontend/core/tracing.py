@@ -613,7 +613,7 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
     if config.values.check_tracer_leaks:
         del args
         kept = {id(o) for o in outs}
-        check_leaks(lambda o: type(o) is Tracer and o._trace is trace and id(o) not in kept,
+        check_leaks(trace, lambda o: type(o) is Tracer and o._trace is trace and id(o) not in kept,
                     debug_info.func_name if debug_info else "a function", purpose)
     return ClosedJaxpr(jaxpr, tuple(c for _, c in trace.consts)), outs
 
