@@ -27,6 +27,7 @@ from plait import (
     errors,
     experimental,
     export,
+    ffi,
     flatten_util,
     image,
     interpreters,
@@ -155,7 +156,7 @@ jacobian = jacrev
 __all__ = [
     "ad", "ad_checkpoint", "api_util", "compat", "config", "core", "custom_batching",
     "custom_derivatives", "debug", "dlpack", "dtypes", "errors", "experimental", "export",
-    "flatten_util", "image", "interpreters", "ir", "lax", "monitoring", "nn", "numpy", "ops",
+    "ffi", "flatten_util", "image", "interpreters", "ir", "lax", "monitoring", "nn", "numpy", "ops",
     "profiler", "random", "ref", "scipy", "stages", "test_util", "transforms", "tree",
     "tree_util", "typing",
     "block_until_ready", "default_backend", "device_count", "device_get", "enable_x64",

@@ -1920,6 +1920,8 @@ SPECS_BY_NAME.update({s.name: s for s in SPECS})
 # need Python functions (tests/frontend/test_callbacks.py).
 UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_value_p,
                          P.pure_callback_p, P.io_callback_p, P.debug_callback_p,
+                         # A native handler: tests/frontend/test_ffi.py compares it with JAX.
+                         P.ffi_call_p,
                          # Its rule is Python (traced when vmap reaches it): tested in
                          # tests/frontend/test_custom_batching.py.
                          P.custom_vmap_call_p,

@@ -427,6 +427,7 @@ def _register() -> None:
     defper_operand(P.optimization_barrier_p)
     for p in (P.jit_p, P.cond_p, P.while_p, P.custom_jvp_call_p, P.custom_vjp_call_p,
               P.remat_p, P.pure_callback_p, P.io_callback_p, P.debug_callback_p, P.check_p,
+              P.ffi_call_p,
               P.scan_p, P.reshard_p, P.shard_map_p, P.name_p, P.composite_p,
               P.custom_lin_p, P.custom_linear_solve_p, P.custom_vmap_call_p,
               P.call_exported_p):

@@ -18,6 +18,7 @@ from plait.transforms import custom_batching_rules as _custom_batching_rules  # 
 from plait.transforms import custom_rules as _custom_rules  # noqa: F401
 from plait.transforms import exported_rules as _exported_rules  # noqa: F401
 from plait.transforms import fft_rules as _fft_rules  # noqa: F401
+from plait.transforms import foreign_rules as _foreign_rules  # noqa: F401
 from plait.transforms import indexing_rules as _indexing_rules  # noqa: F401
 from plait.transforms import jet_control_flow_rules as _jet_control_flow_rules  # noqa: F401
 from plait.transforms import jet_rules as _jet_rules  # noqa: F401

@@ -91,8 +91,10 @@ def _plain(v: Any) -> Any:
 def plain_jaxpr(j: Any) -> Any:
     """JAX's jaxpr ``j`` with NumPy integers in params made Python ints: JAX prints those
     that ``jnp`` computed with NumPy (``split``'s sizes) as ``np.int64(2)``; plait's
-    params hold Python ints, which print ``2``."""
-    return j.replace(eqns=[e.replace(params={k: _plain(v) for k, v in e.params.items()})
+    params hold Python ints, which print ``2``.  (An ``ffi_call``'s attributes keep their
+    types in both: they are what its handler receives.)"""
+    return j.replace(eqns=[e.replace(params={k: v if k == "attributes" else _plain(v)
+                                             for k, v in e.params.items()})
                            for e in j.eqns])
 
 

@@ -480,6 +480,13 @@ JAX_EXAMPLES.update({
                      (lambda x: (x.shape[0] + 1, x.reshape(-1), jnp.mean(x, axis=0)), (_B3,)),
                      (lambda x: (x * 2, x.shape[1] * x.shape[0]), (jax.ShapeDtypeStruct(
                          jax.export.symbolic_shape("2*b + 1, floordiv(b, 2)"), np.float32),))],
+    # (A dict attribute prints as FrozenDict({...}), which does not parse back.)
+    "ffi_call": [(lambda m: jax.ffi.ffi_call(
+        "lapack_spotrf_ffi", (jax.ShapeDtypeStruct((3, 3), np.float32),
+                              jax.ShapeDtypeStruct((), np.int32)), vmap_method="sequential",
+        input_output_aliases={0: 0})(m, uplo=np.uint8(76), n=3, s="hi", w=1.5, b=True,
+                                     ints=np.arange(3), fs=np.ones(2, np.float32)),
+        (_f32(3, 3),))],
 })
 
 
@@ -528,6 +535,8 @@ def _normalize(v: Any) -> Any:
         return repr(v)
     if type(v).__name__ in ("DimExpr", "_DimExpr"):  # plait's, JAX's symbolic dimensions
         return str(v)
+    if type(v).__name__ == "ShapedArray":  # plait's, JAX's (an ffi_call's result types)
+        return repr(v)
     if isinstance(v, tuple | list):
         return tuple(map(_normalize, v))
     return v

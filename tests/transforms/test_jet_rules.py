@@ -43,7 +43,7 @@ JET_SPECS = [s for s in DIFF_SPECS if s.primitive in jet_rules and s.primitive n
 NO_JET_RULE = {
     # calls that cannot be inlined, callbacks
     "shard_map", "call_exported", "call_exported_lin", "custom_lin",
-    "custom_linear_solve", "io_callback", "pure_callback",
+    "custom_linear_solve", "io_callback", "pure_callback", "ffi_call",
     # reductions and scans that are not (piecewise) linear
     "cumlogsumexp", "reduce", "reduce_window", "scatter-mul",
     # special functions

@@ -99,6 +99,7 @@ from plait.ir.primitives.elementwise import (
 )
 from plait.ir.primitives.exported import ExportedModule, call_exported_lin_p, call_exported_p
 from plait.ir.primitives.fft import FftType, fft_p
+from plait.ir.primitives.foreign import FFI, FfiAttributes, FrozenDict, HashableArray, ffi_call_p
 from plait.ir.primitives.indexing import (
                                              SCATTERS,
                                              GatherDimensionNumbers,
@@ -113,11 +114,11 @@ from plait.ir.primitives.indexing import (
                                              scatter_sub_p,
 )
 from plait.ir.primitives.linalg import (
-    DotAlgorithm,
-    DotAlgorithmPreset,
-    Precision,
-    dot_general_dtype,
-    dot_general_p,
+                                             DotAlgorithm,
+                                             DotAlgorithmPreset,
+                                             Precision,
+                                             dot_general_dtype,
+                                             dot_general_p,
 )
 from plait.ir.primitives.linalg_decompositions import cholesky_p, triangular_solve_p
 from plait.ir.primitives.linalg_eig import *  # noqa: F403
@@ -220,6 +221,7 @@ from plait.ir.primitives.windowed import (
 __all__ = [
     "CheckMessage", "check_p",
     "HostCallback", "debug_callback_p", "io_callback_p", "pure_callback_p",
+    "FFI", "FfiAttributes", "FrozenDict", "HashableArray", "ffi_call_p",
     "dim_as_value_p",
     "ExportedModule", "call_exported_p", "call_exported_lin_p",
     "RoundingMethod", "AccuracyMode", "Tolerance",

@@ -34,6 +34,16 @@ impl_rules[P.call_exported_p] = _exported
 impl_rules[P.call_exported_lin_p] = _exported
 
 
+def _ffi(*args: np.ndarray, target_name: str, **_: Any) -> list[np.ndarray]:
+    # The handler is native code, which only the compiled program calls.
+    raise NotImplementedError(
+        f"the reference interpreter cannot run the FFI handler '{target_name}' (native code, "
+        "which only a compiled program calls); run it with plait (eagerly or under jit)")
+
+
+impl_rules[P.ffi_call_p] = _ffi
+
+
 def _callback(*args: np.ndarray, callback: P.HostCallback, **_: Any) -> list[np.ndarray]:
     # The host callback is Python: the reference interpreter calls it directly.
     return [np.asarray(x) for x in callback(*args)]

@@ -14,6 +14,7 @@ from plait.lowering.rules import (  # noqa: F401
     elementwise,
     exported,
     fft,
+    foreign,
     indexing,
     linalg_decompositions,
     linalg_eig,
