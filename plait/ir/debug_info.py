@@ -42,8 +42,19 @@ class SourceInfo:
     """The enclosing function's name."""
     name_stack: str = ""
     """The ``named_scope``\\ s active when it was traced, outermost first, joined by ``/``
-    (``"block/attention"``); lowering names the equation's ops after it."""
+    (``"block/attention"``), relative to the jaxpr that holds the equation (as JAX's: a
+    called or nested jaxpr is traced from an empty stack, and lowering puts its
+    equations under the stack of the equation that holds it); lowering names the
+    equation's ops after it."""
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line} ({self.function})"
         return f"[{self.name_stack}] {where}" if self.name_stack else where
+
+    def under(self, scope: str) -> SourceInfo:
+        """This source info with its name stack inside ``scope``: an equation of a called
+        jaxpr (whose stack is relative to the call) moved to where the call was."""
+        if not scope:
+            return self
+        return attrs.evolve(self, name_stack=f"{scope}/{self.name_stack}" if self.name_stack
+                            else scope)

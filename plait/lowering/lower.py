@@ -23,6 +23,7 @@ from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
+from plait.ir.primitives.calls import jit_p
 from plait.ir.sharding import EXPLICIT, Mesh, NamedSharding, PartitionSpec
 from plait.lowering.emitter import FuncEmitter, Value, tensor_type
 from plait.lowering.shape_poly import bind_dim_vars
@@ -110,6 +111,9 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
     ctx = LoweringContext(fn, module)
     rules = lowering_rules
     outer_loc = fn.loc  # (a branch or loop body lowered while its equation's ops are)
+    # Name stacks are relative to their jaxpr: a nested jaxpr's ops are named under the
+    # stack of the equation that holds it (the prefix its rule lowers them with).
+    prefix = module.scope_prefix
     typed = EXPLICIT.seen and module.mesh is not None and not module.manual
     for eqn in jaxpr.eqns:
         try:
@@ -117,9 +121,16 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
             if rule is None:
                 raise RuleNotImplementedError("Lowering", eqn.primitive.name)
             src = eqn.source_info
-            fn.loc = (f' loc("{module.scope_prefix}{_escape(src.name_stack)}/'
-                      f'{eqn.primitive.name}")'
-                      if src is not None and src.name_stack else outer_loc)
+            if src is not None and src.name_stack:
+                scope = module.scope_prefix = f"{prefix}{_escape(src.name_stack)}/"
+                # (A call is named after its function, as JAX names it: XLA prefixes the
+                # names of the callee's ops, which are relative to it, with the call's.)
+                op = (eqn.primitive.name if eqn.primitive is not jit_p else
+                      f"jit({_escape(eqn.params['name'])})")
+                fn.loc = f' loc("{scope}{op}")'
+            else:
+                module.scope_prefix = prefix
+                fn.loc = outer_loc
             inputs = eqn.invars
             ctx.avals_in = [a.aval for a in inputs]
             ctx.avals_out = [v.aval for v in eqn.outvars]
@@ -131,9 +142,11 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
             for v, out in zip(eqn.outvars, outs, strict=True):  # (faster than dict.update)
                 env[v] = out
         except Exception as exc:
+            module.scope_prefix = prefix
             note_equation(exc, jaxpr, eqn, "lowering to StableHLO")
             raise
     fn.loc = outer_loc
+    module.scope_prefix = prefix
     return [literal(a) if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 
@@ -237,7 +250,12 @@ def private_function(module: ModuleEmitter, name: str, key: Any, avals_in: Seque
     module.functions.append("")
     fn = FuncEmitter(module.counter)
     args = [fn.fresh(tensor_type(a)) for a in avals_in]
-    outs = body(fn, args)
+    # A function shared by its calls: its ops are named relative to it (see lower_body).
+    prefix, module.scope_prefix = module.scope_prefix, ""
+    try:
+        outs = body(fn, args)
+    finally:
+        module.scope_prefix = prefix
     ret = _return(outs)
     sig = _signature(args, [tensor_type(a) for a in avals_out], None)
     body_text = "\n".join(fn.lines + [ret])
@@ -252,7 +270,12 @@ def lower_sub_jaxpr(module: ModuleEmitter, name: str, closed: ClosedJaxpr) -> st
         return existing
     fname = module.unique(name)
     module.callees[closed] = fname
-    _emit_function(module, fname, "private", closed.jaxpr, closed.consts, None)
+    # A function shared by its calls: its ops are named relative to it (see lower_body).
+    prefix, module.scope_prefix = module.scope_prefix, ""
+    try:
+        _emit_function(module, fname, "private", closed.jaxpr, closed.consts, None)
+    finally:
+        module.scope_prefix = prefix
     return fname
 
 

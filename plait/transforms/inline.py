@@ -21,9 +21,14 @@ def inline_jaxpr(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
     def read(a: Atom) -> Atom:
         return a if type(a) is Literal else env[a]
 
+    # The equations' name stacks are relative to the call's, which the builder holds when
+    # a transformation's rule inlines a callee.
+    caller = e.builder.source_info
+    scope = caller.name_stack if caller is not None else ""
     for eqn in jaxpr.eqns:
+        src = eqn.source_info
         outs = e.builder.bind(eqn.primitive, tuple(read(a) for a in eqn.invars), eqn.params,
-                              eqn.source_info)
+                              src.under(scope) if scope and src is not None else src)
         for v, x in zip(eqn.outvars, outs):  # (dict.update of pairs is slower)
             env[v] = x
     return [read(a) for a in jaxpr.outvars]
@@ -44,7 +49,9 @@ def inline_calls(jaxpr: Jaxpr) -> Jaxpr:
         ins = [read(a) for a in eqn.invars]
         if eqn.primitive is P.jit_p:
             callee: ClosedJaxpr = eqn.params["jaxpr"]
+            e.builder.source_info = eqn.source_info
             outs: Sequence[Atom] = inline_jaxpr(e, inline_calls(callee.jaxpr), (), ins)
+            e.builder.source_info = None
         else:
             outs = e.builder.bind(eqn.primitive, tuple(ins), eqn.params, eqn.source_info)
         for v, x in zip(eqn.outvars, outs):  # (dict.update of pairs is slower)

@@ -206,6 +206,68 @@ def test_named_scope_in_jaxpr_source_info() -> None:
     assert "[" not in add_line.split("#")[1]
 
 
+def _scoped_program(api: Any, np_: Any, lax_: Any) -> Callable[[Any], Any]:
+    @api.jit
+    def inner(x: Any) -> Any:
+        with api.named_scope("inner_scope"):
+            return np_.sin(x) * 2
+
+    @api.custom_jvp
+    def cj(x: Any) -> Any:
+        with api.named_scope("cj_in"):
+            return np_.sin(x)
+    cj.defjvp(lambda p, t: (cj(p[0]), t[0]))
+
+    def f(x: Any) -> Any:
+        with api.named_scope("a"):
+            def body(c: Any, xi: Any) -> Any:
+                with api.named_scope("c"):
+                    return c + np_.cos(xi), c
+            y = lax_.scan(body, 0.0, x)[0]
+            z = lax_.cond(y > 0, lambda v: np_.exp(v), lambda v: v, y)
+            w = api.checkpoint(lambda v: np_.tanh(v))(z)
+            u = cj(w) + inner(w).sum()
+            v = lax_.while_loop(lambda c: c < 3.0, lambda c: c + np_.abs(u), 0.0)
+        with api.named_scope("b"):
+            return inner(x).sum() + v
+    return f
+
+
+def _name_stacks(jaxpr: Any) -> list[Any]:
+    """Each equation's primitive and name stack, with those of the jaxprs it holds."""
+    out: list[Any] = []
+    for e in jaxpr.eqns:
+        out.append((e.primitive.name, str(e.source_info.name_stack)))
+        # (plait's custom_jvp_call holds its rule's jaxpr, JAX's a function to trace it.)
+        for v in [v for k, v in e.params.items() if k != "jvp_jaxpr"]:
+            for j in v if isinstance(v, tuple) else (v,):
+                inner = getattr(j, "jaxpr", j)
+                if hasattr(inner, "eqns"):
+                    out.append(_name_stacks(inner))
+    return out
+
+
+def test_name_stacks_are_relative_to_their_jaxpr_as_jaxs() -> None:
+    """A called or nested jaxpr (jit, scan, cond, while, checkpoint, custom_jvp) is traced
+    from an empty name stack, as in JAX: a jitted function called under two scopes has
+    one jaxpr, right for both, and its compiled ops are named under the calling scope."""
+    x = np.arange(3, dtype=np.float32)
+    ours = plait.make_jaxpr(_scoped_program(plait, pnp, lax))(x)
+    theirs = jax.make_jaxpr(_scoped_program(jax, jnp, jax.lax))(x)
+    assert _name_stacks(ours.jaxpr) == _name_stacks(theirs.jaxpr)
+    with plait.named_scope("outside"):  # (a trace starts from an empty stack, as in JAX)
+        eqn, = plait.make_jaxpr(pnp.sin)(1.0).jaxpr.eqns
+        assert eqn.source_info is not None and eqn.source_info.name_stack == ""
+    # The jitted function is one private function, its ops named relative to it, called
+    # under each scope; XLA names the compiled ops by joining the two, as JAX's
+    # ("jit(f)/b/jit(inner)/inner_scope/sin").
+    text = plait.jit(_scoped_program(plait, pnp, lax)).lower(x).as_text(debug_info=True)
+    locs = set(re.findall(r'loc\("([^"]*)"', text))
+    assert {"jit(f)/a/jit(inner)", "jit(f)/b/jit(inner)", "inner_scope/sin",
+            "jit(f)/a/c/cos", "jit(f)/a/cj_in/sin"} <= locs
+    assert not any("a/inner_scope" in n or "b/inner_scope" in n for n in locs)
+
+
 def test_named_scope_name_must_be_a_string() -> None:
     with pytest.raises(TypeError) as theirs:
         jax.named_scope(3)  # type: ignore[arg-type]  # the error under test

@@ -508,17 +508,21 @@ def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
 
     builder = trace.builder
     cse = builder._cse
+    scope = _state.name_stack  # (the jaxpr's name stacks are relative to its caller's)
     for eqn in jaxpr.eqns:
         ins = tuple([read(a) for a in eqn.invars])
+        src = eqn.source_info
+        if scope and src is not None:
+            src = src.under(scope)
         if eqn.effects or cse is None or any(
                 n.aval is not o.aval for n, o in zip(ins, eqn.invars)):
-            outs: Sequence[Var] = builder.bind(eqn.primitive, ins, eqn.params, eqn.source_info)
+            outs: Sequence[Var] = builder.bind(eqn.primitive, ins, eqn.params, src)
         else:
             key = (eqn.primitive, ins, eqn.params)
             hit = cse.get(key)
             if hit is None:
                 outs = tuple([Var(v.aval) for v in eqn.outvars])
-                builder.eqns.append(eqn.replace(invars=ins, outvars=outs))
+                builder.eqns.append(eqn.replace(invars=ins, outvars=outs, source_info=src))
                 cse[key] = outs
             else:
                 outs = hit
@@ -584,6 +588,9 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
     """
     check_tracing(purpose, debug_info.func_name if debug_info is not None else "function")
     trace = new_trace(purpose, debug_info)
+    # The equations' name stacks are relative to this jaxpr, as JAX's (the equation that
+    # will hold it has the enclosing stack); a cached jaxpr then fits every caller.
+    scopes, _state.name_stack = _state.name_stack, ""
     try:
         args = [trace.new_arg(a) for a in in_avals]
         if known_args is not None:
@@ -606,6 +613,7 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
         raise
     finally:
         pop_trace(trace)
+        _state.name_stack = scopes
     constvars = [v for v, _ in trace.consts]
     jaxpr: Jaxpr = trace.builder.build(trace.invars, out_atoms, constvars, debug_info)
     if config.values.debug_key_reuse:
