@@ -28,8 +28,9 @@ import numpy as np
 
 from plait.frontend.core.arguments import fun_name
 from plait.frontend.core.array_impl import ArrayImpl
+from plait.frontend.core.source_lines import user_frame_info
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import bind, user_frame_info
+from plait.frontend.core.tracing import bind
 from plait.frontend.core.tree_util import tree_flatten, tree_unflatten
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray

@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from plait.frontend.core.tracing import _state
+from plait.frontend.core.source_lines import scopes
 from plait.ir import config as _config
 
 __all__ = ["disable_jit", "ensure_compile_time_eval", "named_scope", "named_call",
@@ -201,12 +201,12 @@ class named_scope(contextlib.ContextDecorator):
         self._outer: list[str] = []  # (one entry per active use: a decorated function may recurse)
 
     def __enter__(self) -> None:
-        outer = _state.name_stack
+        outer = scopes.name_stack
         self._outer.append(outer)
-        _state.name_stack = f"{outer}/{self.name}" if outer else self.name
+        scopes.name_stack = f"{outer}/{self.name}" if outer else self.name
 
     def __exit__(self, *exc: object) -> None:
-        _state.name_stack = self._outer.pop()
+        scopes.name_stack = self._outer.pop()
 
 
 def named_call(fun: F, *, name: str | None = None) -> F:

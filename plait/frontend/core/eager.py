@@ -24,7 +24,8 @@ from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.host_values import as_host_array, scalar_literal
 from plait.frontend.core.run_guards import refuse_execution
 from plait.frontend.core.spmd import arg_sharding
-from plait.frontend.core.tracing import Tracer, _leak_message, set_eager_impl
+from plait.frontend.core.tracer_messages import leak_message
+from plait.frontend.core.tracing import Tracer, set_eager_impl
 from plait.frontend.core.value_checks import check_result
 from plait.ir.atoms import Literal, Var
 from plait.ir.avals import ShapedArray, shaped, shaped_avals
@@ -99,7 +100,7 @@ def _operand(x: Any) -> tuple[Any, ShapedArray]:
     if t is Literal:
         return scalar_buffer(x), x.aval
     if t is Tracer:
-        raise UnexpectedTracerError(_leak_message(x))
+        raise UnexpectedTracerError(leak_message(x))
     if isinstance(x, bool | int | float | complex) and not isinstance(x, np.generic):
         lit = scalar_literal(x)
         return scalar_buffer(lit), lit.aval

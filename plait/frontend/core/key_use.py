@@ -18,7 +18,8 @@ import numpy as np
 
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.eager import eager_bind
-from plait.frontend.core.tracing import set_eager_impl, user_frame_info
+from plait.frontend.core.source_lines import user_frame_info
+from plait.frontend.core.tracing import set_eager_impl
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.config import on_update

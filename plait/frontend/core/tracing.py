@@ -12,10 +12,8 @@ trace ended raises :class:`~plait.errors.UnexpectedTracerError`.
 from __future__ import annotations
 
 import operator
-import sys
 import threading
 from collections.abc import Callable, Sequence
-from types import CodeType, FrameType
 from typing import Any, Protocol, cast
 
 import jaxlib._jax as _jax
@@ -25,16 +23,20 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.host_values import as_host_array, scalar_literal
 from plait.frontend.core.leaks import check_leaks
 from plait.frontend.core.run_guards import check_tracing
+from plait.frontend.core.source_lines import scopes, user_frame_info
 from plait.frontend.core.tokens import Token
-from plait.frontend.core.traceback_util import is_plait_code, on_exclusion
+from plait.frontend.core.tracer_messages import (
+    concrete_message,
+    differentiated_message,
+    leak_message,
+)
 from plait.ir import config
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray
 from plait.ir.builder import Builder
-from plait.ir.caches import BoundedDict
-from plait.ir.debug_info import DebugInfo, SourceInfo
+from plait.ir.debug_info import DebugInfo
 from plait.ir.dims import DimExpr, set_value_hook
 from plait.ir.errors import (
     ConcretizationTypeError,
@@ -56,8 +58,6 @@ __all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_t
 class _TraceState(threading.local):
     def __init__(self) -> None:
         self.stack: list[Trace] = []
-        self.name_stack = ""
-        """The active ``named_scope``\\ s, joined by ``/``."""
 
 
 _state = _TraceState()
@@ -129,7 +129,7 @@ class Trace:
 
     def _capture(self, t: Tracer) -> Var:
         if not t._trace.active:
-            raise UnexpectedTracerError(_leak_message(t))
+            raise UnexpectedTracerError(leak_message(t))
         hit = self._const_index.get(id(t))
         if hit is not None:
             return hit[0]
@@ -263,36 +263,6 @@ def _resolved(known: dict[Var, Any], v: Var) -> Any | None:
     return x
 
 
-# Keyed by the code object's id, not the code object: hashing a code object hashes its
-# bytecode and constants (~0.5 us), and every staged equation walks up to ~100 frames of
-# plait's own code (its SciPy and ODE layers) to the user's.  Each entry keeps its code
-# object, so the id cannot be reused while the entry lives.
-_internal_code: BoundedDict[int, tuple[CodeType, bool]] = BoundedDict("internal code objects")
-_source_cache: BoundedDict[tuple[int, int, str], tuple[CodeType, SourceInfo]] = BoundedDict(
-    "source lines")
-on_exclusion(_internal_code.clear)
-
-
-def user_frame_info() -> SourceInfo | None:
-    """The innermost stack frame outside plait, as a :class:`SourceInfo`."""
-    f: FrameType | None = sys._getframe(1)
-    internal = _internal_code.data
-    while f is not None:
-        code = f.f_code
-        hit = internal.get(id(code))
-        if hit is None or hit[0] is not code:
-            hit = _internal_code[id(code)] = (code, is_plait_code(code.co_filename))
-        if not hit[1]:
-            key = (id(code), f.f_lineno, _state.name_stack)
-            entry = _source_cache.data.get(key)
-            if entry is None or entry[0] is not code:
-                entry = _source_cache[key] = (code, SourceInfo(code.co_filename, f.f_lineno,
-                                                               code.co_name, key[2]))
-            return entry[1]
-        f = f.f_back
-    return None
-
-
 _values = config.values
 _eager_impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any] | None = None
 
@@ -405,9 +375,9 @@ class Tracer(Array):
             if value is not None:
                 if not keeps_derivative and trace.differentiated and \
                         trace.depend_on_inputs([self._var])[0]:
-                    raise cls(_differentiated_message(self, what))
+                    raise cls(differentiated_message(self, what))
                 return value
-        raise cls(_concrete_message(self, what))
+        raise cls(concrete_message(self, what))
 
     def __bool__(self) -> bool:
         return bool(self._known("boolean conversion (if, while, and, or, not, assert)",
@@ -441,55 +411,6 @@ class Tracer(Array):
         return np.asarray(self._known("conversion with item()", ConcretizationTypeError)).item()
 
 
-def _depends_on(t: Tracer) -> list[str]:
-    trace = t._trace
-    names = trace.debug_info.arg_names if trace.debug_info else ()
-    deps: set[Var] = {t._var}
-    for eqn in reversed(trace.builder.eqns):
-        if any(v in deps for v in eqn.outvars):
-            deps.update(a for a in eqn.invars if type(a) is Var)
-    out = []
-    for i, v in enumerate(trace.invars):
-        if v in deps:
-            out.append(names[i] if i < len(names) and names[i] else f"argument {i}")
-    return out
-
-
-def _concrete_message(t: Tracer, what: str) -> str:
-    trace = t._trace
-    where = user_frame_info()
-    line = f" at {where.file}:{where.line}" if where else ""
-    fn = trace.debug_info.func_name if trace.debug_info else "the function"
-    deps = _depends_on(t)
-    because = (f" It depends on the value of {', '.join(deps)}." if deps else "")
-    return (f"Attempted {what} of a traced value of type "
-            f"{t.aval.str_short(short_dtypes=False)}{line}, while "
-            f"tracing {fn} for {trace.purpose}. Its value is not known during tracing.{because}\n"
-            "Use plait.lax.cond, plait.lax.while_loop or plait.numpy.where for value-dependent "
-            "control flow, or mark the argument static with static_argnums/static_argnames.")
-
-
-def _differentiated_message(t: Tracer, what: str) -> str:
-    trace = t._trace
-    where = user_frame_info()
-    line = f" at {where.file}:{where.line}" if where else ""
-    return (f"Attempted {what} of a value being differentiated, of type "
-            f"{t.aval.str_short(short_dtypes=False)}{line}, while tracing for {trace.purpose}: the "
-            "result would "
-            "not carry its derivative. Use x.astype(...) to change a dtype, or compute the "
-            "Python value from arguments that are not differentiated.")
-
-
-def _leak_message(t: Tracer) -> str:
-    trace = t._trace
-    fn = trace.debug_info.func_name if trace.debug_info else "a function"
-    return (f"Encountered an unexpected tracer: a traced value of type "
-            f"{t.aval.str_short(short_dtypes=False)} leaked out of the trace of {fn} for "
-            f"{trace.purpose}, which has ended. A traced value escaped its function (through a "
-            "global, an attribute, or a closure called later). Return it from the function "
-            "instead.")
-
-
 def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
                       args: Sequence[Any]) -> list[Any]:
     """Stage ``jaxpr`` applied to ``consts`` and ``args`` into ``trace``; returns tracers.
@@ -508,7 +429,7 @@ def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
 
     builder = trace.builder
     cse = builder._cse
-    scope = _state.name_stack  # (the jaxpr's name stacks are relative to its caller's)
+    scope = scopes.name_stack  # (the jaxpr's name stacks are relative to its caller's)
     for eqn in jaxpr.eqns:
         ins = tuple([read(a) for a in eqn.invars])
         src = eqn.source_info
@@ -590,7 +511,7 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
     trace = new_trace(purpose, debug_info)
     # The equations' name stacks are relative to this jaxpr, as JAX's (the equation that
     # will hold it has the enclosing stack); a cached jaxpr then fits every caller.
-    scopes, _state.name_stack = _state.name_stack, ""
+    outer_scopes, scopes.name_stack = scopes.name_stack, ""
     try:
         args = [trace.new_arg(a) for a in in_avals]
         if known_args is not None:
@@ -613,7 +534,7 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[AbstractVal
         raise
     finally:
         pop_trace(trace)
-        _state.name_stack = scopes
+        scopes.name_stack = outer_scopes
     constvars = [v for v, _ in trace.consts]
     jaxpr: Jaxpr = trace.builder.build(trace.invars, out_atoms, constvars, debug_info)
     if config.values.debug_key_reuse:
