@@ -23,7 +23,8 @@ __all__ = [
     "Params", "EMPTY_PARAMS", "ParamDef", "Derived", "REQUIRED", "Show",
     "decode_int", "decode_float", "decode_bool", "decode_ints", "decode_optional_ints",
     "decode_dtype", "decode_optional_dtype", "decode_str", "decode_none",
-    "decode_nested_ints", "decode_enum", "decode_bools", "decode_any", "ParsedCall",
+    "decode_nested_ints", "decode_enum", "decode_optional_choice", "decode_bools", "decode_any",
+    "ParsedCall",
 ]
 
 
@@ -253,6 +254,16 @@ def decode_enum(enum_type: type[enum.IntEnum]) -> Callable[[Any], enum.IntEnum]:
             return enum_type(decode_int(value))
         except ValueError:
             _fail(f"a {enum_type.__name__} value", value)
+    return decode
+
+
+def decode_optional_choice(choices: Sequence[str]) -> Callable[[Any], str | None]:
+    """A decoder for ``None`` or one of the words ``choices`` (a callback's
+    ``vmap_method``)."""
+    def decode(value: Any) -> str | None:
+        if value is None or value in choices:
+            return value  # type: ignore[no-any-return]  # (checked: None or one of them)
+        _fail(f"None or one of {tuple(choices)}", value)
     return decode
 
 

@@ -3,24 +3,25 @@
 A ``bool`` is an ``i1``, an ``int`` an ``i64``, a ``float`` an ``f64``; a NumPy scalar
 keeps its type; a string (or bytes) is a string, a dtype a type attribute, an array a
 dense elements attribute, a tuple or list an array of attributes, a mapping a
-dictionary.  ``composite``'s attributes and ``ffi_call``'s are written this way.
+dictionary.  ``composite``'s attributes and ``ffi_call``'s are written this way.  A
+custom call's layouts and operand aliases have their own attribute forms.
 Floats are written by their bits, so that no decimal rounding can change them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
-from plait.ir.primitives.foreign import HashableArray
+from plait.ir.primitives.composite import HashableArray
 from plait.lowering.emitter import dense_attr, element_type
 
-__all__ = ["mlir_attribute", "mlir_string", "mlir_key"]
+__all__ = ["mlir_attribute", "mlir_string", "mlir_key", "layouts_attr", "aliases_attr"]
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 
@@ -76,3 +77,19 @@ def mlir_attribute(v: Any) -> str:
         return "{" + ", ".join(f"{mlir_key(k)} = {mlir_attribute(x)}"
                                for k, x in sorted(v.items())) + "}"
     raise TypeError(f"No attribute handler defined for type: {type(v)}")
+
+
+def layouts_attr(layouts: Sequence[Sequence[int]]) -> str:
+    """A custom call's ``operand_layouts``/``result_layouts``: one minor-to-major order
+    of dimensions per value."""
+    return "[" + ", ".join(f"dense<{list(lay)}> : tensor<{len(lay)}xindex>" if lay else
+                           "dense<> : tensor<0xindex>" for lay in layouts) + "]"
+
+
+def aliases_attr(aliases: Iterable[tuple[int, int]], single_result: bool) -> str:
+    """A custom call's ``output_operand_aliases``: ``(operand, result)`` pairs, each
+    result reusing its operand's buffer (a single result is not indexed)."""
+    return "[" + ", ".join(
+        f"#stablehlo.output_operand_alias<output_tuple_indices = "
+        f"{'[]' if single_result else [result]}, operand_index = {operand}, "
+        f"operand_tuple_indices = []>" for operand, result in aliases) + "]"

@@ -27,7 +27,8 @@ from plait.errors import ArgumentError, JaxRuntimeError
 from plait.extend.core import Primitive
 from plait.interpreters import mlir as pmlir
 from plait.ir import eval_jaxpr
-from plait.ir.primitives.foreign import FfiAttributes, FrozenDict, HashableArray
+from plait.ir.primitives.composite import HashableArray
+from plait.ir.primitives.foreign import FfiAttributes, FrozenDict
 from plait.lowering.attributes import mlir_attribute
 from plait.lowering.runtime import mlir_context
 from tests.frontend.jax_oracle import raised

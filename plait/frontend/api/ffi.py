@@ -27,14 +27,14 @@ from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import bind_n
 from plait.ir.avals import AbstractToken, ShapedArray
 from plait.ir.errors import ArgumentError
+from plait.ir.primitives.composite import HashableArray
 from plait.ir.primitives.foreign import (
     FFI_VMAP_METHODS,
     FfiAttributes,
     FrozenDict,
-    HashableArray,
     ffi_call_p,
 )
-from plait.lowering.attributes import mlir_attribute
+from plait.lowering.attributes import aliases_attr, layouts_attr, mlir_attribute
 
 __all__ = ["ffi_call", "register_ffi_target", "register_ffi_type", "register_ffi_type_id",
            "register_ffi_target_as_batch_partitionable", "pycapsule", "include_dir",
@@ -314,17 +314,12 @@ def _custom_call_op(target: str, ctx: RuleContext, operands: Sequence[Any],
                                                   api_version)
     aliases = kwargs.pop("operand_output_aliases", None) or {}
     if aliases:
-        single = len(result_types) == 1
-        attrs["output_operand_aliases"] = ir.Attribute.parse("[" + ", ".join(
-            f"#stablehlo.output_operand_alias<output_tuple_indices = "
-            f"{'[]' if single else [o]}, operand_index = {i}, operand_tuple_indices = []>"
-            for i, o in aliases.items()) + "]")
+        attrs["output_operand_aliases"] = ir.Attribute.parse(
+            aliases_attr(aliases.items(), len(result_types) == 1))
     if not skip_layouts:
         for key, avals, given in (("operand_layouts", ctx.avals_in, operand_layouts),
                                   ("result_layouts", ctx.avals_out, result_layouts)):
-            attrs[key] = ir.Attribute.parse("[" + ", ".join(
-                f"dense<{list(lay)}> : tensor<{len(lay)}xindex>" if lay else
-                "dense<> : tensor<0xindex>" for lay in _lowering_layouts(avals, given)) + "]")
+            attrs[key] = ir.Attribute.parse(layouts_attr(_lowering_layouts(avals, given)))
     if kwargs:
         raise TypeError(f"build_ffi_lowering_function: unexpected arguments {sorted(kwargs)}")
     return ir.Operation.create("stablehlo.custom_call", results=result_types,

@@ -21,7 +21,7 @@ from plait.ir.primitives.callbacks import (
 )
 from plait.ir.primitives.calls import jit_p
 from plait.ir.primitives.checks import CheckMessage, check_p
-from plait.ir.primitives.composite import composite_p
+from plait.ir.primitives.composite import HashableArray, composite_p
 from plait.ir.primitives.control_flow import cond_p, platform_index_p, scan_p, while_p
 from plait.ir.primitives.conversions import bitcast_convert_type_p, mulhi_p, reduce_precision_p
 from plait.ir.primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
@@ -99,7 +99,7 @@ from plait.ir.primitives.elementwise import (
 )
 from plait.ir.primitives.exported import ExportedModule, call_exported_lin_p, call_exported_p
 from plait.ir.primitives.fft import FftType, fft_p
-from plait.ir.primitives.foreign import FFI, FfiAttributes, FrozenDict, HashableArray, ffi_call_p
+from plait.ir.primitives.foreign import FFI, FfiAttributes, FrozenDict, ffi_call_p
 from plait.ir.primitives.indexing import (
                                              SCATTERS,
                                              GatherDimensionNumbers,

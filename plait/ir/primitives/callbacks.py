@@ -17,7 +17,7 @@ from typing import Any
 
 from plait.ir.avals import AbstractValue, ShapedArray
 from plait.ir.effects import DEBUG, IO, ORDERED_DEBUG, ORDERED_IO, Effect
-from plait.ir.params import ParamDef, Params, decode_bool, decode_none
+from plait.ir.params import ParamDef, Params, decode_bool, decode_none, decode_optional_choice
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
 
@@ -65,12 +65,6 @@ def _decode_avals(value: Any) -> tuple[ShapedArray, ...]:
     return value
 
 
-def _decode_vmap_method(value: Any) -> str | None:
-    if value is None or value in VMAP_METHODS:
-        return value  # type: ignore[no-any-return]  # (checked: None or one of the names)
-    raise ValueError(f"expected None or one of {VMAP_METHODS}, but got {value!r}")
-
-
 def _decode_effect(value: Any) -> Effect:
     if isinstance(value, Effect):
         return value
@@ -104,7 +98,7 @@ pure_callback_p = Primitive("pure_callback", _pure_rule, (
     ParamDef("callback", decode=_decode_callback),
     ParamDef("result_avals", decode=_decode_avals),
     ParamDef("sharding", None, decode=decode_none),
-    ParamDef("vmap_method", None, decode=_decode_vmap_method),
+    ParamDef("vmap_method", None, decode=decode_optional_choice(VMAP_METHODS)),
 ), multiple_results=True)
 
 

@@ -31,7 +31,7 @@ from plait.ir.primitives._typing import fail
 from plait.ir.primitives.calls import check_call_operands
 
 __all__ = ["composite_p", "AttributeTree", "HashableArray", "Attribute",
-           "flatten_attribute", "attribute_value"]
+           "flatten_attribute", "attribute_value", "decode_attribute_leaf"]
 
 
 class HashableArray:
@@ -195,7 +195,9 @@ def _nan_inf(v: Any) -> Any:
     return float(v) if v in ("nan", "inf") else v
 
 
-def _decode_leaf(value: Any) -> Any:
+def decode_attribute_leaf(value: Any) -> Any:
+    """An attribute leaf as the parser reads it: a scalar, a string, a dtype or a
+    ``HashableArray`` of a printed array (``composite``'s and ``ffi_call``'s)."""
     if isinstance(value, ParsedCall):
         args = dict(value.kwargs)
         if value.name == "HashableArray" and set(args) == {""}:
@@ -226,7 +228,7 @@ def _decode_attributes(value: Any) -> tuple[Attribute, ...]:
             raise ValueError(f"expected an attribute ('name', (leaves...), PyTreeDef(...)), "
                              f"but got {a!r}")
         tree = _decode_tree(a[2].kwargs[0][1])
-        leaves = tuple(_decode_leaf(x) for x in a[1])
+        leaves = tuple(decode_attribute_leaf(x) for x in a[1])
         if len(leaves) != tree.num_leaves:
             raise ValueError(f"expected {tree.num_leaves} leaves for attribute {a[0]!r}, but "
                              f"got {len(leaves)}")

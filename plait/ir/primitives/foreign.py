@@ -6,7 +6,8 @@ handler reads, and lowers to a ``stablehlo.custom_call`` of that handler.  Its
 parameters are JAX 0.10.2's, printed as JAX prints them.
 
 Attributes are ``(name, value)`` pairs sorted by name, where a value is a Python or
-NumPy scalar, a string, a NumPy array (held as a :class:`HashableArray`) or a
+NumPy scalar, a string, a NumPy array (held as ``composite``'s
+:class:`~plait.ir.primitives.composite.HashableArray`) or a
 dictionary of such values (a :class:`FrozenDict`).  They compare with their types:
 ``3``, ``3.0`` and ``True`` are different attributes, as they are different handler
 inputs.
@@ -17,27 +18,26 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-import numpy as np
-
 from plait.ir.avals import AbstractValue, ShapedArray
 from plait.ir.effects import NO_EFFECTS, Effect
 from plait.ir.params import (
     ParamDef,
     Params,
-    ParsedCall,
     decode_bool,
     decode_dtype,
     decode_int,
     decode_nested_ints,
+    decode_optional_choice,
 )
 from plait.ir.primitive import Primitive
 from plait.ir.primitives._typing import fail
+from plait.ir.primitives.callbacks import VMAP_METHODS
+from plait.ir.primitives.composite import decode_attribute_leaf
 
-__all__ = ["ffi_call_p", "FFI", "FfiAttributes", "HashableArray", "FrozenDict",
+__all__ = ["ffi_call_p", "FFI", "FfiAttributes", "FrozenDict",
            "FFI_VMAP_METHODS", "attribute_key"]
 
-FFI_VMAP_METHODS: Final = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
-                           "legacy_vectorized")
+FFI_VMAP_METHODS: Final = (*VMAP_METHODS, "legacy_vectorized")
 """How ``vmap`` applies an ``ffi_call`` (JAX 0.10.2's choices)."""
 
 FFI: Final = Effect("FFI")
@@ -49,29 +49,6 @@ def attribute_key(value: Any) -> Any:
     if isinstance(value, tuple):
         return (tuple, tuple(attribute_key(v) for v in value))
     return (type(value), value)
-
-
-class HashableArray:
-    """A NumPy array given as an ``ffi_call`` attribute, immutable and compared by value
-    (its dtype, shape and elements)."""
-
-    __slots__ = ("val", "_key")
-
-    def __init__(self, val: np.ndarray[Any, Any]) -> None:
-        arr = np.array(val, copy=True)
-        arr.setflags(write=False)
-        self.val = arr
-        """The array (read-only)."""
-        self._key = (arr.dtype.str, arr.shape, arr.tobytes())
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is HashableArray and self._key == other._key
-
-    def __hash__(self) -> int:
-        return hash(self._key)
-
-    def __repr__(self) -> str:
-        return f"HashableArray({self.val!r})"
 
 
 class FrozenDict(Mapping[str, Any]):
@@ -123,16 +100,9 @@ class FfiAttributes(tuple[tuple[str, Any], ...]):
 
 
 def _decode_attribute(value: Any) -> Any:
-    if isinstance(value, ParsedCall) and value.name == "HashableArray" and \
-            len(value.kwargs) == 1 and isinstance(value.kwargs[0][1], ParsedCall):
-        array = dict(value.kwargs[0][1].kwargs)  # ``array([...], dtype=...)``
-        dtype = array.get("dtype")
-        return HashableArray(np.array(array[""], dtype=None if dtype is None else
-                                      np.dtype(dtype)))
-    if isinstance(value, ParsedCall):
-        raise ValueError(f"expected an attribute value, but got {value.name}(...), whose "
-                         "printed form does not parse back")
-    return value
+    if isinstance(value, tuple | list):  # (a sequence attribute)
+        return tuple(_decode_attribute(v) for v in value)
+    return decode_attribute_leaf(value)
 
 
 def _decode_attributes(value: Any) -> FfiAttributes:
@@ -161,12 +131,6 @@ def _decode_optional_str(value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ValueError(f"expected None or a string, but got {value!r}")
     return value
-
-
-def _decode_vmap_method(value: Any) -> str | None:
-    if value is None or value in FFI_VMAP_METHODS:
-        return value  # type: ignore[no-any-return]  # (checked: None or one of the names)
-    raise ValueError(f"expected None or one of {FFI_VMAP_METHODS}, but got {value!r}")
 
 
 def _check_layouts(what: str, layouts: Any, avals: Sequence[AbstractValue]) -> None:
@@ -216,5 +180,5 @@ ffi_call_p = Primitive("ffi_call", _rule, (
     ParamDef("output_layouts", decode=decode_nested_ints),
     ParamDef("result_avals", decode=_decode_avals),
     ParamDef("target_name", decode=lambda v: str(v)),
-    ParamDef("vmap_method", None, decode=_decode_vmap_method),
+    ParamDef("vmap_method", None, decode=decode_optional_choice(FFI_VMAP_METHODS)),
 ), multiple_results=True, effects_rule=_effects)

@@ -14,17 +14,13 @@ from collections.abc import Sequence
 
 from plait.ir.avals import ShapedArray
 from plait.ir.primitives.foreign import FfiAttributes, ffi_call_p
-from plait.lowering.attributes import mlir_attribute, mlir_string
+from plait.lowering.attributes import aliases_attr, layouts_attr, mlir_attribute, mlir_string
 from plait.lowering.emitter import Value, tensor_type
 from plait.lowering.lapack import ensure_registered
 from plait.lowering.lower import LoweringContext
 from plait.lowering.rules._util import register
 
 __all__: list[str] = []
-
-def _layouts(layouts: Sequence[Sequence[int]]) -> str:
-    return "[" + ", ".join(f"dense<{list(lay)}> : tensor<{len(lay)}xindex>" if lay else
-                           "dense<> : tensor<0xindex>" for lay in layouts) + "]"
 
 
 @register(ffi_call_p)
@@ -37,10 +33,6 @@ def _ffi_call(ctx: LoweringContext, *args: Value, attributes: FfiAttributes,
               vmap_method: str | None) -> Sequence[Value]:
     if target_name.startswith("lapack_"):
         ensure_registered()
-    single = len(result_avals) == 1
-    aliases = ", ".join(
-        f"#stablehlo.output_operand_alias<output_tuple_indices = {'[]' if single else [o]}, "
-        f"operand_index = {i}, operand_tuple_indices = []>" for i, o in input_output_aliases)
     if custom_call_api_version >= 4:
         api_version, config = 1, '""'
         discardable = f"mhlo.backend_config = {mlir_attribute(dict(attributes))}"
@@ -53,8 +45,9 @@ def _ffi_call(ctx: LoweringContext, *args: Value, attributes: FfiAttributes,
     props = (f'api_version = {api_version} : i32, backend_config = {config}, '
              f'call_target_name = {mlir_string(target_name)}, called_computations = [], '
              f"has_side_effect = {'true' if has_side_effect else 'false'}, "
-             f"operand_layouts = {_layouts(input_layouts)}, "
-             f"output_operand_aliases = [{aliases}], "
-             f"result_layouts = {_layouts(output_layouts)}")
+             f"operand_layouts = {layouts_attr(input_layouts)}, "
+             f"output_operand_aliases = "
+             f"{aliases_attr(input_output_aliases, len(result_avals) == 1)}, "
+             f"result_layouts = {layouts_attr(output_layouts)}")
     return ctx.fn.op("stablehlo.custom_call", list(args), [tensor_type(a) for a in result_avals],
                      props, discardable=discardable)

@@ -19,17 +19,13 @@ import numpy as np
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.avals import ShapedArray, shaped
+from plait.lowering.attributes import aliases_attr, layouts_attr
 from plait.lowering.emitter import FuncEmitter, Value, i64_array, tensor_type
 from plait.lowering.lapack import target_name
 from plait.lowering.lower import LoweringContext
 from plait.lowering.rules._util import compare, register
 
 __all__ = ["lapack_call", "column_major"]
-
-
-def _layout(dims: Sequence[int]) -> str:
-    return f"dense<{list(dims)}> : tensor<{len(dims)}xindex>" if dims \
-        else "dense<> : tensor<0xindex>"
 
 
 def column_major(ndim: int) -> tuple[int, ...]:
@@ -40,15 +36,8 @@ def column_major(ndim: int) -> tuple[int, ...]:
 def _layouts(avals: Sequence[ShapedArray], matrix_rank: int) -> str:
     # As JAX: the arrays of full rank hold matrices (column-major); the others (info
     # arrays, one per matrix) keep the default row-major layout.
-    return "[" + ", ".join(_layout(column_major(a.ndim) if a.ndim == matrix_rank
-                                   else tuple(range(a.ndim - 1, -1, -1)))
-                           for a in avals) + "]"
-
-
-def _alias(output: int | None, operand: int) -> str:
-    index = "[]" if output is None else f"[{output}]"
-    return (f"#stablehlo.output_operand_alias<output_tuple_indices = {index}, "
-            f"operand_index = {operand}, operand_tuple_indices = []>")
+    return layouts_attr([column_major(a.ndim) if a.ndim == matrix_rank
+                         else tuple(range(a.ndim - 1, -1, -1)) for a in avals])
 
 
 def _attribute(value: bool | int | tuple[int, str]) -> str:
@@ -70,13 +59,10 @@ def lapack_call(fn: FuncEmitter, target: str, operands: Sequence[Value],
     their buffers."""
     rank = max(a.ndim for a in avals_in)
     types = [tensor_type(a) for a in avals_out]
-    single = len(avals_out) == 1
-    alias_list = ", ".join(_alias(None if single else out, operand)
-                           for operand, out in aliases.items())
     props = (f'api_version = 1 : i32, backend_config = "", call_target_name = "{target}", '
              f"called_computations = [], has_side_effect = false, "
              f"operand_layouts = {_layouts(avals_in, rank)}, "
-             f"output_operand_aliases = [{alias_list}], "
+             f"output_operand_aliases = {aliases_attr(aliases.items(), len(avals_out) == 1)}, "
              f"result_layouts = {_layouts(avals_out, rank)}")
     backend = ", ".join(f"{k} = {_attribute(v)}" for k, v in sorted(config.items()))
     discardable = (f"mhlo.backend_config = {{{backend}}}, "
