@@ -12,9 +12,9 @@ from plait.frontend.api.contexts import ensure_compile_time_eval as ensure_compi
 from plait.frontend.api.contexts import ensure_compile_time_eval as eval_context
 from plait.frontend.core.apply_jaxpr import eval_jaxpr_bind
 from plait.frontend.core.array_likes import aval_mappings
-from plait.frontend.core.tracing import Trace as Trace
-from plait.frontend.core.tracing import Tracer as Tracer
-from plait.frontend.core.tracing import current_trace
+from plait.frontend.core.trace_base import BaseTrace as Trace
+from plait.frontend.core.trace_base import BaseTracer as Tracer
+from plait.frontend.core.tracing import current_trace, user_trace
 from plait.ir import ClosedJaxpr as ClosedJaxpr
 from plait.ir import Eqn as JaxprEqn
 from plait.ir import Jaxpr as Jaxpr
@@ -46,7 +46,7 @@ def trace_state_clean() -> bool:
     """Whether nothing is being traced here: no ``jit``, ``vmap``, ``grad``... is staging
     the code that calls it (JAX's ``jax._src.core.trace_state_clean``, which libraries use
     to skip caching a function while tracing)."""
-    return current_trace() is None
+    return current_trace() is None and user_trace() is None
 
 
 _MOVED = ("DropVar", "Effect", "JaxprTypeError", "check_jaxpr", "find_top_trace",

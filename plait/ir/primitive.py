@@ -20,7 +20,7 @@ from plait.ir.params import EMPTY_PARAMS, REQUIRED, Derived, ParamDef, Params, p
 from plait.ir.sharding import EXPLICIT
 
 __all__ = ["Primitive", "TypingRule", "PRIMITIVES", "lookup_primitive", "set_bind_hook",
-           "set_sharding_hook", "with_shardings"]
+           "set_bind_with_trace_hook", "set_sharding_hook", "with_shardings"]
 
 TypingRule = Callable[..., tuple[AbstractValue, ...]]
 """``rule(*in_avals, **params) -> out_avals``; raises :class:`JaxprTypeError` on misuse."""
@@ -32,6 +32,14 @@ PRIMITIVES: Final[dict[str, Primitive]] = {}
 
 _bind_hook: Callable[[Primitive, tuple[Any, ...], dict[str, Any]], Any] | None = None
 _sharding_hook: Callable[..., tuple[AbstractValue, ...]] | None = None
+_bind_with_trace_hook: Callable[[Primitive, Any, Sequence[Any], dict[str, Any]], Any] | None = None
+
+
+def set_bind_with_trace_hook(
+        hook: Callable[[Primitive, Any, Sequence[Any], dict[str, Any]], Any]) -> None:
+    """Install the function behind :meth:`Primitive.bind_with_trace` (the frontend's)."""
+    global _bind_with_trace_hook
+    _bind_with_trace_hook = hook
 
 
 def set_bind_hook(hook: Callable[[Primitive, tuple[Any, ...], dict[str, Any]], Any]) -> None:
@@ -115,6 +123,18 @@ class Primitive:
         if _bind_hook is None:
             raise RuntimeError("Primitive.bind needs the plait frontend: `import plait` first")
         return _bind_hook(self, args, params)
+
+    def bind_with_trace(self, trace: Any, args: Sequence[Any], *avals_and_params: Any) -> Any:
+        """Apply the primitive under ``trace`` (a trace taken with
+        ``take_current_trace``), as JAX's: ``(trace, args, avals, params)``, or
+        ``(trace, args, params)`` as before JAX 0.9.2 (the avals are not needed)."""
+        if _bind_with_trace_hook is None:
+            raise RuntimeError("Primitive.bind_with_trace needs the plait frontend: "
+                               "`import plait` first")
+        if len(avals_and_params) not in (1, 2):
+            raise TypeError(f"{self.name}.bind_with_trace: expected (trace, args, avals, "
+                            f"params), but got {2 + len(avals_and_params)} arguments")
+        return _bind_with_trace_hook(self, trace, args, dict(avals_and_params[-1]))
 
     def complete_params(self, params: Mapping[str, Any]) -> Params:
         """Check ``params`` against the declarations and fill constant defaults.

@@ -3,9 +3,8 @@
 ``Primitive`` here is the JAX way of defining one (``Primitive("name")`` and rules
 registered afterwards); the jaxpr classes are plait's IR (``plait.ir``)."""
 
-import contextlib
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from plait.errors import ArgumentError, RefError
@@ -13,6 +12,8 @@ from plait.errors import ArgumentError, RefError
 # ``name as name`` marks a re-export for mypy --strict users.
 from plait.extend.core import primitives as primitives
 from plait.frontend.api.user_primitives import Primitive as Primitive
+from plait.frontend.api.user_traces import set_current_trace as set_current_trace
+from plait.frontend.api.user_traces import take_current_trace as take_current_trace
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.arguments import abstractify
 from plait.frontend.core.refs import Ref
@@ -118,34 +119,6 @@ class TraceTag:
 
     def __hash__(self) -> int:
         return hash(TraceTag)
-
-
-@contextlib.contextmanager
-def take_current_trace() -> Iterator[Trace | None]:
-    """The innermost trace now (``None`` when running eagerly), for the ``with`` block."""
-    yield current_trace()
-
-
-@contextlib.contextmanager
-def set_current_trace(trace: Trace | None, check_leaks: bool = False) -> Iterator[None]:
-    """Run the ``with`` block under ``trace``, which must be the innermost trace now
-    (``None`` when eager): plait's traces are entered only by its transformations.
-
-    Raises:
-      NotImplementedError: ``trace`` is another trace. JAX libraries do this to bind
-        primitives under a trace of their own; plait has no user-defined traces (see
-        :class:`plait.core.Trace`).
-    """
-    del check_leaks  # (JAX's leak check here; plait's is the check_tracer_leaks option)
-    now = current_trace()
-    if trace is not now:
-        raise NotImplementedError(
-            f"set_current_trace: expected the innermost trace ({now!r}), but got {trace!r}: "
-            "plait's transformations enter and leave their own traces, and a library "
-            "cannot switch to another one. To interpret primitives your own way, write an "
-            "interpreter over the jaxpr (make_jaxpr, then a loop over its equations: see "
-            "docs/interpreters.md)")
-    yield
 
 
 def _with_spec(aval: ShapedArray, shape: tuple[int, ...], spec: tuple[Any, ...] | None

@@ -26,7 +26,7 @@ from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.trace_queries import perturbed
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, trace_to_jaxpr
 from plait.frontend.core.traceback_util import api_boundary
-from plait.frontend.core.tracing import bind, current_trace, is_concretizable
+from plait.frontend.core.tracing import bind, current_trace, is_concretizable, user_trace
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     keystr,
@@ -189,8 +189,10 @@ class _CustomFunction(Generic[P, R]):
         if missing is not None:
             raise AttributeError(missing)
         # Outside any trace only the function's value is needed: JAX runs it, and
-        # no rule, too.  (Rules are traced only where a derivative may be taken.)
-        if self._depth >= MAX_RULE_DEPTH or current_trace() is None:
+        # no rule, too.  (Rules are traced only where a derivative may be taken; a
+        # library's trace gets both, as JAX's process_custom_jvp_call does.)
+        if self._depth >= MAX_RULE_DEPTH or (current_trace() is None
+                                             and user_trace() is None):
             return cast(R, self.fun(*args, **kwargs))
         if self._self_calls:
             again = self._same_call(args, kwargs)

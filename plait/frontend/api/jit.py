@@ -304,11 +304,13 @@ class JitFunction:
                 # Never cached: the dispatcher keys on the option, so this path runs
                 # for every call made while jit is disabled.
                 return self.fun(*args, **kwargs), None, False
-            if self.inline and _state.stack:
+            # (Under a library's trace too, the call is staged: bound for it to process.)
+            staging = bool(_state.stack) or _state.user is not None
+            if self.inline and staging:
                 if kwargs or not all(isinstance(a, Array) for a in args):
                     args, kwargs = self._host_leaves_as_arrays(args, kwargs)
                 return self.fun(*args, **kwargs), None, False
-            hit = None if _state.stack else self._lookup(args, kwargs)
+            hit = None if staging else self._lookup(args, kwargs)
             if hit is not None:
                 entry, leaves = hit
             else:
@@ -323,7 +325,7 @@ class JitFunction:
                     self._closure_refs += (e.ref,)
                     return self._call_with_refs(call), None, False
                 leaves = call.leaves
-                if _state.stack:
+                if staging:
                     return self._stage(call, entry.traced, entry.donated), None, False
             if _config.debug_key_reuse:
                 # Checked on every call: no fast path (the dispatcher keys on the options).

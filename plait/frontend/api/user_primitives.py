@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.api.hijax import Zero, instantiate_zeros
+from plait.frontend.api.user_traces import EvalTrace
 from plait.frontend.core.array_base import Array
-from plait.frontend.core.tracing import Tracer, current_trace, trace_flat
+from plait.frontend.core.tracing import Tracer, current_trace, trace_flat, user_trace
 from plait.ir import dtypes as dt
 from plait.ir import primitive as ir_primitive
 from plait.ir.atoms import Atom, Literal
@@ -94,8 +95,9 @@ class Primitive(ir_primitive.Primitive):
 
     def bind(self, /, *args: Any, **params: Any) -> Any:
         """Apply the primitive: staged into the current trace, else run by its impl."""
-        if current_trace() is None or (_config.eager_constant_folding
-                                       and not any(type(a) is Tracer for a in args)):
+        user = user_trace()
+        if (current_trace() is None and (user is None or type(user) is EvalTrace)) or (
+                _config.eager_constant_folding and not any(type(a) is Tracer for a in args)):
             impl = self._impl
             if impl is None:
                 raise RuleNotImplementedError("Evaluation", self.name)

@@ -17,7 +17,8 @@ from plait.frontend.core.array_impl import ArrayImpl, committed_device, device_b
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.run_guards import refuse_execution
 from plait.frontend.core.spmd import arg_sharding
-from plait.frontend.core.tracing import Tracer, current_trace, inline_into_trace
+from plait.frontend.core.trace_base import BaseTracer
+from plait.frontend.core.tracing import current_trace, inline_into_trace, user_trace
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray, buffer_avals, shaped_avals
 from plait.ir.config import values as _values
@@ -75,11 +76,12 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
     if trace is not None:
         return [_literal_value(x) if type(x) is Literal else x
                 for x in inline_into_trace(trace, jaxpr, consts, args)]
-    if _values.check_values or _values.debug_key_reuse or any(
-            type(x) is Tracer for x in (*consts, *args)):
+    if _values.check_values or _values.debug_key_reuse or user_trace() is not None or any(
+            isinstance(x, BaseTracer) for x in (*consts, *args)):
         # Operation by operation: with debug_nans/debug_infs each result is checked (as
         # JAX's transformations outside jit run), with debug_key_reuse each use of a key
-        # is recorded; a leaked tracer raises its error.
+        # is recorded; a library's trace processes each primitive; a leaked tracer
+        # raises its error.
         return eval_jaxpr_bind(jaxpr, consts, args)
     flat = convert_constvars(jaxpr)
     values = [*consts, *args]

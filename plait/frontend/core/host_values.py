@@ -9,12 +9,14 @@ import numpy as np
 
 from plait.frontend.core.array_likes import canonicalize_handlers
 from plait.frontend.core.promotion import python_scalar_dtype
+from plait.frontend.core.trace_base import BaseTracer
 from plait.ir import config
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
 from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.dims import DimExpr
+from plait.ir.errors import UnexpectedTracerError
 
 __all__ = ["as_host_array", "scalar_literal", "value_aval"]
 
@@ -44,6 +46,12 @@ def as_host_array(x: Any) -> np.ndarray:
         try:
             arr = np.asarray(x if registered is None else registered(x))
         except Exception:
+            if isinstance(x, BaseTracer):
+                raise UnexpectedTracerError(
+                    f"Encountered an unexpected tracer: {x!r} is used where its trace "
+                    f"({x._trace!r}) is not the current one; a library's trace must make "
+                    "itself current (set_current_trace) for its tracers to be used, or "
+                    "give their values to the trace it binds under") from None
             raise TypeError(f"expected an array, a scalar or a traced value, but got "
                             f"{type(x).__name__}: {x!r}") from None
         if arr.dtype == object:

@@ -25,6 +25,7 @@ from plait.frontend.core.leaks import check_leaks
 from plait.frontend.core.run_guards import check_tracing
 from plait.frontend.core.source_lines import scopes, user_frame_info
 from plait.frontend.core.tokens import Token
+from plait.frontend.core.trace_base import BaseTrace, BaseTracer
 from plait.frontend.core.tracer_messages import (
     concrete_message,
     differentiated_message,
@@ -51,13 +52,17 @@ from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr
 from plait.ir.primitive import Primitive, set_bind_hook
 from plait.transforms.key_reuse import check_key_reuse_jaxpr
 
-__all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "new_trace",
+__all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "user_trace", "new_trace",
            "trace_flat", "is_traced", "inline_into_trace", "is_concretizable"]
 
 
 class _TraceState(threading.local):
     def __init__(self) -> None:
         self.stack: list[Trace] = []
+        self.user: BaseTrace | None = None
+        """The current trace when it is not a staging one: a library's trace (see
+        :mod:`plait.frontend.core.user_traces`), or eager evaluation made current inside
+        a staging trace; else ``None`` (the innermost staging trace, or none)."""
 
 
 _state = _TraceState()
@@ -69,19 +74,30 @@ _tracing_flag = _jax.config.Config("plait_tracing", False, include_in_jit_key=Tr
 
 
 def current_trace() -> Trace | None:
-    """The innermost active trace, or ``None`` when running eagerly."""
+    """The innermost staging trace when it is the current one, else ``None`` (running
+    eagerly, or under a library's trace: see :func:`user_trace`)."""
     stack = _state.stack
-    return stack[-1] if stack else None
+    return stack[-1] if stack and _state.user is None else None
 
 
-class Trace:
+def user_trace() -> BaseTrace | None:
+    """The current trace when it is not a staging trace (a library's, or eager evaluation
+    made current inside a staging trace), else ``None``.  Under it, an operation that
+    would run eagerly binds its primitive instead, for that trace to process."""
+    return _state.user
+
+
+class Trace(BaseTrace):
     """A staging trace: the builder it records into and what it captured."""
 
     __slots__ = ("builder", "active", "invars", "debug_info", "purpose",
                  "_const_index", "consts", "known", "_producers", "_scanned", "differentiated",
-                 "__weakref__")
+                 "saved_user")
 
     def __init__(self, purpose: str, debug_info: DebugInfo | None) -> None:
+        self._invalidated = False
+        self.saved_user: BaseTrace | None = None
+        """The current library trace this trace was entered under (restored when it ends)."""
         self.builder = Builder()
         self.known: dict[Var, Any] | None = None
         """For a trace of concrete arguments (autodiff outside ``jit``): the values known
@@ -100,12 +116,27 @@ class Trace:
         self.consts: list[tuple[Var, Any]] = []
         """(constvar, value) in first-use order; a value is an array or an outer Tracer."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        _refuse_instances(cls, "Trace")
-
     def __repr__(self) -> str:
         return f"Trace({self.purpose}{'' if self.active else ', ended'})"
+
+    def process_primitive(self, primitive: Primitive, tracers: Sequence[Any],
+                          params: dict[str, Any], /) -> Any:
+        """``primitive`` staged into this trace (for a library's trace whose parent it is)."""
+        if not _state.stack or _state.stack[-1] is not self:
+            raise NotImplementedError(f"process_primitive: expected the innermost staging "
+                                      f"trace, but got {self!r}")
+        saved, _state.user = _state.user, None
+        try:
+            return bind(primitive, *tracers, **params)
+        finally:
+            _state.user = saved
+
+    def stage_value(self, val: Any) -> Any:
+        """``val`` as a value of this trace."""
+        if type(val) is Tracer and val._trace is self:
+            return val
+        a = self.to_atom(val)
+        return Tracer(self, a) if type(a) is Var else val
 
     def new_arg(self, aval: AbstractValue) -> Tracer:
         """A fresh input of this trace."""
@@ -125,7 +156,24 @@ class Trace:
             return scalar_literal(x)
         if type(x) is DimExpr:  # a symbolic size used as a number
             return self.builder.bind(P.dim_as_value_p, (), {"dim": x}, None)[0]
+        if isinstance(x, BaseTracer):
+            return self._capture_foreign(x)
         return self._hoist(x)
+
+    def _capture_foreign(self, t: BaseTracer) -> Var:
+        """A library trace's tracer used here: a constvar (the equation that will hold
+        this jaxpr takes the tracer as an operand, for its trace to process)."""
+        hit = self._const_index.get(id(t))
+        if hit is not None:
+            return hit[0]
+        aval = t.aval
+        if not isinstance(aval, ShapedArray):
+            raise TypeError(f"expected a tracer with an array type (a ShapedArray aval), "
+                            f"but got {type(t).__name__} with aval {aval!r}")
+        v = Var(aval)
+        self._const_index[id(t)] = (v, t)
+        self.consts.append((v, t))
+        return v
 
     def _capture(self, t: Tracer) -> Var:
         if not t._trace.active:
@@ -233,22 +281,6 @@ class Trace:
         return [v in live for v in vars]
 
 
-def _refuse_instances(cls: type, base: str) -> None:
-    """Make ``cls``, a library's subclass of ``base``, refuse to be instantiated.
-
-    JAX libraries subclass its ``Trace`` and ``Tracer`` to intercept primitives
-    (``process_primitive``); plait's ``bind`` never calls such a method, so an instance
-    would trace silently wrong. The class itself is allowed: libraries define it at import.
-    """
-    def refuse(klass: type, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(
-            f"{klass.__qualname__} subclasses plait.core.{base}: plait has no user-defined "
-            "traces (its transformations never call a trace's process_primitive). To "
-            "interpret primitives your own way, write an interpreter over the jaxpr "
-            "(make_jaxpr, then a loop over its equations: see docs/interpreters.md)")
-    cls.__new__ = staticmethod(refuse)  # type: ignore[method-assign, assignment]  # (the point)
-
-
 def _has_tangents(v: Var) -> bool:
     return type(v.aval) is ShapedArray and dt.is_inexact(v.aval.dtype)
 
@@ -265,6 +297,7 @@ def _resolved(known: dict[Var, Any], v: Var) -> Any | None:
 
 _values = config.values
 _eager_impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any] | None = None
+_user_bind: Callable[[BaseTrace, Primitive, Sequence[Any], dict[str, Any]], Any] | None = None
 
 
 def set_eager_impl(impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], Any]) -> None:
@@ -273,8 +306,33 @@ def set_eager_impl(impl: Callable[[Primitive, Sequence[Any], dict[str, Any]], An
     _eager_impl = impl
 
 
+def set_user_bind(fn: Callable[[BaseTrace, Primitive, Sequence[Any], dict[str, Any]], Any]
+                  ) -> None:
+    """Install the function that hands a primitive to the current library trace."""
+    global _user_bind
+    _user_bind = fn
+
+
+def enter_user_trace(trace: BaseTrace | None) -> BaseTrace | None:
+    """Make ``trace`` (a library's, or eager evaluation; ``None``: the innermost staging
+    trace) the current one; returns the one it replaces, for :func:`leave_user_trace`."""
+    saved, _state.user = _state.user, trace
+    _tracing_flag.set_local(bool(_state.stack) or trace is not None)
+    return saved
+
+
+def leave_user_trace(saved: BaseTrace | None) -> None:
+    """Restore the current trace :func:`enter_user_trace` replaced."""
+    _state.user = saved
+    _tracing_flag.set_local(bool(_state.stack) or saved is not None)
+
+
 def bind(prim: Primitive, /, *args: Any, **params: Any) -> Any:
-    """Apply ``prim``: staged into the innermost trace, or run eagerly."""
+    """Apply ``prim``: staged into the innermost trace, or run eagerly, or processed by the
+    current library trace."""
+    if _state.user is not None:
+        assert _user_bind is not None
+        return _user_bind(_state.user, prim, args, params)
     stack = _state.stack
     if not stack:
         assert _eager_impl is not None
@@ -317,7 +375,7 @@ def is_traced(x: Any) -> bool:
     return type(x) is Tracer
 
 
-class Tracer(Array):
+class Tracer(BaseTracer):
     """A value inside a trace: it knows its type, not its contents.
 
     Tracers support the array API of :mod:`plait.numpy` through operators
@@ -325,16 +383,13 @@ class Tracer(Array):
     ``int``, ``float``, a NumPy array) is an error naming the line.
     """
 
-    __slots__ = ("_trace", "_var", "__weakref__")  # (weakly referenced, as arrays are)
+    __slots__ = ("_var",)
     __array_priority__ = 100
+    _trace: Trace
 
     def __init__(self, trace: Trace, var: Var) -> None:
         self._trace = trace
         self._var = var
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        _refuse_instances(cls, "Tracer")
 
     @property
     def aval(self) -> ShapedArray:
@@ -475,6 +530,8 @@ def new_trace(purpose: str, debug_info: DebugInfo | None) -> Trace:
     if not _state.stack:
         _tracing_flag.set_local(True)
     _state.stack.append(t)
+    if _state.user is not None:  # (the new trace is current until it ends)
+        t.saved_user, _state.user = _state.user, None
     return t
 
 
@@ -482,7 +539,8 @@ def pop_trace(trace: Trace) -> None:
     """Pop ``trace`` (the innermost) and mark it ended."""
     popped = _state.stack.pop()
     assert popped is trace, "trace stack corrupted"
-    if not _state.stack:
+    _state.user = trace.saved_user
+    if not _state.stack and trace.saved_user is None:
         _tracing_flag.set_local(False)
     trace.close()
 
