@@ -14,7 +14,7 @@ scalars, NumPy arrays); ``DTypeLike`` is anything that names a dtype;
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import numpy as np
 
@@ -30,12 +30,17 @@ class SupportsDType(Protocol):
     def dtype(self) -> np.dtype[Any]: ...
 
 
-ArrayLike: TypeAlias = Array | np.ndarray[Any, Any] | np.bool_ | np.number[Any] | bool | int \
-    | float | complex
-"""A value the array functions accept as an array."""
-
-DTypeLike: TypeAlias = str | type[Any] | np.dtype[Any] | SupportsDType
-"""A value naming a dtype: ``"float32"``, ``np.float32``, ``np.dtype('f4')``, ``float``."""
+# ArrayLike: a value the array functions accept as an array.  DTypeLike: a value naming a
+# dtype (``"float32"``, ``np.float32``, ``np.dtype('f4')``, ``float``).
+if TYPE_CHECKING:
+    ArrayLike: TypeAlias = Array | np.ndarray[Any, Any] | np.bool_ | np.number[Any] | bool \
+        | int | float | complex
+    DTypeLike: TypeAlias = str | type[Any] | np.dtype[Any] | SupportsDType
+else:
+    # At run time the NumPy types unsubscripted, as JAX's: libraries that check values
+    # against these hints (plum, beartype) take no parametrized ndarray.
+    ArrayLike = Array | np.ndarray | np.bool_ | np.number | bool | int | float | complex
+    DTypeLike = str | type[Any] | np.dtype | SupportsDType
 
 Shape: TypeAlias = Sequence[int]
 """Dimension sizes."""

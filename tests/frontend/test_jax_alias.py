@@ -32,6 +32,7 @@ from .jax_programs import (
     nnx_models,
     numpyro_models,
     optax_train,
+    quax_models,
     tfp_models,
 )
 
@@ -208,6 +209,20 @@ def test_tensorflow_probability_gives_jaxs_numbers_on_plait(names: list[str]) ->
     # traced values. (One gradient, of Gamma samples, is taken outside jit: its last bits
     # may differ.)
     _program_gives_jaxs_numbers(tfp_models, tfp_models.uses, names, atol=1e-6)
+
+
+# (The default run takes the LoRA training steps and the loops over a structured matrix.)
+FEW_QUAX = ["lora_train", "structured_loops"]
+
+
+@pytest.mark.parametrize("names", [FEW_QUAX, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["two", "all"])
+def test_quax_gives_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # quax's quaxify is a trace of its own (jax._src.core.Trace): its process_primitive
+    # dispatches on the operands' types, handles jit, scan and while with rules of its own,
+    # and passes custom_jvp on with bind_with_trace. Equinox's MLP (a custom_jvp relu)
+    # with LoRA weights is trained under filter_jit and filter_value_and_grad.
+    _program_gives_jaxs_numbers(quax_models, quax_models.uses, names, rtol=0, atol=0)
 
 
 # (The default run takes einops, the cheapest; importing the program imports every library,

@@ -112,7 +112,15 @@ _INTERNAL_PARTS: Final = {
         **{name: f"plait.core:{name}"
            for name in ("AbstractValue", "ClosedJaxpr", "Jaxpr", "ShapedArray", "Trace",
                         "Tracer", "eval_jaxpr", "jaxpr_as_fun", "trace_state_clean")},
+        **{name: f"plait.extend.core:{name}"
+           for name in ("Primitive", "TraceTag", "set_current_trace", "take_current_trace")},
+        "EvalTrace": "plait.frontend.api.user_traces:EvalTrace",
+        "full_lower": "plait.frontend.api.user_traces:full_lower",
+        "get_aval": "plait:typeof",
         "pytype_aval_mappings": "plait.frontend.core.array_likes:aval_mappings"},
+    "jax._src.literals": {name: f"plait.frontend.api.user_traces:{name}"
+                          for name in ("TypedComplex", "TypedFloat", "TypedInt")},
+    "jax._src.pjit": {"jit_p": "plait.ir.primitives:jit_p"},
     "jax._src.dtypes": {
         **{name: f"plait.dtypes:{name}"
            for name in ("TypePromotionError", "canonicalize_dtype", "extended", "finfo",
@@ -142,7 +150,10 @@ with ``jax._src.dispatch.wait_for_tokens`` (plait's ``effects_barrier``); flax n
 ``type in jax._src.tree_util._registry`` (the types plait's registry flattens as nodes)
 and imports ``jax._src.state.types.AbstractRef``; e3nn-jax (jax-md's) imports
 ``jax._src.api_util.infer_argnums_and_argnames``; lineax gives
-``jax._src.ad_util.stop_gradient_p`` a transpose rule.  Any other name
+``jax._src.ad_util.stop_gradient_p`` a transpose rule; quax defines its trace with
+``jax._src.core``'s ``Trace``, ``Tracer``, ``TraceTag``, ``take_current_trace``,
+``set_current_trace`` and ``full_lower``, handles ``jax._src.pjit.jit_p`` and registers
+conversions for ``jax._src.literals``' typed scalars.  Any other name
 of theirs raises ``AttributeError``."""
 
 
@@ -177,6 +188,11 @@ class _JaxInternals(types.ModuleType):
     :data:`_INTERNAL_PARTS`."""
 
     def __getattr__(self, name: str) -> Any:
+        # (A served module is an attribute before it is imported, as JAX's are: ``import
+        # jax`` imports them all.)
+        fullname = f"{self.__name__}.{name}"
+        if fullname in _INTERNAL_PARTS or fullname in _INTERNAL_TWINS:
+            return importlib.import_module(fullname)
         raise AttributeError(f"module {self.__name__!r} (plait, by plait.compat.alias_jax) "
                              f"has no attribute {name!r}: JAX's internals are not served")
 

@@ -28,6 +28,7 @@ from plait.frontend.core.trace_base import BaseTrace
 from plait.frontend.core.tracing import Trace, enter_user_trace, leave_user_trace
 from plait.ir import dtypes as dt
 from plait.ir import primitive as ir_primitive
+from plait.ir.atoms import Literal
 from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
 from plait.ir.jaxpr import ClosedJaxpr
@@ -38,7 +39,8 @@ from plait.ir.primitives.custom import (
     deferred_rule_error,
 )
 
-__all__ = ["EvalTrace", "EVAL_TRACE", "set_current_trace", "take_current_trace"]
+__all__ = ["EvalTrace", "EVAL_TRACE", "TypedComplex", "TypedFloat", "TypedInt", "full_lower",
+           "set_current_trace", "take_current_trace"]
 
 
 class EvalTrace(BaseTrace):
@@ -70,6 +72,33 @@ class EvalTrace(BaseTrace):
 
 
 EVAL_TRACE = EvalTrace()
+
+
+def full_lower(x: Any) -> Any:
+    """``x`` lowered (JAX's deprecated ``core.full_lower``): a tracer's own ``full_lower()``,
+    else ``x``."""
+    lower = getattr(x, "full_lower", None)
+    return x if lower is None else lower()
+
+
+class TypedInt(int):
+    """JAX's Python ``int`` carrying a dtype (``jax._src.literals``). plait's literals are
+    plain Python scalars, so no value plait makes is one; the class is here for libraries
+    that register conversions of it."""
+
+    dtype: np.dtype[Any]
+
+
+class TypedFloat(float):
+    """JAX's Python ``float`` carrying a dtype; as :class:`TypedInt`, plait makes none."""
+
+    dtype: np.dtype[Any]
+
+
+class TypedComplex(complex):
+    """JAX's Python ``complex`` carrying a dtype; as :class:`TypedInt`, plait makes none."""
+
+    dtype: np.dtype[Any]
 
 
 @contextlib.contextmanager
@@ -131,6 +160,7 @@ def _process(trace: BaseTrace, prim: Primitive, args: Sequence[Any],
     if type(trace) is EvalTrace:
         assert tracing._eager_impl is not None
         return tracing._eager_impl(prim, args, params)
+    args = [_literal_value(a) if type(a) is Literal else a for a in args]
     saved = enter_user_trace(EVAL_TRACE)
     try:
         if prim is custom_jvp_call_p:
@@ -145,6 +175,12 @@ def _process(trace: BaseTrace, prim: Primitive, args: Sequence[Any],
         return trace.process_primitive(prim, list(args), params)
     finally:
         leave_user_trace(saved)
+
+
+def _literal_value(lit: Literal) -> Any:
+    """A jaxpr's literal operand as a value, as JAX's trace gets it: a Python scalar if
+    weakly typed, else a NumPy scalar of its dtype."""
+    return lit.val if lit.aval.weak_type else np.asarray(lit.val, lit.aval.dtype)[()]
 
 
 def _applied(closed: ClosedJaxpr, name: str) -> Callable[..., list[Any]]:
@@ -229,17 +265,30 @@ def _custom_jvp_under(trace: Any, fun: Any, jvp: Any, args: Sequence[Any],
                                                       symbolic_zeros=symbolic_zeros))
         finally:
             leave_user_trace(saved)
+    # plait traces the function and its rule together (and may trace either again); JAX
+    # calls one of them. Their stores (auxiliary outputs, merged by merge_linear_aux)
+    # are left as JAX leaves them: the function's filled, the rule's empty.
     def primal(*xs: Any) -> list[Any]:
+        _reset_stores(fun)
         return list(fun.call_wrapped(*xs))
 
     def rule(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+        _reset_stores(jvp)
         outs = list(jvp.call_wrapped(*primals, *tangents))
         return outs[:len(outs) // 2], outs[len(outs) // 2:]
 
     staged = custom_jvp(primal)
     staged.defjvp(rule, symbolic_zeros=symbolic_zeros)
     with set_current_trace(trace):
-        return list(staged(*args))
+        outs = list(staged(*args))
+    _reset_stores(jvp)
+    return outs
+
+
+def _reset_stores(fun: Any) -> None:
+    for store in getattr(fun, "stores", ()):
+        if store is not None:
+            store.reset()
 
 
 tracing.set_user_bind(_process)
