@@ -73,8 +73,9 @@ def compiled_when_eager(static_argnames: Sequence[str]) -> Callable[[Callable[P,
         @functools.wraps(fun)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
             # While tracing, the function runs directly: its equations inline, and
-            # the tracing path pays nothing for jit's dispatch.
-            if not _state.stack and plain(args, kwargs):
+            # the tracing path pays nothing for jit's dispatch.  (Under a library's
+            # trace too: the trace sees the function's primitives.)
+            if not _state.stack and _state.user is None and plain(args, kwargs):
                 return program(*args, **kwargs)
             return fun(*args, **kwargs)
         return call
