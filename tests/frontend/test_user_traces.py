@@ -298,6 +298,23 @@ def test_take_current_trace_outside_everything_is_eager_evaluation() -> None:
             assert np.asarray(plait.lax.sin(X)).tolist() == np.asarray(jax.lax.sin(X)).tolist()
 
 
+def test_taking_the_current_trace_leaves_eager_evaluation_current_as_jaxs() -> None:
+    def seen(api: Api) -> list[str]:
+        names: list[str] = []
+
+        def f(x: Any) -> Any:
+            with api.take() as outer:
+                with api.take() as inner:
+                    names.extend([type(outer).__name__, type(inner).__name__])
+                with api.set(outer):
+                    return x * 2
+        api.lib.jit(f)(X)
+        return names
+    ours, theirs = seen(APIS["plait"]), seen(APIS["jax"])
+    assert ours[1] == theirs[1] == "EvalTrace"
+    assert (ours[0], theirs[0]) == ("Trace", "DynamicJaxprTrace")
+
+
 def test_a_trace_without_process_primitive_raises_jaxs_error() -> None:
     for api in APIS.values():
         class Bare(api.Trace):  # type: ignore[misc, name-defined]  # (either library's)

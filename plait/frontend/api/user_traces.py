@@ -104,13 +104,16 @@ class TypedComplex(complex):
 @contextlib.contextmanager
 def take_current_trace() -> Iterator[BaseTrace]:
     """The current trace, for the ``with`` block: a library's, plait's innermost staging
-    trace, or :data:`EVAL_TRACE` when running eagerly."""
+    trace, or :data:`EVAL_TRACE` when running eagerly.  As in JAX, the trace is taken:
+    in the block the current trace is eager evaluation, until ``set_current_trace``."""
     user = tracing.user_trace()
-    if user is not None:
-        yield user
-        return
     staging = tracing.current_trace()
-    yield EVAL_TRACE if staging is None else staging
+    taken = user if user is not None else EVAL_TRACE if staging is None else staging
+    saved = enter_user_trace(_current_for(EVAL_TRACE))
+    try:
+        yield taken
+    finally:
+        leave_user_trace(saved)
 
 
 @contextlib.contextmanager

@@ -330,10 +330,11 @@ def leave_user_trace(saved: BaseTrace | None) -> None:
 def bind(prim: Primitive, /, *args: Any, **params: Any) -> Any:
     """Apply ``prim``: staged into the innermost trace, or run eagerly, or processed by the
     current library trace."""
-    if _state.user is not None:
+    state = _state
+    if state.user is not None:
         assert _user_bind is not None
-        return _user_bind(_state.user, prim, args, params)
-    stack = _state.stack
+        return _user_bind(state.user, prim, args, params)
+    stack = state.stack
     if not stack:
         assert _eager_impl is not None
         return _eager_impl(prim, args, params)
