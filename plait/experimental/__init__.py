@@ -1,9 +1,12 @@
 """``plait.experimental``: ``io_callback``, ``checkify``, ``multihost_utils``,
+``colocated_python``, ``array_serialization``,
 ``mesh_utils``, ``compilation_cache``, ``hijax``, ``jet``, ``key_reuse``, ``ode``, ``rnn``,
 ``sparse``, and the former ``shard_map`` and ``pjit``, as ``jax.experimental``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
+from plait.experimental import array_serialization as array_serialization
 from plait.experimental import checkify as checkify
+from plait.experimental import colocated_python as colocated_python
 from plait.experimental import compilation_cache as compilation_cache
 from plait.experimental import hijax as hijax
 from plait.experimental import jet as jet
@@ -18,5 +21,6 @@ from plait.experimental import shard_map as shard_map
 from plait.experimental import sparse as sparse
 from plait.frontend.api.callbacks import io_callback as io_callback
 
-__all__ = ["checkify", "compilation_cache", "hijax", "io_callback", "jet", "key_reuse", "layout",
-           "mesh_utils", "multihost_utils", "ode", "pjit", "rnn", "shard_map", "sparse"]
+__all__ = ["array_serialization", "checkify", "colocated_python", "compilation_cache", "hijax",
+           "io_callback", "jet", "key_reuse", "layout", "mesh_utils", "multihost_utils", "ode",
+           "pjit", "rnn", "shard_map", "sparse"]

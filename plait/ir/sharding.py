@@ -553,6 +553,11 @@ class NamedSharding:
         devices = self.device_mesh.devices.flat
         return all(d.process_index == d.client.process_index() for d in devices)
 
+    @property
+    def _addressable_device_assignment(self) -> tuple[Any, ...]:
+        return tuple(d for d in self.device_mesh.devices.flat
+                     if d.process_index == d.client.process_index())
+
     def tiles(self, ndim: int) -> tuple[int, ...]:
         """How many parts each of ``ndim`` dimensions is split into."""
         return tuple(self.mesh.axis_size(names_of(p)) for p in self.spec.padded(ndim))

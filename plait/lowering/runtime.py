@@ -175,6 +175,10 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
         return (self._device,)
 
     @property
+    def _addressable_device_assignment(self) -> tuple[Any, ...]:
+        return (self._device,)  # (one local device)
+
+    @property
     def device_set(self) -> set[Any]:
         """The set holding the one device."""
         return {self._device}
@@ -187,6 +191,10 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
     def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple[slice, ...]]:
         """The one device, holding the whole array."""
         return {self._device: tuple(slice(None) for _ in global_shape)}
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        """The shape of the one shard: the whole array's."""
+        return tuple(global_shape)
 
     @property
     def is_fully_addressable(self) -> bool:

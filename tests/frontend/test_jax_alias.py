@@ -32,6 +32,7 @@ from .jax_programs import (
     nnx_models,
     numpyro_models,
     optax_train,
+    orbax_checkpoints,
     quax_models,
     tfp_models,
 )
@@ -131,12 +132,13 @@ def test_the_alias_serves_parts_of_jaxs_internals() -> None:
               isinstance(jax.numpy.dtype("float32"), dtypes.DType))
         traceback_util.register_exclusion("/nowhere/lib")
         print(traceback_util._exclude_paths, jax.version.__version__ == jax.__version__)
+        print(jax._src.distributed.global_state.client)
     """)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[:2] == ["True True", "1"]  # (under jit it is False: 1 + False)
     assert "has no attribute 'call_p': of JAX's internals it serves only" in lines[2]
-    assert lines[3:] == ["False True", "['/nowhere/lib'] True"]
+    assert lines[3:] == ["False True", "['/nowhere/lib'] True", "None"]
 
 
 # (Each model compiles its programs under both libraries: the default run takes the lifted
@@ -223,6 +225,15 @@ def test_quax_gives_jaxs_numbers_on_plait(names: list[str]) -> None:
     # and passes custom_jvp on with bind_with_trace. Equinox's MLP (a custom_jvp relu)
     # with LoRA weights is trained under filter_jit and filter_value_and_grad.
     _program_gives_jaxs_numbers(quax_models, quax_models.uses, names, rtol=0, atol=0)
+
+
+def test_orbax_checkpoints_give_jaxs_numbers_on_plait() -> None:
+    # orbax imports jax.experimental.colocated_python (with its func and serialization
+    # modules), jax.experimental.array_serialization, jax.extend.ifrt_programs and
+    # jax.interpreters.pxla, reads jax._src.distributed.global_state, and restores arrays
+    # with device_put(x, Format(...)), Sharding.shard_shape and
+    # make_array_from_single_device_arrays on a single-device sharding.
+    _program_gives_jaxs_numbers(orbax_checkpoints, orbax_checkpoints.uses, [], rtol=0, atol=0)
 
 
 # (The default run takes einops, the cheapest; importing the program imports every library,

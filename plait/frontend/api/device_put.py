@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from plait.frontend.api.layouts import Format, Layout
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.host_values import as_host_array, scalar_literal
 from plait.frontend.core.tracing import Tracer
@@ -18,8 +19,8 @@ __all__ = ["device_put"]
 
 
 def _is_placement(x: Any) -> bool:
-    return x is None or isinstance(x, NamedSharding | PartitionSpec | runtime.Sharding) or \
-        hasattr(x, "id")
+    return x is None or isinstance(x, NamedSharding | PartitionSpec | runtime.Sharding | Format) \
+        or hasattr(x, "id")
 
 
 def device_put(x: Any, device: Any = None) -> Any:
@@ -48,6 +49,8 @@ def device_put(x: Any, device: Any = None) -> Any:
 
 
 def _put(leaf: Any, place: Any) -> Any:
+    if isinstance(place, Format):
+        place = _format_sharding(leaf, place)
     place = resolve(place, "device_put")
     if isinstance(place, runtime.Sharding):
         place = place._device
@@ -66,3 +69,15 @@ def _put(leaf: Any, place: Any) -> Any:
         return ArrayImpl.from_numpy(np.asarray(lit.val, lit.aval.dtype), lit.aval.weak_type,
                                     place)
     return ArrayImpl.from_numpy(as_host_array(leaf), False, place)
+
+
+def _format_sharding(leaf: Any, place: Format) -> Any:
+    """The sharding of ``place`` (a :class:`Format`), whose layout must be XLA's default:
+    the only one plait lays arrays out in."""
+    layout = place.layout
+    if layout is not None and not (isinstance(layout, Layout) and layout.is_default(
+            np.ndim(leaf))):
+        raise NotImplementedError(f"device_put: expected a Format with the default layout "
+                                  f"(or None), but got {layout!r}: plait lays arrays out "
+                                  "in XLA's default layout only")
+    return place.sharding

@@ -134,18 +134,32 @@ def _check(sharding: Any, what: str) -> NamedSharding:
     return sharding
 
 
-def make_array_from_callback(shape: Sequence[int], sharding: NamedSharding,
+def make_array_from_callback(shape: Sequence[int], sharding: NamedSharding | runtime.Sharding,
                              data_callback: Callable[[tuple[slice, ...]], Any],
                              dtype: Any = None) -> ArrayImpl:
     """A global array of ``shape`` laid out by ``sharding``, each of this process's
     devices getting ``data_callback(index)`` (``index`` a tuple of slices into the
     global array)."""
-    named = _check(sharding, "make_array_from_callback")
     shape = tuple(int(s) for s in shape)
+    if isinstance(sharding, runtime.Sharding):
+        whole = tuple(slice(None) for _ in shape)
+        return _on_one_device(shape, sharding, [as_host_array(data_callback(whole))], dtype,
+                              "make_array_from_callback")
+    named = _check(sharding, "make_array_from_callback")
     indices = named.position_indices(shape)
     local = multi_device.local_positions(named)
     pieces = [as_host_array(data_callback(indices[p])) for p in local]
     return _assemble(shape, named, local, pieces, dtype)
+
+
+def _on_one_device(shape: tuple[int, ...], sharding: runtime.Sharding,
+                   pieces: list[np.ndarray], dtype: Any, what: str) -> ArrayImpl:
+    """The array of ``shape`` whose one piece is on ``sharding``'s device."""
+    if len(pieces) != 1 or pieces[0].shape != shape:
+        raise ValueError(f"{what}: expected one array of shape {shape} for {sharding}, but "
+                         f"got {[p.shape for p in pieces]}")
+    want = dt.canonicalize(dtype if dtype is not None else pieces[0].dtype)
+    return ArrayImpl.from_numpy(pieces[0].astype(want, copy=False), False, sharding._device)
 
 
 def _assemble(shape: tuple[int, ...], named: NamedSharding, local: list[int],
@@ -162,12 +176,18 @@ def _assemble(shape: tuple[int, ...], named: NamedSharding, local: list[int],
                      multi_device.put_pieces(aval, named, local, pieces))
 
 
-def make_array_from_single_device_arrays(shape: Sequence[int], sharding: NamedSharding,
+def make_array_from_single_device_arrays(shape: Sequence[int],
+                                         sharding: NamedSharding | runtime.Sharding,
                                          arrays: Sequence[Any]) -> ArrayImpl:
     """A global array of ``shape`` laid out by ``sharding`` from this process's parts,
-    one single-device Array per local device of the mesh (in mesh order)."""
-    named = _check(sharding, "make_array_from_single_device_arrays")
+    one single-device Array per local device of the mesh (in mesh order); for a
+    ``SingleDeviceSharding``, the one array on its device."""
     shape = tuple(int(s) for s in shape)
+    if isinstance(sharding, runtime.Sharding):
+        with guards.unguarded():
+            return _on_one_device(shape, sharding, [np.asarray(a) for a in arrays], None,
+                                  "make_array_from_single_device_arrays")
+    named = _check(sharding, "make_array_from_single_device_arrays")
     local = multi_device.local_positions(named)
     if len(arrays) != len(local):
         raise ValueError(f"make_array_from_single_device_arrays: expected {len(local)} arrays "
@@ -244,6 +264,25 @@ def sync_global_devices(name: str) -> None:
 # -- several processes ----------------------------------------------------------------
 
 _dist: dict[str, Any] = {}
+
+
+class DistributedState:
+    """The state of ``initialize`` (JAX's ``jax._src.distributed.global_state``, which
+    libraries read to learn whether the distributed runtime is up): its ``client`` and
+    ``service``, ``None`` before ``initialize``."""
+
+    @property
+    def client(self) -> Any:
+        """The distributed runtime client, or ``None``."""
+        return _dist.get("client")
+
+    @property
+    def service(self) -> Any:
+        """The coordination service (process 0's), or ``None``."""
+        return _dist.get("service")
+
+
+global_state = DistributedState()
 
 
 def is_initialized() -> bool:

@@ -36,8 +36,8 @@ class _JaxModule(types.ModuleType):
     """``sys.modules['jax']`` under the alias: plait's attributes, JAX's version."""
 
     def __getattr__(self, name: str) -> Any:
-        if name == "version":  # (JAX's submodule, found before it is imported)
-            return importlib.import_module("jax.version")
+        if name in ("version", "_src"):  # (JAX's modules, found before they are imported)
+            return importlib.import_module(f"jax.{name}")
         try:
             return getattr(_facade(), name)
         except AttributeError:
@@ -128,6 +128,7 @@ _INTERNAL_PARTS: Final = {
         "DType": "numpy:dtype",
         "ExtendedDType": "plait.frontend.core.dtype_queries:ExtendedDType",
         "supports_inf": "plait.frontend.core.dtype_queries:supports_inf"},
+    "jax._src.distributed": {"global_state": "plait.frontend.api.devices:global_state"},
     "jax._src.dispatch": {
         "wait_for_tokens": "plait.frontend.api.environment:effects_barrier"},
     "jax._src.state.types": {"AbstractRef": "plait.frontend.core.refs:AbstractRef"},
@@ -153,7 +154,9 @@ and imports ``jax._src.state.types.AbstractRef``; e3nn-jax (jax-md's) imports
 ``jax._src.ad_util.stop_gradient_p`` a transpose rule; quax defines its trace with
 ``jax._src.core``'s ``Trace``, ``Tracer``, ``TraceTag``, ``take_current_trace``,
 ``set_current_trace`` and ``full_lower``, handles ``jax._src.pjit.jit_p`` and registers
-conversions for ``jax._src.literals``' typed scalars.  Any other name
+conversions for ``jax._src.literals``' typed scalars; orbax asks
+``jax._src.distributed.global_state.client`` whether the distributed runtime is up.  Any
+other name
 of theirs raises ``AttributeError``."""
 
 
