@@ -213,12 +213,12 @@ def test_tensorflow_probability_gives_jaxs_numbers_on_plait(names: list[str]) ->
     _program_gives_jaxs_numbers(tfp_models, tfp_models.uses, names, atol=1e-6)
 
 
-# (The default run takes the LoRA training steps and the loops over a structured matrix.)
-FEW_QUAX = ["lora_train", "structured_loops"]
+# (The default run takes the LoRA training steps.)
+FEW_QUAX = ["lora_train"]
 
 
 @pytest.mark.parametrize("names", [FEW_QUAX, pytest.param([], marks=pytest.mark.slow)],
-                         ids=["two", "all"])
+                         ids=["one", "all"])
 def test_quax_gives_jaxs_numbers_on_plait(names: list[str]) -> None:
     # quax's quaxify is a trace of its own (jax._src.core.Trace): its process_primitive
     # dispatches on the operands' types, handles jit, scan and while with rules of its own,
@@ -227,13 +227,20 @@ def test_quax_gives_jaxs_numbers_on_plait(names: list[str]) -> None:
     _program_gives_jaxs_numbers(quax_models, quax_models.uses, names, rtol=0, atol=0)
 
 
-def test_orbax_checkpoints_give_jaxs_numbers_on_plait() -> None:
+# (The default run takes the checkpoint manager over a training loop.)
+FEW_ORBAX = ["manager_training"]
+
+
+@pytest.mark.parametrize("names", [FEW_ORBAX, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_orbax_checkpoints_give_jaxs_numbers_on_plait(names: list[str]) -> None:
     # orbax imports jax.experimental.colocated_python (with its func and serialization
     # modules), jax.experimental.array_serialization, jax.extend.ifrt_programs and
     # jax.interpreters.pxla, reads jax._src.distributed.global_state, and restores arrays
     # with device_put(x, Format(...)), Sharding.shard_shape and
     # make_array_from_single_device_arrays on a single-device sharding.
-    _program_gives_jaxs_numbers(orbax_checkpoints, orbax_checkpoints.uses, [], rtol=0, atol=0)
+    _program_gives_jaxs_numbers(orbax_checkpoints, orbax_checkpoints.uses, names, rtol=0,
+                                atol=0)
 
 
 # (The default run takes einops, the cheapest; importing the program imports every library,

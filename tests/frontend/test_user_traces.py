@@ -298,6 +298,27 @@ def test_take_current_trace_outside_everything_is_eager_evaluation() -> None:
             assert np.asarray(plait.lax.sin(X)).tolist() == np.asarray(jax.lax.sin(X)).tolist()
 
 
+@pytest.mark.parametrize("under_jit", [False, True], ids=["eager", "jit"])
+def test_a_trace_may_hand_primitives_to_its_parent_directly(under_jit: bool) -> None:
+    def run(api: Api) -> Any:
+        class Forward(api.Trace):  # type: ignore[misc, name-defined]  # (either library's)
+            def __init__(self, parent: Any) -> None:
+                super().__init__()
+                self.parent = parent
+
+            def process_primitive(self, prim: Any, tracers: Any, params: Any) -> Any:
+                values = [self.parent.stage_value(t) for t in tracers]
+                return self.parent.process_primitive(prim, values, params)
+
+        def f(x: Any) -> Any:
+            with api.take() as parent:
+                with api.set(Forward(parent)):
+                    return api.lax.mul(api.lax.sin(x), x)
+        return api.lib.jit(f)(X) if under_jit else f(X)
+    np.testing.assert_allclose(np.asarray(run(APIS["plait"])), np.asarray(run(APIS["jax"])),
+                               rtol=1e-6)
+
+
 def test_taking_the_current_trace_leaves_eager_evaluation_current_as_jaxs() -> None:
     def seen(api: Api) -> list[str]:
         names: list[str] = []

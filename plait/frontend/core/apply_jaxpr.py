@@ -16,9 +16,10 @@ import numpy as np
 from plait.frontend.core.array_impl import ArrayImpl, committed_device, device_buffer, wrap_output
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.run_guards import refuse_execution
+from plait.frontend.core.source_lines import scopes
 from plait.frontend.core.spmd import arg_sharding
 from plait.frontend.core.trace_base import BaseTracer
-from plait.frontend.core.tracing import current_trace, inline_into_trace, user_trace
+from plait.frontend.core.tracing import Trace, Tracer, current_trace, user_trace
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray, buffer_avals, shaped_avals
 from plait.ir.config import values as _values
@@ -28,7 +29,7 @@ from plait.ir.primitive import PRIMITIVES
 from plait.ir.sharding import EXPLICIT
 from plait.ir.sharding_rules import retyped
 
-__all__ = ["apply_jaxpr", "eval_jaxpr_bind"]
+__all__ = ["apply_jaxpr", "eval_jaxpr_bind", "inline_into_trace"]
 
 
 def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:
@@ -45,6 +46,47 @@ def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) ->
         for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
             env[v] = x
     return [read(a) for a in jaxpr.outvars]
+
+
+def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
+                      args: Sequence[Any]) -> list[Any]:
+    """Stage ``jaxpr`` applied to ``consts`` and ``args`` into ``trace``; returns tracers.
+
+    Equations whose operands keep their types are copied without re-running
+    typing rules (they were typed already); hash-consing still applies.
+    """
+    env: dict[Var, Atom] = {}
+    for v, x in zip(jaxpr.constvars, consts, strict=True):
+        env[v] = trace.to_atom(x)
+    for v, x in zip(jaxpr.invars, args, strict=True):
+        env[v] = trace.to_atom(x)
+
+    def read(a: Atom) -> Atom:
+        return a if type(a) is Literal else env[a]
+
+    builder = trace.builder
+    cse = builder._cse
+    scope = scopes.name_stack  # (the jaxpr's name stacks are relative to its caller's)
+    for eqn in jaxpr.eqns:
+        ins = tuple([read(a) for a in eqn.invars])
+        src = eqn.source_info
+        if scope and src is not None:
+            src = src.under(scope)
+        if eqn.effects or cse is None or any(
+                n.aval is not o.aval for n, o in zip(ins, eqn.invars)):
+            outs: Sequence[Var] = builder.bind(eqn.primitive, ins, eqn.params, src)
+        else:
+            key = (eqn.primitive, ins, eqn.params)
+            hit = cse.get(key)
+            if hit is None:
+                outs = tuple([Var(v.aval) for v in eqn.outvars])
+                builder.eqns.append(eqn.replace(invars=ins, outvars=outs, source_info=src))
+                cse[key] = outs
+            else:
+                outs = hit
+        for v, x in zip(eqn.outvars, outs):  # (dict.update of pairs is slower)
+            env[v] = x
+    return [Tracer(trace, a) if type(a) is Var else a for a in map(read, jaxpr.outvars)]
 
 
 def _user_primitive_unlowered(e: RuleNotImplementedError) -> bool:

@@ -53,7 +53,7 @@ from plait.ir.primitive import Primitive, set_bind_hook
 from plait.transforms.key_reuse import check_key_reuse_jaxpr
 
 __all__ = ["Trace", "Tracer", "bind", "bind1", "bind_n", "current_trace", "user_trace", "new_trace",
-           "trace_flat", "is_traced", "inline_into_trace", "is_concretizable"]
+           "trace_flat", "is_traced", "is_concretizable"]
 
 
 class _TraceState(threading.local):
@@ -61,7 +61,7 @@ class _TraceState(threading.local):
         self.stack: list[Trace] = []
         self.user: BaseTrace | None = None
         """The current trace when it is not a staging one: a library's trace (see
-        :mod:`plait.frontend.core.user_traces`), or eager evaluation made current inside
+        :mod:`plait.frontend.api.user_traces`), or eager evaluation made current inside
         a staging trace; else ``None`` (the innermost staging trace, or none)."""
 
 
@@ -216,6 +216,7 @@ class Trace(BaseTrace):
     def close(self) -> None:
         """Mark the trace ended: its tracers may no longer be used."""
         self.active = False
+        self._invalidated = True
 
     def value_of(self, var: Var) -> Any | None:
         """The concrete value of ``var``, computed on demand from the known arguments
@@ -465,47 +466,6 @@ class Tracer(BaseTracer):
     def item(self) -> Any:
         """The single element as a Python scalar; only for a value known during tracing."""
         return np.asarray(self._known("conversion with item()", ConcretizationTypeError)).item()
-
-
-def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
-                      args: Sequence[Any]) -> list[Any]:
-    """Stage ``jaxpr`` applied to ``consts`` and ``args`` into ``trace``; returns tracers.
-
-    Equations whose operands keep their types are copied without re-running
-    typing rules (they were typed already); hash-consing still applies.
-    """
-    env: dict[Var, Atom] = {}
-    for v, x in zip(jaxpr.constvars, consts, strict=True):
-        env[v] = trace.to_atom(x)
-    for v, x in zip(jaxpr.invars, args, strict=True):
-        env[v] = trace.to_atom(x)
-
-    def read(a: Atom) -> Atom:
-        return a if type(a) is Literal else env[a]
-
-    builder = trace.builder
-    cse = builder._cse
-    scope = scopes.name_stack  # (the jaxpr's name stacks are relative to its caller's)
-    for eqn in jaxpr.eqns:
-        ins = tuple([read(a) for a in eqn.invars])
-        src = eqn.source_info
-        if scope and src is not None:
-            src = src.under(scope)
-        if eqn.effects or cse is None or any(
-                n.aval is not o.aval for n, o in zip(ins, eqn.invars)):
-            outs: Sequence[Var] = builder.bind(eqn.primitive, ins, eqn.params, src)
-        else:
-            key = (eqn.primitive, ins, eqn.params)
-            hit = cse.get(key)
-            if hit is None:
-                outs = tuple([Var(v.aval) for v in eqn.outvars])
-                builder.eqns.append(eqn.replace(invars=ins, outvars=outs, source_info=src))
-                cse[key] = outs
-            else:
-                outs = hit
-        for v, x in zip(eqn.outvars, outs):  # (dict.update of pairs is slower)
-            env[v] = x
-    return [Tracer(trace, a) if type(a) is Var else a for a in map(read, jaxpr.outvars)]
 
 
 class ForeignRef(BaseException):
