@@ -227,12 +227,13 @@ def test_quax_gives_jaxs_numbers_on_plait(names: list[str]) -> None:
     _program_gives_jaxs_numbers(quax_models, quax_models.uses, names, rtol=0, atol=0)
 
 
-# (The default run takes the checkpoint manager over a training loop.)
-FEW_ORBAX = ["manager_training"]
+# (The default run takes the checkpoint manager over a training loop, and arrays over four
+# devices restored with two layouts.)
+FEW_ORBAX = ["manager_training", "sharded"]
 
 
 @pytest.mark.parametrize("names", [FEW_ORBAX, pytest.param([], marks=pytest.mark.slow)],
-                         ids=["one", "all"])
+                         ids=["two", "all"])
 def test_orbax_checkpoints_give_jaxs_numbers_on_plait(names: list[str]) -> None:
     # orbax imports jax.experimental.colocated_python (with its func and serialization
     # modules), jax.experimental.array_serialization, jax.extend.ifrt_programs and

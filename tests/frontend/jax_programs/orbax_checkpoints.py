@@ -78,9 +78,28 @@ def _manager_training() -> list[float]:
     return [*losses, *steps, *_flat(params)]
 
 
+def _sharded() -> list[float]:
+    devices = jax.devices()[:4]  # (the tests run with eight CPU devices)
+    mesh = jax.sharding.Mesh(np.array(devices), ("x",))
+    rows = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x"))
+    whole = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+    w = jax.device_put(jnp.arange(16.0).reshape(8, 2), rows)
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        ckpt = ocp.StandardCheckpointer()
+        ckpt.save(Path(d) / "m", {"w": w})
+        ckpt.wait_until_finished()
+        for sharding in (rows, whole):
+            target = {"w": jax.ShapeDtypeStruct((8, 2), jnp.float32, sharding=sharding)}
+            back = ckpt.restore(Path(d) / "m", target)["w"]
+            out += [*_flat(back), float(len(back.addressable_shards)),
+                    *[float(s.data.shape[0]) for s in back.addressable_shards]]
+    return out
+
+
 def uses() -> dict[str, Callable[[], list[float]]]:
     """Each use's numbers."""
-    return {"standard": _standard, "manager_training": _manager_training}
+    return {"standard": _standard, "manager_training": _manager_training, "sharded": _sharded}
 
 
 def main(names: list[str] | None = None) -> dict[str, list[float]]:
