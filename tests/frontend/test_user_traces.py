@@ -65,7 +65,8 @@ def _log_classes(api: Api) -> tuple[type, type]:
             return x.val if isinstance(x, LogTracer) and x._trace is self else x
 
         def process_primitive(self, prim: Any, tracers: Any, params: Any) -> Any:
-            self.log.append(str(prim))
+            inline = " inline" if str(prim) == "jit" and params["inline"] else ""
+            self.log.append(str(prim) + inline)
             with api.set(self.parent):
                 out = prim.bind(*[self.lower(t) for t in tracers], **params)
             if prim.multiple_results:
@@ -126,6 +127,7 @@ def _programs(api: Api) -> dict[str, Callable[..., Any]]:
     return {
         "elementwise": lambda x, y: lax.add(lax.mul(lax.sin(x), y), lax.cos(y)),
         "jit": lambda x, y: api.lib.jit(lambda a, b: lax.sub(lax.mul(a, b), a))(x, y),
+        "jit_inline": lambda x, y: api.lib.jit(lambda a: lax.exp(a), inline=True)(x),
         "fori_loop": lambda x, y: lax.fori_loop(0, 3, lambda i, c: lax.mul(c, x), y),
         "while_loop": lambda x, y: lax.while_loop(
             lambda c: lax.lt(c[0], 4), lambda c: (lax.add(c[0], 1), lax.mul(c[1], x)),

@@ -304,9 +304,10 @@ class JitFunction:
                 # Never cached: the dispatcher keys on the option, so this path runs
                 # for every call made while jit is disabled.
                 return self.fun(*args, **kwargs), None, False
-            # (Under a library's trace too, the call is staged: bound for it to process.)
+            # (Under a library's trace too, the call is staged: bound for it to process,
+            # inline=True included, as JAX binds it.)
             staging = bool(_state.stack) or _state.user is not None
-            if self.inline and staging:
+            if self.inline and _state.stack and _state.user is None:
                 if kwargs or not all(isinstance(a, Array) for a in args):
                     args, kwargs = self._host_leaves_as_arrays(args, kwargs)
                 return self.fun(*args, **kwargs), None, False
@@ -433,7 +434,7 @@ class JitFunction:
         closed, consts = consts_as_invars(traced.closed)
         outs = bind(jit_p, *consts, *call.leaves, name=traced.debug_info.func_name, jaxpr=closed,
                     donated_invars=(False,) * len(consts) + donated,
-                    keep_unused=self.keep_unused, inline=False)
+                    keep_unused=self.keep_unused, inline=self.inline)
         return tree_unflatten(traced.out_tree, outs)
 
     def _run(self, entry: _Entry, leaves: Sequence[Any]) -> Any:
