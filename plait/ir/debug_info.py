@@ -51,6 +51,13 @@ class SourceInfo:
         where = f"{self.file}:{self.line} ({self.function})"
         return f"[{self.name_stack}] {where}" if self.name_stack else where
 
+    def transformed(self, transform: str) -> SourceInfo:
+        """This source info with its name stack under a transformation (``jvp``,
+        ``transpose``, ``vmap``), named as JAX names it: the outermost scope wrapped,
+        ``a/b`` becoming ``jvp(a)/b`` and an empty stack ``jvp()``."""
+        head, sep, rest = self.name_stack.partition("/")
+        return attrs.evolve(self, name_stack=f"{transform}({head}){sep}{rest}")
+
     def under(self, scope: str) -> SourceInfo:
         """This source info with its name stack inside ``scope``: an equation of a called
         jaxpr (whose stack is relative to the call) moved to where the call was."""

@@ -182,11 +182,12 @@ def jvp_eqns(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], primals: Sequence
     for eqn in jaxpr.eqns:
         ps = [read(a) for a in eqn.invars]
         ts = [read_t(a) for a in eqn.invars]
+        src = None if eqn.source_info is None else eqn.source_info.transformed("jvp")
         if all(type(t) is Zero for t in ts):
-            outs: Sequence[Atom] = b.bind(eqn.primitive, tuple(ps), eqn.params, eqn.source_info)
+            outs: Sequence[Atom] = b.bind(eqn.primitive, tuple(ps), eqn.params, src)
             touts: Sequence[Tangent] = ()
         else:
-            b.source_info = eqn.source_info
+            b.source_info = src
             try:
                 rule = jvp_rules.get(eqn.primitive)
                 if rule is None:

@@ -107,7 +107,8 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
         cts = [ct.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts):
             continue
-        b.source_info = eqn.source_info
+        b.source_info = None if eqn.source_info is None else \
+            eqn.source_info.transformed("transpose")
         try:
             rule = transpose_rules.get(eqn.primitive)
             if rule is None:

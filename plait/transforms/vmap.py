@@ -110,11 +110,12 @@ def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
     outer_source = b.source_info
     for eqn in jaxpr.eqns:
         vals, ds = zip(*[read(a) for a in eqn.invars]) if eqn.invars else ((), ())
+        src = None if eqn.source_info is None else eqn.source_info.transformed("vmap")
         if all(d is None for d in ds) and not _names_vmapped_axis(eqn):
-            outs: Sequence[Atom] = b.bind(eqn.primitive, tuple(vals), eqn.params, eqn.source_info)
+            outs: Sequence[Atom] = b.bind(eqn.primitive, tuple(vals), eqn.params, src)
             out_dims: Sequence[Dim] = [None] * len(outs)
         else:
-            b.source_info = eqn.source_info
+            b.source_info = src
             try:
                 rule = batching_rules.get(eqn.primitive)
                 if rule is None:

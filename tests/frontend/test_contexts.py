@@ -268,6 +268,38 @@ def test_name_stacks_are_relative_to_their_jaxpr_as_jaxs() -> None:
     assert not any("a/inner_scope" in n or "b/inner_scope" in n for n in locs)
 
 
+def _transformed_program(lib: Any, np_: Any) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        with lib.named_scope("a"):
+            with lib.named_scope("b"):
+                y = np_.sin(x)
+        return y * x
+    return f
+
+
+def _stacks(closed: Any) -> list[tuple[str, str]]:
+    return [(e.primitive.name, str(e.source_info.name_stack)) for e in closed.eqns]
+
+
+def test_name_stacks_under_transformations_are_jaxs() -> None:
+    """jvp, transpose and vmap wrap the outermost scope of each equation they emit, as
+    JAX names them: ``jvp(a)/b``, ``transpose(jvp(a))/b``, ``vmap()``."""
+    ours_f, theirs_f = _transformed_program(plait, pnp), _transformed_program(jax, jnp)
+    ours = _stacks(plait.make_jaxpr(plait.vmap(ours_f))(np.ones(2, np.float32)))
+    theirs = _stacks(jax.make_jaxpr(jax.vmap(theirs_f))(np.ones(2, np.float32)))
+    assert ours == theirs == [("sin", "vmap(a)/b"), ("mul", "vmap()")]
+    # (JAX's grad jaxpr keeps the unused primal product, jvp(); plait's drops it.)
+    ours = _stacks(plait.make_jaxpr(plait.grad(ours_f))(1.0))
+    theirs = _stacks(jax.make_jaxpr(jax.grad(theirs_f))(1.0))
+    assert ours == [e for e in theirs if e != ("mul", "jvp()")]
+    assert ("add_any", "transpose(jvp(a))/b") in ours
+    ours_text = plait.jit(plait.grad(ours_f)).lower(1.0).as_text(debug_info=True)
+    theirs_text = jax.jit(jax.grad(theirs_f)).lower(1.0).as_text(debug_info=True)
+    for name in ("jit(f)/jvp(a)/b/sin", "jit(f)/transpose(jvp(a))/b/mul",
+                 "jit(f)/transpose(jvp())/mul"):
+        assert f'"{name}"' in ours_text and f'"{name}"' in theirs_text, name
+
+
 def test_named_scope_name_must_be_a_string() -> None:
     with pytest.raises(TypeError) as theirs:
         jax.named_scope(3)  # type: ignore[arg-type]  # the error under test
