@@ -49,7 +49,9 @@ class SourceInfo:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line} ({self.function})"
-        return f"[{self.name_stack}] {where}" if self.name_stack else where
+        # (A stack of transformations of no scope, "transpose(jvp())", names nothing.)
+        named = self.name_stack and not self.name_stack.rstrip(")").endswith("(")
+        return f"[{self.name_stack}] {where}" if named else where
 
     def transformed(self, transform: str) -> SourceInfo:
         """This source info with its name stack under a transformation (``jvp``,

@@ -129,6 +129,21 @@ def test_debug_and_source_info_stay_out_of_equality() -> None:
     assert j.replace(eqns=(with_src,) + j.eqns[1:]) == j
 
 
+@pytest.mark.parametrize("stack, transform, expected, shown", [
+    ("a/b", "jvp", "jvp(a)/b", True),
+    ("", "jvp", "jvp()", False),
+    ("jvp()", "transpose", "transpose(jvp())", False),
+    ("jvp(a)/b", "transpose", "transpose(jvp(a))/b", True),
+    ("block", "vmap", "vmap(block)", True),
+])
+def test_a_transformation_wraps_the_outermost_scope_as_jax_names_it(
+        stack: str, transform: str, expected: str, shown: bool) -> None:
+    src = SourceInfo("f.py", 3, "f", stack).transformed(transform)
+    assert src.name_stack == expected
+    # (Printed with its stack unless the stack names no scope.)
+    assert str(src) == (f"[{expected}] f.py:3 (f)" if shown else "f.py:3 (f)")
+
+
 def test_weak_types_are_ignored_by_equality_but_not_by_the_typed_key() -> None:
     strong, weak = _chain(F32), _chain(F32W)
     assert strong == weak
