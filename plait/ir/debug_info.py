@@ -49,8 +49,10 @@ class SourceInfo:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line} ({self.function})"
-        # (A stack of transformations of no scope, "transpose(jvp())", names nothing.)
-        named = self.name_stack and not self.name_stack.rstrip(")").endswith("(")
+        # (A stack whose scopes are all transformations of no scope, "transpose(jvp())",
+        # names nothing.)
+        named = any(not part.rstrip(")").endswith("(") for part in self.name_stack.split("/")
+                    if part)
         return f"[{self.name_stack}] {where}" if named else where
 
     def transformed(self, transform: str) -> SourceInfo:

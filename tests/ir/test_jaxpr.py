@@ -142,6 +142,8 @@ def test_a_transformation_wraps_the_outermost_scope_as_jax_names_it(
     assert src.name_stack == expected
     # (Printed with its stack unless the stack names no scope.)
     assert str(src) == (f"[{expected}] f.py:3 (f)" if shown else "f.py:3 (f)")
+    # (A caller's scope above it is a name.)
+    assert str(src.under("outer")) == f"[outer/{expected}] f.py:3 (f)"
 
 
 def test_weak_types_are_ignored_by_equality_but_not_by_the_typed_key() -> None:

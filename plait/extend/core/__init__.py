@@ -14,7 +14,7 @@ from plait.extend.core import primitives as primitives
 from plait.frontend.api.user_primitives import Primitive as Primitive
 from plait.frontend.api.user_traces import set_current_trace as set_current_trace
 from plait.frontend.api.user_traces import take_current_trace as take_current_trace
-from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.apply_jaxpr import jaxpr_function
 from plait.frontend.core.arguments import abstractify
 from plait.frontend.core.refs import Ref
 from plait.frontend.core.trace_queries import find_top_trace as find_top_trace
@@ -42,10 +42,7 @@ def jaxpr_as_fun(closed: ClosedJaxpr) -> Callable[..., list[Any]]:
     (traced when called under a transformation, compiled and run otherwise)."""
     if not isinstance(closed, ClosedJaxpr):
         raise TypeError(f"jaxpr_as_fun: expected a ClosedJaxpr, but got {closed!r}")
-
-    def fun(*args: Any) -> list[Any]:
-        return apply_jaxpr(closed.jaxpr, closed.consts, args, "jaxpr_as_fun")
-    return fun
+    return jaxpr_function(closed, "jaxpr_as_fun")
 
 
 class OpaqueTraceState:

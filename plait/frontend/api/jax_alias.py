@@ -105,6 +105,26 @@ wraps to restrict compilation (every compilation of plait calls plait's function
 name).  The rest of ``jax._src`` is not served."""
 
 
+class TypedInt(int):
+    """JAX's Python ``int`` carrying a dtype (``jax._src.literals``). plait's literals are
+    plain Python scalars, so no value plait makes is one; the class is served for libraries
+    that register conversions of it (quax)."""
+
+    dtype: Any
+
+
+class TypedFloat(float):
+    """JAX's Python ``float`` carrying a dtype; as :class:`TypedInt`, plait makes none."""
+
+    dtype: Any
+
+
+class TypedComplex(complex):
+    """JAX's Python ``complex`` carrying a dtype; as :class:`TypedInt`, plait makes none."""
+
+    dtype: Any
+
+
 _INTERNAL_PARTS: Final = {
     "jax._src.ad_util": {"stop_gradient_p": "plait.ir.primitives:stop_gradient_p"},
     "jax._src.api_util": {"*": "plait.api_util"},
@@ -118,7 +138,7 @@ _INTERNAL_PARTS: Final = {
         "full_lower": "plait.frontend.api.user_traces:full_lower",
         "get_aval": "plait:typeof",
         "pytype_aval_mappings": "plait.frontend.core.array_likes:aval_mappings"},
-    "jax._src.literals": {name: f"plait.frontend.api.user_traces:{name}"
+    "jax._src.literals": {name: f"plait.frontend.api.jax_alias:{name}"
                           for name in ("TypedComplex", "TypedFloat", "TypedInt")},
     "jax._src.pjit": {"jit_p": "plait.ir.primitives:jit_p"},
     "jax._src.dtypes": {

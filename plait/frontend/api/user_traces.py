@@ -22,16 +22,16 @@ import numpy as np
 
 from plait.frontend.api.custom_derivatives import custom_jvp
 from plait.frontend.api.linear_util import WrappedFun, wrap_init
+from plait.frontend.api.pullback import float0_zeros
 from plait.frontend.core import tracing
-from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.apply_jaxpr import apply_jaxpr, jaxpr_function
+from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.trace_base import BaseTrace
 from plait.frontend.core.tracing import Trace, enter_user_trace, leave_user_trace
 from plait.ir import dtypes as dt
 from plait.ir import primitive as ir_primitive
 from plait.ir.atoms import Literal
-from plait.ir.avals import ShapedArray
 from plait.ir.debug_info import DebugInfo
-from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.primitive import Primitive
 from plait.ir.primitives.custom import (
     custom_jvp_call_p,
@@ -39,8 +39,7 @@ from plait.ir.primitives.custom import (
     deferred_rule_error,
 )
 
-__all__ = ["EvalTrace", "EVAL_TRACE", "TypedComplex", "TypedFloat", "TypedInt", "full_lower",
-           "set_current_trace", "take_current_trace"]
+__all__ = ["EvalTrace", "EVAL_TRACE", "full_lower", "set_current_trace", "take_current_trace"]
 
 
 class EvalTrace(BaseTrace):
@@ -79,26 +78,6 @@ def full_lower(x: Any) -> Any:
     else ``x``."""
     lower = getattr(x, "full_lower", None)
     return x if lower is None else lower()
-
-
-class TypedInt(int):
-    """JAX's Python ``int`` carrying a dtype (``jax._src.literals``). plait's literals are
-    plain Python scalars, so no value plait makes is one; the class is here for libraries
-    that register conversions of it."""
-
-    dtype: np.dtype[Any]
-
-
-class TypedFloat(float):
-    """JAX's Python ``float`` carrying a dtype; as :class:`TypedInt`, plait makes none."""
-
-    dtype: np.dtype[Any]
-
-
-class TypedComplex(complex):
-    """JAX's Python ``complex`` carrying a dtype; as :class:`TypedInt`, plait makes none."""
-
-    dtype: np.dtype[Any]
 
 
 @contextlib.contextmanager
@@ -186,25 +165,8 @@ def _literal_value(lit: Literal) -> Any:
     return lit.val if lit.aval.weak_type else np.asarray(lit.val, lit.aval.dtype)[()]
 
 
-def _applied(closed: ClosedJaxpr, name: str) -> Callable[..., list[Any]]:
-    def fun(*args: Any) -> list[Any]:
-        return apply_jaxpr(closed.jaxpr, closed.consts, args, name)
-    fun.__name__ = name
-    return fun
-
-
 def _wrapped(f: Callable[..., Any], name: str) -> WrappedFun:
     return wrap_init(f, debug_info=DebugInfo(name, (), ()))
-
-
-def _has_tangent(x: Any) -> bool:
-    aval = getattr(x, "aval", None)
-    dtype = aval.dtype if isinstance(aval, ShapedArray) else np.result_type(x)
-    return dt.is_inexact(dtype)
-
-
-def _zero_tangent(aval: Any) -> Any:
-    return np.zeros(aval.shape, dt.float0)
 
 
 def _jvp_funs(params: dict[str, Any]) -> tuple[WrappedFun, WrappedFun]:
@@ -220,13 +182,14 @@ def _jvp_funs(params: dict[str, Any]) -> tuple[WrappedFun, WrappedFun]:
             raise deferred_rule_error(rule_error)
         n = len(primals_and_tangents) // 2
         primals, tangents = primals_and_tangents[:n], primals_and_tangents[n:]
-        inexact = [t for p, t in zip(primals, tangents) if _has_tangent(p)]
+        inexact = [t for p, t in zip(primals, tangents)
+                   if dt.is_inexact(value_aval(p).dtype)]
         outs = apply_jaxpr(jvp_jaxpr.jaxpr, jvp_jaxpr.consts, (*primals, *inexact), name)
         n_out = len(call.out_avals)
         it = iter(outs[n_out:])
-        return [*outs[:n_out], *[next(it) if dt.is_inexact(a.dtype) else _zero_tangent(a)
+        return [*outs[:n_out], *[next(it) if dt.is_inexact(a.dtype) else float0_zeros(a)
                                  for a in call.out_avals]]
-    return _wrapped(_applied(call, name), name), _wrapped(jvp, name)
+    return _wrapped(jaxpr_function(call, name), name), _wrapped(jvp, name)
 
 
 def _vjp_funs(params: dict[str, Any]) -> tuple[WrappedFun, WrappedFun, WrappedFun,
@@ -237,8 +200,9 @@ def _vjp_funs(params: dict[str, Any]) -> tuple[WrappedFun, WrappedFun, WrappedFu
     name = params["name"]
     call, fwd, bwd = params["call_jaxpr"], params["fwd_jaxpr"], params["bwd_jaxpr"]
     n_out = len(call.out_avals)
-    return (_wrapped(_applied(call, name), name), _wrapped(_applied(fwd, name), name),
-            _wrapped(_applied(bwd, name), name),
+    return (_wrapped(jaxpr_function(call, name), name),
+            _wrapped(jaxpr_function(fwd, name), name),
+            _wrapped(jaxpr_function(bwd, name), name),
             lambda: (n_out, len(fwd.out_avals) - n_out))
 
 

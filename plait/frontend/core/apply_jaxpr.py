@@ -8,7 +8,7 @@ compiled (cached by structure) and executed, its constants passed as arguments.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from plait.ir.primitive import PRIMITIVES
 from plait.ir.sharding import EXPLICIT
 from plait.ir.sharding_rules import retyped
 
-__all__ = ["apply_jaxpr", "eval_jaxpr_bind", "inline_into_trace"]
+__all__ = ["apply_jaxpr", "eval_jaxpr_bind", "inline_into_trace", "jaxpr_function"]
 
 
 def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:
@@ -151,3 +151,12 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
             for x, a in zip(values, buffer_avals(flat.in_avals), strict=True)]
     outs = exe.execute(bufs)
     return [wrap_output(a, b) for a, b in zip(flat.out_avals, outs)]
+
+
+def jaxpr_function(closed: ClosedJaxpr, name: str) -> Callable[..., list[Any]]:
+    """A function named ``name`` applying ``closed`` to its arguments with
+    :func:`apply_jaxpr`; it returns the list of outputs."""
+    def fun(*args: Any) -> list[Any]:
+        return apply_jaxpr(closed.jaxpr, closed.consts, args, name)
+    fun.__name__ = name
+    return fun

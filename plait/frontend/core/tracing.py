@@ -125,11 +125,11 @@ class Trace(BaseTrace):
         if not _state.stack or _state.stack[-1] is not self:
             raise NotImplementedError(f"process_primitive: expected the innermost staging "
                                       f"trace, but got {self!r}")
-        saved, _state.user = _state.user, None
+        saved = enter_user_trace(None)
         try:
             return bind(primitive, *tracers, **params)
         finally:
-            _state.user = saved
+            leave_user_trace(saved)
 
     def stage_value(self, val: Any) -> Any:
         """``val`` as a value of this trace."""
@@ -157,34 +157,26 @@ class Trace(BaseTrace):
         if type(x) is DimExpr:  # a symbolic size used as a number
             return self.builder.bind(P.dim_as_value_p, (), {"dim": x}, None)[0]
         if isinstance(x, BaseTracer):
-            return self._capture_foreign(x)
+            return self._capture(x)
         return self._hoist(x)
 
-    def _capture_foreign(self, t: BaseTracer) -> Var:
-        """A library trace's tracer used here: a constvar (the equation that will hold
-        this jaxpr takes the tracer as an operand, for its trace to process)."""
+    def _capture(self, t: BaseTracer) -> Var:
+        """A tracer of an enclosing trace, or of a library's trace, used here: a constvar
+        (the equation that will hold this jaxpr takes the tracer as an operand)."""
+        staged = type(t) is Tracer
+        if staged and not cast(Tracer, t)._trace.active:
+            raise UnexpectedTracerError(leak_message(cast(Tracer, t)))
         hit = self._const_index.get(id(t))
         if hit is not None:
             return hit[0]
-        aval = t.aval
-        if not isinstance(aval, ShapedArray):
+        aval = t.aval  # (an outer trace's may be a token's)
+        if not staged and not isinstance(aval, ShapedArray):
             raise TypeError(f"expected a tracer with an array type (a ShapedArray aval), "
                             f"but got {type(t).__name__} with aval {aval!r}")
         v = Var(aval)
         self._const_index[id(t)] = (v, t)
         self.consts.append((v, t))
-        return v
-
-    def _capture(self, t: Tracer) -> Var:
-        if not t._trace.active:
-            raise UnexpectedTracerError(leak_message(t))
-        hit = self._const_index.get(id(t))
-        if hit is not None:
-            return hit[0]
-        v = Var(t.aval)
-        self._const_index[id(t)] = (v, t)
-        self.consts.append((v, t))
-        if self.known is not None:
+        if staged and self.known is not None:  # (a library's tracer has no value to ask)
             self.known[v] = t
         return v
 
