@@ -143,6 +143,7 @@ from plait.frontend.core.arguments import ShapeDtypeStruct
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import Shard
 from plait.frontend.core.promotion import numpy_dtype_promotion
+from plait.frontend.core.slices import ds
 from plait.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, Var
 from plait.ir.caches import cache_info, clear_caches
 from plait.ir.dtypes import float0
@@ -173,7 +174,7 @@ __all__ = [
     "value_and_grad", "vjp", "vmap", "checkpoint", "checkpoint_policies", "remat", "custom_jvp",
     "custom_vjp",
     "Traced", "Lowered", "Compiled", "ShapeDtypeStruct", "Array", "Shard",
-    "numpy_dtype_promotion",
+    "numpy_dtype_promotion", "ds",
     "clear_caches", "cache_info", "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "Primitive",
     "ShapedArray", "Var",
     "distributed", "sharding", "pmap", "shard_map", "make_mesh", "local_devices",

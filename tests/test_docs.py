@@ -42,7 +42,7 @@ PAGES = ["index.md", "jaxprs.md", "interpreters.md", "jit.md", "autodiff.md", "v
          "pytrees.md", "scipy.md", "random.md", "nn.md", "example_libraries.md", "export.md",
          "callbacks.md", "scaling.md", "custom_batching.md", "optimize.md", "image.md",
          "signal.md", "refs.md", "extend.md", "checkify.md", "compat.md",
-         "profiling.md", "sparse.md", "config.md", "ffi.md"]
+         "profiling.md", "sparse.md", "config.md", "ffi.md", "pallas.md"]
 _FENCE = re.compile(r"^(`{3,})(.*)$")
 _MYPY_LINE = re.compile(r"^(?P<file>[^:\s]+\.py):(?P<line>\d+): (?P<rest>.*)$")
 

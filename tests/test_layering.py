@@ -46,6 +46,8 @@ ALLOWED = {
                     "frontend.nn"},
     "frontend.sparse": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
                         "frontend.api", "frontend.numpy", "frontend.random", "frontend.sparse"},
+    "frontend.pallas": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
+                        "frontend.api", "frontend.numpy", "frontend.pallas"},
     "frontend.image": {"ir", "transforms", "lowering", "frontend.core", "frontend.lax",
                        "frontend.api", "frontend.numpy", "frontend.scipy", "frontend.image"},
     "frontend.example_libraries": {"ir", "transforms", "lowering", "frontend.core",

@@ -1,7 +1,7 @@
 """``plait.experimental``: ``io_callback``, ``checkify``, ``multihost_utils``,
 ``colocated_python``, ``array_serialization``,
 ``mesh_utils``, ``compilation_cache``, ``hijax``, ``jet``, ``key_reuse``, ``ode``, ``rnn``,
-``sparse``, and the former ``shard_map`` and ``pjit``, as ``jax.experimental``."""
+``sparse``, ``pallas``, and the former ``shard_map`` and ``pjit``, as ``jax.experimental``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
 from plait.experimental import array_serialization as array_serialization
@@ -15,6 +15,7 @@ from plait.experimental import layout as layout
 from plait.experimental import mesh_utils as mesh_utils
 from plait.experimental import multihost_utils as multihost_utils
 from plait.experimental import ode as ode
+from plait.experimental import pallas as pallas
 from plait.experimental import pjit as pjit
 from plait.experimental import rnn as rnn
 from plait.experimental import shard_map as shard_map
@@ -23,4 +24,4 @@ from plait.frontend.api.callbacks import io_callback as io_callback
 
 __all__ = ["array_serialization", "checkify", "colocated_python", "compilation_cache", "hijax",
            "io_callback", "jet", "key_reuse", "layout", "mesh_utils", "multihost_utils", "ode",
-           "pjit", "rnn", "shard_map", "sparse"]
+           "pallas", "pjit", "rnn", "shard_map", "sparse"]

@@ -39,6 +39,7 @@ __all__ = [
     "ArgumentError",
     "StaticArgumentError",
     "RefError",
+    "PallasError",
 ]
 
 
@@ -202,3 +203,9 @@ class RefError(PlaitError, ValueError):
     value of the wrong shape or dtype written to it, a Ref returned from or passed
     twice to a transformed function, a Ref closed over by a transformation that
     cannot carry it (``vmap``), or a Ref used after the trace that created it ended."""
+
+
+class PallasError(PlaitError, ValueError):
+    """A Pallas kernel call (``plait.experimental.pallas.pallas_call``) given block
+    specs, a grid, aliases or values that do not fit its operands, or a kernel
+    primitive (``program_id``) used outside a kernel."""

@@ -28,6 +28,7 @@ from .jax_programs import (
     equinox_models,
     flax_models,
     haiku_models,
+    jax_md_sims,
     jaxopt_solvers,
     nnx_models,
     numpyro_models,
@@ -244,6 +245,31 @@ def test_orbax_checkpoints_give_jaxs_numbers_on_plait(names: list[str]) -> None:
                                 atol=0)
 
 
+def _both_in_own_processes(program: str, names: list[str], expected: set[str]) -> None:
+    """Run ``program`` under JAX and under plait, each in a process of its own, and
+    compare the numbers of the uses named."""
+    done = subprocess.run([sys.executable, str(PROGRAMS / program), *names],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)["results"]
+    _compare_runs(program, theirs, expected, rtol=1e-5, atol=1e-6)
+
+
+# (The default run takes the Lennard-Jones NVE run with a neighbor list.)
+FEW_MD = ["nve_neighbors"]
+
+
+@pytest.mark.parametrize("names", [FEW_MD, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_jax_md_gives_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # jax-md imports jax.experimental.pallas and its triton module (its GPU kernels are
+    # only called on a GPU); its Nose-Hoover chain deep-copies traced values
+    # (dataclasses.astuple). FIRE and the Hessian of a pair energy differ in last bits.
+    # JAX runs the program in a process of its own: run twice in one process, JAX 0.10.2
+    # fails on the neighbor list's second allocation (plait does not).
+    _both_in_own_processes("jax_md_sims.py", names, set(names or jax_md_sims.uses()))
+
+
 # (The default run takes einops, the cheapest; importing the program imports every library,
 # e3nn-jax's decorators calling infer_argnums_and_argnames among them.)
 RESEARCH_USES = ["einops", "gymnax", "evosax", "dynamax", "ott", "e3nn", "gpjax"]
@@ -257,11 +283,7 @@ def test_research_libraries_give_jaxs_numbers_on_plait(names: list[str]) -> None
     # Sinkhorn and e3nn's tensor products run partly outside jit: last bits may differ.)
     # dynamax sets JAX's default matmul precision when imported, so JAX runs the program
     # in a process of its own too, not in the test's.
-    done = subprocess.run([sys.executable, str(PROGRAMS / "research_libs.py"), *names],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    theirs = json.loads(done.stdout)["results"]
-    _compare_runs("research_libs.py", theirs, set(names), rtol=1e-5, atol=1e-6)
+    _both_in_own_processes("research_libs.py", names, set(names))
 
 
 # (The default run takes optimistix's solvers: Newton, BFGS, Levenberg-Marquardt over

@@ -441,6 +441,14 @@ class Array:
         """A copy."""
         return _pnp.copy(self)
 
+    def __copy__(self) -> Array:
+        # (copy.copy and copy.deepcopy of a traced value stage a copy, as in JAX:
+        # dataclasses.astuple deep-copies its fields.)
+        return _pnp.copy(self)
+
+    def __deepcopy__(self, memo: Any) -> Array:
+        return _pnp.copy(self)
+
     def ptp(self, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
         """Maximum minus minimum."""
         return _pnp.ptp(self, axis=axis, out=out, keepdims=keepdims)

@@ -25,6 +25,7 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.host_values import as_host_array, value_aval
 from plait.frontend.core.promotion import python_scalar_dtype
+from plait.frontend.core.slices import Slice
 from plait.frontend.core.tracing import ForeignRef, Trace, Tracer, bind1, current_trace
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
@@ -184,7 +185,9 @@ def _indexed_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...]:
     idx = index if isinstance(index, tuple) else (index,)
     host: list[Any] = []
     for i in idx:
-        if isinstance(i, Array) or (isinstance(i, np.ndarray) and i.ndim):
+        if type(i) is Slice:  # (its static extent; the start is clamped into bounds)
+            host.append(slice(0, i.extent, i.stride))
+        elif isinstance(i, Array) or (isinstance(i, np.ndarray) and i.ndim):
             if dt.is_bool(np.dtype(i.dtype)):
                 raise RefError("a Ref cannot be indexed with a boolean mask; use "
                                "jnp.where on its value instead")

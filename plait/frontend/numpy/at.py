@@ -18,6 +18,7 @@ from plait.frontend.numpy._core import as_array, aval_of, promote, shape
 from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.gather_indexing import gather_getitem, index_to_gather
 from plait.frontend.numpy.manipulation import broadcast_to
+from plait.frontend.numpy.slice_indexing import has_slice, peel
 from plait.frontend.numpy.ufuncs import divide
 from plait.ir import config
 from plait.ir.primitives.indexing import GatherScatterMode, ScatterDimensionNumbers
@@ -60,6 +61,13 @@ class IndexUpdateRef:
         """``x[index]``, with the gather's out-of-bounds ``mode`` and ``fill_value``."""
         x, = promote("at.get", self.array)
         _no_sharding(out_sharding)
+        if has_slice(self.index):
+            def get(part: Array, rest: tuple[Any, ...]) -> Array:
+                return IndexUpdateRef(part, rest).get(
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                    mode=mode, fill_value=fill_value, wrap_negative_indices=wrap_negative_indices)
+            index = self.index if isinstance(self.index, tuple) else (self.index,)
+            return peel(x, index, get, write=False)
         return gather_getitem(x, self.index, mode=mode, fill_value=fill_value,
                               indices_are_sorted=indices_are_sorted,
                               unique_indices=unique_indices,
@@ -149,6 +157,13 @@ def _update(ref: IndexUpdateRef, values: Any, scatter: Callable[..., Array],
             wrap_negative_indices: bool = True, out_sharding: None = None) -> Array:
     _no_sharding(out_sharding)
     x = as_array(ref.array)
+    if has_slice(ref.index):
+        # The part a Slice names is updated by the rest of the index, then written back.
+        def apply(part: Array, rest: tuple[Any, ...]) -> Array:
+            return _update(IndexUpdateRef(part, rest), values, scatter, indices_are_sorted,
+                           unique_indices, mode, wrap_negative_indices)
+        index = ref.index if isinstance(ref.index, tuple) else (ref.index,)
+        return peel(x, index, apply, write=True)
     xa = x.aval
     y = as_array(values)
     ix = index_to_gather(xa.shape, ref.index, normalize=wrap_negative_indices)

@@ -16,9 +16,11 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.slices import Slice
 from plait.frontend.core.tracing import Tracer
 from plait.frontend.numpy._core import aval_of, ndim, promote, shape
 from plait.frontend.numpy.gather_indexing import gather_getitem, is_advanced
+from plait.frontend.numpy.slice_indexing import check_size, has_slice, peel
 from plait.ir import dtypes as dt
 
 __all__ = ["getitem"]
@@ -45,8 +47,8 @@ def _is_dynamic_int(e: Any) -> bool:
 def _expand(index: Any, nd: int) -> list[Any]:
     idx = list(index) if isinstance(index, tuple) else [index]
     for e in idx:
-        if not (e is None or e is Ellipsis or isinstance(e, slice) or _static_int(e) is not None
-                or _is_dynamic_int(e)):
+        if not (e is None or e is Ellipsis or isinstance(e, slice | Slice)
+                or _static_int(e) is not None or _is_dynamic_int(e)):
             raise _bad_index(e)
     if sum(e is Ellipsis for e in idx) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -83,6 +85,10 @@ def getitem(x: Array, index: Any) -> Array:
         raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
                         "allowed; use `arr[array(seq)]` instead of `arr[seq]`. See "
                         "https://github.com/jax-ml/jax/issues/4564 for more information.")
+    if has_slice(index):
+        tup = index if isinstance(index, tuple) else (index,)
+        if is_advanced(tup) or any(type(e) is Slice and e.stride != 1 for e in tup):
+            return peel(x, tup, getitem, write=False)
     if is_advanced(index):
         return gather_getitem(x, index)
     s = shape(x)
@@ -91,6 +97,8 @@ def getitem(x: Array, index: Any) -> Array:
     static = all(isinstance(e, slice) or _in_bounds(_static_int(e), n) for e, n in zip(dims, s))
     if not static and all(not isinstance(e, slice) or e.step in (None, 1, -1) for e in dims):
         return _dynamic_getitem(x, idx, s)
+    if has_slice(index):  # (beside a strided slice)
+        return peel(x, index if isinstance(index, tuple) else (index,), getitem, write=False)
     return _static_getitem(x, idx, s)
 
 
@@ -110,6 +118,11 @@ def _dynamic_getitem(x: Array, idx: list[Any], s: tuple[int, ...]) -> Array:
             new_axes.append(len(starts) - len(squeezes) + len(new_axes))
             continue
         axis = len(starts)
+        if type(e) is Slice:
+            check_size(e, s[axis], axis)
+            starts.append(e.start)
+            sizes.append(e.size)
+            continue
         if isinstance(e, slice):
             start, stop, step = e.indices(s[axis])
             if step < 0:  # the same elements in increasing order, reversed after

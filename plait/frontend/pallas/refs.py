@@ -1,0 +1,161 @@
+"""The Refs a Pallas kernel gets, and the views ``ref.at[idx]`` makes of them.
+
+A kernel's block is a :class:`~plait.frontend.core.refs.Ref` of the kernel's trace
+(reads stage nothing, writes stage functional updates), with ``.at[idx]`` views as in
+``jax.experimental.pallas``: a view reads and writes the part of the Ref its indices
+name, through any number of ``.at[]``s.  Masked ``load`` and ``store`` (Triton's) read
+and write a view without clamping its ``ds`` slices into bounds, so lanes the mask
+keeps are the ones they name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from plait.frontend import lax
+from plait.frontend.core import refs as R
+from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.slices import Slice
+from plait.frontend.numpy import where
+from plait.ir.errors import PallasError
+
+__all__ = ["BlockRef", "RefView", "as_view", "load", "store"]
+
+
+class BlockRef(R.Ref):
+    """A Ref a Pallas kernel gets: its operand's block, or a scratch buffer."""
+
+    __slots__ = ()
+
+    @property
+    def at(self) -> _ViewMaker:
+        """``ref.at[idx]``: a view of the indexed part, read and written as a Ref."""
+        return _ViewMaker(RefView(self, ()))
+
+
+class _ViewMaker:
+    __slots__ = ("view",)
+
+    def __init__(self, view: RefView) -> None:
+        self.view = view
+
+    def __getitem__(self, index: Any) -> RefView:
+        return RefView(self.view.ref, (*self.view.indices, index))
+
+
+class RefView:
+    """A part of a :class:`BlockRef`: ``ref.at[i].at[j]`` reads as ``ref[...][i][j]``."""
+
+    __slots__ = ("ref", "indices")
+
+    def __init__(self, ref: R.Ref, indices: tuple[Any, ...]) -> None:
+        self.ref = ref
+        self.indices = indices
+
+    @property
+    def at(self) -> _ViewMaker:
+        """A view of a part of this view."""
+        return _ViewMaker(self)
+
+    def _value(self) -> Any:
+        v = R.read(self.ref)
+        for i in self.indices:
+            v = v[i]
+        return v
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the part viewed."""
+        return tuple(self._value().shape)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The Ref's dtype."""
+        return self.ref.dtype
+
+    @property
+    def ndim(self) -> int:
+        """The rank of the part viewed."""
+        return len(self.shape)
+
+    def __getitem__(self, index: Any) -> Any:
+        return R.get(R.Ref(self._value()), index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        R.write(self.ref, _written(R.read(self.ref), self.indices, index, value))
+
+    def __repr__(self) -> str:
+        return f"RefView(shape={self.shape}, dtype={self.dtype})"
+
+
+def _written(whole: Any, indices: Sequence[Any], index: Any, value: Any) -> Any:
+    """``whole`` with ``value`` written at ``whole[indices...][index]``, checked as a Ref
+    write is."""
+    if not indices:
+        tmp = R.Ref(whole)
+        R.set_(tmp, index, value)
+        return R.read(tmp)
+    part = _written(whole[indices[0]], indices[1:], index, value)
+    return whole.at[indices[0]].set(part)
+
+
+def as_view(ref: Any, what: str) -> RefView:
+    """``ref`` (a Pallas Ref or a view of one) as a view."""
+    if isinstance(ref, RefView):
+        return ref
+    if isinstance(ref, R.Ref):
+        return RefView(ref, ())
+    raise PallasError(f"{what}: expected a Ref of a Pallas kernel or a view of one "
+                      f"(ref.at[...]), but got {type(ref).__name__}")
+
+
+def _widest_slice(indices: Sequence[Any]) -> int:
+    """The largest extent of a ``Slice`` among the view's indices."""
+    out = 0
+    for index in indices:
+        for e in index if isinstance(index, tuple) else (index,):
+            if type(e) is Slice:
+                out = max(out, e.extent)
+    return out
+
+
+def _padded(whole: Any, by: int) -> Any:
+    # Room after every axis, so that no slice of the view is clamped back into bounds.
+    return lax.pad(whole, np.zeros((), value_aval(whole).dtype),
+                   [(0, by, 0)] * len(value_aval(whole).shape))
+
+
+def load(ref: Any, *, mask: Any = None, other: Any = None, cache_modifier: str | None = None,
+         eviction_policy: str | None = None, volatile: bool = False) -> Any:
+    """The value of a Ref or view; where ``mask`` is False, ``other`` (or 0) instead, and
+    the view's elements there need not exist (Triton's ``load``)."""
+    view = as_view(ref, "load")
+    if mask is None:
+        return view[...]
+    by = _widest_slice(view.indices)
+    padded = RefView(R.Ref(_padded(R.read(view.ref), by)), view.indices) if by else view
+    value = padded[...]
+    fill = np.zeros((), value_aval(value).dtype) if other is None else other
+    return where(mask, value, fill).astype(value_aval(value).dtype)
+
+
+def store(ref: Any, val: Any, *, mask: Any = None, eviction_policy: str | None = None) -> None:
+    """Write ``val`` to a Ref or view; where ``mask`` is False nothing is written, and the
+    view's elements there need not exist (Triton's ``store``)."""
+    view = as_view(ref, "store")
+    if mask is None:
+        view[...] = val
+        return
+    whole = R.read(view.ref)
+    by = _widest_slice(view.indices)
+    padded = RefView(R.Ref(_padded(whole, by)), view.indices) if by else RefView(
+        R.Ref(whole), view.indices)
+    old = padded[...]
+    padded[...] = where(mask, val, old).astype(value_aval(old).dtype)
+    new = R.read(padded.ref)
+    if by:
+        new = lax.slice(new, [0] * len(value_aval(whole).shape), value_aval(whole).shape)
+    R.write(view.ref, new)
