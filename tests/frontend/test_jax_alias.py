@@ -34,6 +34,7 @@ from .jax_programs import (
     numpyro_models,
     optax_train,
     orbax_checkpoints,
+    pallas_ops,
     quax_models,
     tfp_models,
 )
@@ -253,6 +254,20 @@ def _both_in_own_processes(program: str, names: list[str], expected: set[str]) -
     assert done.returncode == 0, done.stderr
     theirs = json.loads(done.stdout)["results"]
     _compare_runs(program, theirs, expected, rtol=1e-5, atol=1e-6)
+
+
+# (The default run takes flash attention, forward and backward kernels.)
+FEW_PALLAS = ["attention"]
+
+
+@pytest.mark.parametrize("names", [FEW_PALLAS, pytest.param([], marks=pytest.mark.slow)],
+                         ids=["one", "all"])
+def test_jaxs_own_pallas_kernels_give_jaxs_numbers_on_plait(names: list[str]) -> None:
+    # The kernels of jax/experimental/pallas/ops/gpu, read from JAX's installed files as
+    # user code, in interpret mode: Triton-style masked loads and stores on Ref views, dot,
+    # fori_loop over Refs, custom_vjp backward kernels, None inputs with None specs, vmap
+    # of pallas_call. Each is also checked against its reference implementation.
+    _program_gives_jaxs_numbers(pallas_ops, pallas_ops.uses, names, rtol=1e-5, atol=1e-6)
 
 
 # (The default run takes the Lennard-Jones NVE run with a neighbor list.)

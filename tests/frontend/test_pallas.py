@@ -181,6 +181,20 @@ def triton_dot(m: Any) -> Callable[..., Any]:
         interpret=True)(x, y)
 
 
+def structured(m: Any) -> Callable[..., Any]:
+    # Inputs and outputs in pytrees: the kernel gets a dict of Refs and a None for a None
+    # input (whose spec is None), and a list of outputs comes back a tuple.
+    def kernel(d: Any, none: Any, o_ref: Any, p_ref: Any) -> None:
+        assert none is None
+        o_ref[...] = d["a"][...] * d["b"][...]
+        p_ref[...] = d["a"][...] - 1
+    spec = m.pl.BlockSpec((2,), lambda i: (i,))
+    return lambda a, b: m.pl.pallas_call(
+        kernel, out_shape=[m.lib.ShapeDtypeStruct(a.shape, a.dtype)] * 2, grid=(2,),
+        in_specs=[{"a": spec, "b": spec}, None], out_specs=[spec, spec],
+        interpret=True)({"a": a, "b": b}, None)
+
+
 CASES = [
     ("add_vectors", add_vectors, (_x(8), _x(8))),
     ("add_ints", add_vectors, (np.arange(6, dtype=np.int32), np.ones(6, np.int32))),
@@ -194,6 +208,7 @@ CASES = [
     ("histogram", histogram, (np.array([0, 3, 3, 1, 4, 3, 0], np.int32),)),
     ("looped", looped, (_x(5, 3),)),
     ("triton_dot", triton_dot, (_x(4, 8), _x(6, 8))),
+    ("structured", structured, (_x(4), _x(4) + 2)),
 ]
 
 
@@ -256,6 +271,24 @@ def test_blocked_copies_match_jaxs(data: st.DataObject) -> None:
     _same(make, _x(*shape))
 
 
+def test_scratch_buffers_persist_across_the_grid() -> None:
+    # (A running sum kept in a scratch buffer; NumPy's cumsum of the block sums is the
+    # oracle: JAX's CPU interpreter takes only TPU memory spaces as scratch shapes.)
+    def kernel(x_ref: Any, o_ref: Any, acc_ref: Any) -> None:
+        @ppl.when(ppl.program_id(0) == 0)
+        def _() -> None:
+            acc_ref[...] = pjnp.zeros((1,), np.float32)
+        acc_ref[...] += pjnp.sum(x_ref[...], keepdims=True)
+        o_ref[...] = acc_ref[...]
+    x = _x(12)
+    got = ppl.pallas_call(kernel, out_shape=plait.ShapeDtypeStruct((3,), np.float32),
+                          grid=(3,), in_specs=[ppl.BlockSpec((4,), lambda i: (i,))],
+                          out_specs=ppl.BlockSpec((1,), lambda i: (i,)),
+                          scratch_shapes=[plait.ShapeDtypeStruct((1,), np.float32)],
+                          interpret=True)(x)
+    np.testing.assert_allclose(np.asarray(got), np.cumsum(x.reshape(3, 4).sum(1)), rtol=1e-6)
+
+
 def _error(call: Callable[[], Any]) -> str:
     with pytest.raises(PallasError) as e:
         call()
@@ -293,5 +326,11 @@ def test_bad_calls_raise_clear_errors() -> None:
         lambda: ppl.pallas_call(copy, S((8,), np.float32), grid=(2.0,), interpret=True))
     with pytest.raises(ValueError, match="Only interpret mode is supported on CPU backend."):
         ppl.pallas_call(copy, S((8,), np.float32))(x)
+
+    def bad_store(x_ref: Any, o_ref: Any) -> None:
+        pplt.store(o_ref.at[ppl.ds(0, 4)], pjnp.ones(3), mask=pjnp.arange(4) < 2)
+    with pytest.raises(plait.errors.RefError, match=r"expected the view's shape \(4,\), but "
+                                                     r"got a value of shape \(3,\)"):
+        ppl.pallas_call(bad_store, S((8,), np.float32), interpret=True)(x)
     with pytest.raises(ValueError, match="Only interpret mode is supported on CPU backend."):
         jpl.pallas_call(copy, jax.ShapeDtypeStruct((8,), np.float32))(x)

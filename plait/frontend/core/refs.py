@@ -180,7 +180,7 @@ def write(ref: Ref, value: Any) -> None:
     ref._value = value
 
 
-def _indexed_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...]:
+def indexed_shape(shape: tuple[int, ...], index: Any) -> tuple[int, ...]:
     """The shape ``x[index]`` has for an ``x`` of ``shape`` (index arrays by their shapes)."""
     idx = index if isinstance(index, tuple) else (index,)
     host: list[Any] = []
@@ -212,7 +212,7 @@ def get(ref: Ref, index: Any = Ellipsis) -> Array:
     value = read(ref)
     if _is_whole(index):
         return value  # type: ignore[no-any-return]  # (an Array or tracer)
-    _indexed_shape(tuple(value.shape), index)  # out-of-bounds integers raise, as in JAX
+    indexed_shape(tuple(value.shape), index)  # out-of-bounds integers raise, as in JAX
     return value[index]  # type: ignore[no-any-return]  # (an Array or tracer)
 
 
@@ -237,7 +237,7 @@ def _checked(ref: Ref, index: Any, value: Any) -> tuple[ShapedArray, ShapedArray
         float, is converted).
     """
     aval = value_aval(ref._value)
-    want = aval.shape if _is_whole(index) else _indexed_shape(aval.shape, index)
+    want = aval.shape if _is_whole(index) else indexed_shape(aval.shape, index)
     vaval = _value_type(value)
     if vaval.dtype != aval.dtype and not (
             vaval.weak_type and _kind(vaval.dtype) == _kind(aval.dtype)):

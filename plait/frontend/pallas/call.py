@@ -106,12 +106,11 @@ def _specs(specs: Any, leaves: Sequence[Any], tree: Any, what: str, of: str,
         return [block_mapping(no_block_spec, s, n) for s, n in zip(shapes, names)]
     if isinstance(specs, list):
         specs = tuple(specs)
-    flat, spec_tree = tree_flatten(specs, is_leaf=lambda s: s is None)
+    flat, spec_tree = tree_flatten(specs)  # (a None input has a None spec, as in JAX)
     if spec_tree != tree:
         raise PallasError(f"expected `{what}` to have the structure of `{of}`, {tree}, but "
                           f"got {spec_tree}")
-    return [block_mapping(no_block_spec if sp is None else sp, s, n)
-            for sp, s, n in zip(flat, shapes, names)]
+    return [block_mapping(sp, s, n) for sp, s, n in zip(flat, shapes, names)]
 
 
 def _indices(step: Any, grid: tuple[int, ...]) -> tuple[Any, ...]:
@@ -144,14 +143,21 @@ class _Call:
                  in_specs: Any, out_specs: Any, scratch_shapes: Any,
                  aliases: Mapping[int, int]) -> None:
         self.kernel = kernel
+        if isinstance(out_shape, list):  # (a list of outputs comes back a tuple, as in JAX)
+            out_shape = tuple(out_shape)
         self.out_leaves, self.out_tree = tree_flatten(out_shape)
         self.out_names = _paths(out_shape, "out_shape")
         self.outs = [_leaf_shape(x, n) for x, n in zip(self.out_leaves, self.out_names)]
         self.grid = grid
         self.in_specs = in_specs
-        self.out_specs = out_specs
+        self.out_specs = tuple(out_specs) if isinstance(out_specs, list) else out_specs
+        scratch_leaves, self.scratch_tree = tree_flatten(tuple(scratch_shapes))
         self.scratch = [_leaf_shape(x, f"scratch_shapes leaf {k}") for k, x in
-                        enumerate(tree_flatten(scratch_shapes)[0])]
+                        enumerate(scratch_leaves)]
+        # The kernel's arguments: the inputs' Refs in the inputs' structure, then each
+        # output's (one argument per entry of a tuple of outputs), then the scratch Refs.
+        self.kernel_out_tree = tree_flatten(
+            out_shape if isinstance(out_shape, tuple) else (out_shape,))[1]
         self.aliases = dict(aliases)
 
     def __call__(self, *args: Any) -> Any:
@@ -166,7 +172,7 @@ class _Call:
         scratch = [uninitialized(s, d) for s, d in self.scratch]
         maps = in_maps + out_maps
         carry = (padded_in, outs, scratch)
-        step = functools.partial(self._step, maps)
+        step = functools.partial(self._step, maps, in_tree)
         n = math.prod(self.grid)
         if n == 1:
             carry = step(np.int32(0), carry)
@@ -182,7 +188,7 @@ class _Call:
                 return ins[i]
         return uninitialized(*self.outs[out])
 
-    def _step(self, maps: list[BlockMapping], step: Any, carry: Any) -> Any:
+    def _step(self, maps: list[BlockMapping], in_tree: Any, step: Any, carry: Any) -> Any:
         ins, outs, scratch = carry
         indices = _indices(lax.convert_element_type(step, dt.int32), self.grid)
         arrays = [*ins, *outs]
@@ -191,7 +197,10 @@ class _Call:
         refs = [BlockRef(b) for b in [*blocks, *scratch]]
         _kernel.stack.append((self.grid, indices))
         try:
-            self.kernel(*refs)
+            n_in, n_out = len(ins), len(outs)
+            self.kernel(*tree_unflatten(in_tree, refs[:n_in]),
+                        *tree_unflatten(self.kernel_out_tree, refs[n_in:n_in + n_out]),
+                        *tree_unflatten(self.scratch_tree, refs[n_in + n_out:]))
         finally:
             _kernel.stack.pop()
         finals = [R.read(r) for r in refs]

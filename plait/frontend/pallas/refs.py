@@ -10,7 +10,7 @@ keeps are the ones they name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,9 +18,9 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core import refs as R
 from plait.frontend.core.host_values import value_aval
-from plait.frontend.core.slices import Slice
 from plait.frontend.numpy import where
-from plait.ir.errors import PallasError
+from plait.frontend.numpy.slice_indexing import slice_axes
+from plait.ir.errors import PallasError, RefError
 
 __all__ = ["BlockRef", "RefView", "as_view", "load", "store"]
 
@@ -68,8 +68,16 @@ class RefView:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """The shape of the part viewed."""
-        return tuple(self._value().shape)
+        """The shape of the part viewed (a slice past the end counts whole, as it does for
+        a masked load)."""
+        shape = self.ref.shape
+        for index in self.indices:
+            tup = index if isinstance(index, tuple) else (index,)
+            padded = list(shape)
+            for pos, axis in slice_axes(tup, len(shape)):
+                padded[axis] += tup[pos].extent
+            shape = R.indexed_shape(tuple(padded), index)
+        return shape
 
     @property
     def dtype(self) -> np.dtype[Any]:
@@ -112,20 +120,36 @@ def as_view(ref: Any, what: str) -> RefView:
                       f"(ref.at[...]), but got {type(ref).__name__}")
 
 
-def _widest_slice(indices: Sequence[Any]) -> int:
-    """The largest extent of a ``Slice`` among the view's indices."""
-    out = 0
+def _room(value: Any, index: Any) -> tuple[Any, list[int]]:
+    """``value`` padded after each axis a ``Slice`` of ``index`` takes, by that slice's
+    extent, so that it is not clamped back into bounds; and the padding per axis."""
+    shape = value_aval(value).shape
+    pads = [0] * len(shape)
+    tup = index if isinstance(index, tuple) else (index,)
+    for pos, axis in slice_axes(tup, len(shape)):
+        pads[axis] = tup[pos].extent
+    if not any(pads):
+        return value, pads
+    zero = np.zeros((), value_aval(value).dtype)
+    return lax.pad(value, zero, [(0, p, 0) for p in pads]), pads
+
+
+def _masked_get(value: Any, indices: Sequence[Any]) -> Any:
     for index in indices:
-        for e in index if isinstance(index, tuple) else (index,):
-            if type(e) is Slice:
-                out = max(out, e.extent)
-    return out
+        value = _room(value, index)[0][index]
+    return value
 
 
-def _padded(whole: Any, by: int) -> Any:
-    # Room after every axis, so that no slice of the view is clamped back into bounds.
-    return lax.pad(whole, np.zeros((), value_aval(whole).dtype),
-                   [(0, by, 0)] * len(value_aval(whole).shape))
+def _masked_put(value: Any, indices: Sequence[Any], new: Callable[[Any], Any]) -> Any:
+    """``value`` with its part at ``indices`` replaced by ``new(part)``."""
+    if not indices:
+        return new(value)
+    padded, pads = _room(value, indices[0])
+    part = _masked_put(padded[indices[0]], indices[1:], new)
+    padded = padded.at[indices[0]].set(part)
+    if not any(pads):
+        return padded
+    return lax.slice(padded, [0] * len(pads), value_aval(value).shape)
 
 
 def load(ref: Any, *, mask: Any = None, other: Any = None, cache_modifier: str | None = None,
@@ -135,9 +159,7 @@ def load(ref: Any, *, mask: Any = None, other: Any = None, cache_modifier: str |
     view = as_view(ref, "load")
     if mask is None:
         return view[...]
-    by = _widest_slice(view.indices)
-    padded = RefView(R.Ref(_padded(R.read(view.ref), by)), view.indices) if by else view
-    value = padded[...]
+    value = _masked_get(R.read(view.ref), view.indices)
     fill = np.zeros((), value_aval(value).dtype) if other is None else other
     return where(mask, value, fill).astype(value_aval(value).dtype)
 
@@ -149,13 +171,9 @@ def store(ref: Any, val: Any, *, mask: Any = None, eviction_policy: str | None =
     if mask is None:
         view[...] = val
         return
-    whole = R.read(view.ref)
-    by = _widest_slice(view.indices)
-    padded = RefView(R.Ref(_padded(whole, by)), view.indices) if by else RefView(
-        R.Ref(whole), view.indices)
-    old = padded[...]
-    padded[...] = where(mask, val, old).astype(value_aval(old).dtype)
-    new = R.read(padded.ref)
-    if by:
-        new = lax.slice(new, [0] * len(value_aval(whole).shape), value_aval(whole).shape)
-    R.write(view.ref, new)
+    shape = view.shape
+    if tuple(np.shape(val)) not in ((), shape):
+        raise RefError(f"Invalid shape for a masked store: expected the view's shape {shape}, "
+                       f"but got a value of shape {tuple(np.shape(val))}")
+    R.write(view.ref, _masked_put(R.read(view.ref), view.indices,
+                                  lambda old: where(mask, val, old).astype(view.dtype)))
