@@ -5,6 +5,7 @@ outputs agree bit for bit.  Transformations of a call are checked against JAX's,
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import hypothesis.strategies as st
 import jax
 import jax.experimental.pallas as jpl
+import jax.experimental.pallas.tpu as jpltpu
 import jax.experimental.pallas.triton as jplt
 import jax.numpy as jjnp
 import numpy as np
@@ -20,12 +22,13 @@ from hypothesis import given, settings
 
 import plait
 import plait.experimental.pallas as ppl
+import plait.experimental.pallas.tpu as ppltpu
 import plait.experimental.pallas.triton as pplt
 import plait.numpy as pjnp
 from plait.errors import PallasError
 
-PLAIT = types.SimpleNamespace(lib=plait, pl=ppl, plt=pplt, jnp=pjnp)
-JAX = types.SimpleNamespace(lib=jax, pl=jpl, plt=jplt, jnp=jjnp)
+PLAIT = types.SimpleNamespace(lib=plait, pl=ppl, plt=pplt, pltpu=ppltpu, jnp=pjnp)
+JAX = types.SimpleNamespace(lib=jax, pl=jpl, plt=jplt, pltpu=jpltpu, jnp=jjnp)
 
 
 def _same(program: Callable[[Any], Any], *args: Any) -> Any:
@@ -195,6 +198,91 @@ def structured(m: Any) -> Callable[..., Any]:
         interpret=True)({"a": a, "b": b}, None)
 
 
+def tpu_matmul(m: Any, b: int = 4) -> Callable[..., Any]:
+    # The TPU tutorials' matmul: a VMEM scratch accumulator, written out at the last step.
+    def kernel(x_ref: Any, y_ref: Any, z_ref: Any, acc_ref: Any, *, nsteps: int) -> None:
+        @m.pl.when(m.pl.program_id(2) == 0)
+        def _() -> None:
+            acc_ref[...] = m.jnp.zeros_like(acc_ref[...])
+        acc_ref[...] += m.jnp.dot(x_ref[...], y_ref[...], preferred_element_type=np.float32)
+
+        @m.pl.when(m.pl.program_id(2) == nsteps - 1)
+        def _() -> None:
+            z_ref[...] = acc_ref[...].astype(z_ref.dtype)
+
+    def mm(x: Any, y: Any) -> Any:
+        (n, k), (_, p) = x.shape, y.shape
+        spec = m.pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=0, grid=(n // b, p // b, k // b),
+            in_specs=[m.pl.BlockSpec((b, b), lambda i, j, k: (i, k)),
+                      m.pl.BlockSpec((b, b), lambda i, j, k: (k, j))],
+            out_specs=m.pl.BlockSpec((b, b), lambda i, j, k: (i, j)),
+            scratch_shapes=[m.pltpu.VMEM((b, b), np.float32)])
+        params = m.pltpu.CompilerParams(dimension_semantics=("parallel", "parallel",
+                                                             "arbitrary"))
+        return m.pl.pallas_call(functools.partial(kernel, nsteps=k // b), grid_spec=spec,
+                                out_shape=m.lib.ShapeDtypeStruct((n, p), x.dtype),
+                                compiler_params=params, interpret=True)(x, y)
+    return mm
+
+
+def prefetched_rows(m: Any) -> Callable[..., Any]:
+    # Scalar prefetch: the index map picks rows by a prefetched index array.
+    def kernel(idx_ref: Any, x_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = x_ref[...] * 2 + idx_ref[m.pl.program_id(0)]
+    return lambda idx, x: m.pl.pallas_call(
+        kernel, grid_spec=m.pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1, grid=(idx.shape[0],),
+            in_specs=[m.pl.BlockSpec((1, x.shape[1]), lambda i, idx_ref: (idx_ref[i], 0))],
+            out_specs=m.pl.BlockSpec((1, x.shape[1]), lambda i, idx_ref: (i, 0))),
+        out_shape=m.lib.ShapeDtypeStruct((idx.shape[0], x.shape[1]), x.dtype),
+        interpret=True)(idx, x)
+
+
+def manual_dma(m: Any) -> Callable[..., Any]:
+    # An unblocked (ANY) input copied block by block into VMEM scratch with DMAs, run_scoped
+    # buffers and semaphores, roll and sync_copy.
+    def kernel(x_hbm: Any, o_ref: Any, buf: Any, sem: Any) -> None:
+        i = m.pl.program_id(0)
+        copy = m.pltpu.make_async_copy(x_hbm.at[m.pl.ds(i * 2, 2)], buf, sem.at[0])
+        copy.start()
+        copy.wait()
+
+        def scoped(tmp: Any, sem2: Any) -> None:
+            m.pltpu.sync_copy(buf, tmp)
+            o_ref[...] = m.pltpu.roll(tmp[...], 1, 1) + m.pltpu.roll(
+                tmp[...], 1, 1, stride=1, stride_axis=0)
+        m.pl.run_scoped(scoped, m.pltpu.VMEM((2, 8), np.float32), m.pltpu.SemaphoreType.DMA)
+    return lambda x: m.pl.pallas_call(
+        kernel, grid=(x.shape[0] // 2,), in_specs=[m.pl.BlockSpec(memory_space=m.pl.ANY)],
+        out_specs=m.pl.BlockSpec((2, 8), lambda i: (i, 0)),
+        out_shape=m.lib.ShapeDtypeStruct(x.shape, x.dtype),
+        scratch_shapes=[m.pltpu.VMEM((2, 8), np.float32), m.pltpu.SemaphoreType.DMA((2,))],
+        interpret=True)(x)
+
+
+def bitcasts(m: Any) -> Callable[..., Any]:
+    def kernel(x_ref: Any, i_ref: Any, a_ref: Any, b_ref: Any, c_ref: Any) -> None:
+        a_ref[...] = m.pltpu.bitcast(x_ref[...], np.int32)
+        b_ref[...] = m.pltpu.bitcast(i_ref[...], np.int32)
+        c_ref[...] = m.pltpu.bitcast(x_ref[...], np.int16)
+    return lambda x, i8: m.pl.pallas_call(
+        kernel, out_shape=(m.lib.ShapeDtypeStruct(x.shape, np.int32),
+                           m.lib.ShapeDtypeStruct((2, 8), np.int32),
+                           m.lib.ShapeDtypeStruct((4, 8), np.int16)),
+        interpret=True)(x, i8)
+
+
+def zero_initialized(m: Any) -> Callable[..., Any]:
+    # JAX's TPU interpreter with uninitialized_memory="zero": unwritten outputs are 0.
+    def kernel(x_ref: Any, o_ref: Any, p_ref: Any) -> None:
+        o_ref[0] = x_ref[0]
+    return lambda x: m.pl.pallas_call(
+        kernel, out_shape=(m.lib.ShapeDtypeStruct(x.shape, x.dtype),
+                           m.lib.ShapeDtypeStruct((3,), np.int32)),
+        interpret=m.pltpu.InterpretParams(uninitialized_memory="zero"))(x)
+
+
 CASES = [
     ("add_vectors", add_vectors, (_x(8), _x(8))),
     ("add_ints", add_vectors, (np.arange(6, dtype=np.int32), np.ones(6, np.int32))),
@@ -209,6 +297,12 @@ CASES = [
     ("looped", looped, (_x(5, 3),)),
     ("triton_dot", triton_dot, (_x(4, 8), _x(6, 8))),
     ("structured", structured, (_x(4), _x(4) + 2)),
+    ("tpu_matmul", tpu_matmul, (_x(8, 8), _x(8, 12))),
+    ("prefetched_rows", prefetched_rows, (np.array([2, 0, 2, 1], np.int32), _x(3, 8))),
+    ("manual_dma", manual_dma, (_x(6, 8),)),
+    ("bitcasts", bitcasts, (_x(2, 8), (np.arange(64) * 37 % 256 - 128).astype(np.int8)
+                            .reshape(8, 8))),
+    ("zero_initialized", zero_initialized, (_x(4),)),
 ]
 
 

@@ -2,6 +2,7 @@
 ``jax.experimental.pallas`` runs them on the CPU.  See ``docs/pallas.md``."""
 
 # ``name as name`` marks a re-export for mypy --strict users.
+from plait.experimental.pallas import tpu as tpu
 from plait.experimental.pallas import triton as triton
 from plait.frontend.core.slices import Slice as Slice
 from plait.frontend.core.slices import ds as ds
@@ -24,12 +25,14 @@ from plait.frontend.pallas.specs import Buffered as Buffered
 from plait.frontend.pallas.specs import CostEstimate as CostEstimate
 from plait.frontend.pallas.specs import Element as Element
 from plait.frontend.pallas.specs import GridSpec as GridSpec
+from plait.frontend.pallas.specs import MemoryRef as MemoryRef
 from plait.frontend.pallas.specs import MemorySpace as MemorySpace
 from plait.frontend.pallas.specs import Squeezed as Squeezed
 from plait.frontend.pallas.specs import no_block_spec as no_block_spec
 from plait.frontend.pallas.specs import squeezed as squeezed
 
 __all__ = ["ANY", "BlockSpec", "Blocked", "Buffered", "CostEstimate", "Element", "GridSpec",
-           "MemorySpace", "Slice", "Squeezed", "broadcast_to", "cdiv", "debug_print", "ds",
-           "dslice", "loop", "multiple_of", "next_power_of_2", "no_block_spec", "num_programs",
-           "pallas_call", "program_id", "run_scoped", "squeezed", "triton", "when"]
+           "MemoryRef", "MemorySpace", "Slice", "Squeezed", "broadcast_to", "cdiv",
+           "debug_print", "ds", "dslice", "loop", "multiple_of", "next_power_of_2",
+           "no_block_spec", "num_programs", "pallas_call", "program_id", "run_scoped",
+           "squeezed", "tpu", "triton", "when"]

@@ -17,7 +17,7 @@ import functools
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,27 +40,44 @@ from plait.frontend.pallas.specs import (
     no_block_spec,
     uninitialized,
 )
+from plait.frontend.pallas.tpu import (
+    InterpretParams,
+    PrefetchScalarGridSpec,
+    fresh_semaphore,
+    is_semaphore_type,
+)
 from plait.ir import dtypes as dt
 from plait.ir.errors import PallasError
 
 __all__ = ["num_programs", "pallas_call", "program_id"]
 
 
+class _Point(NamedTuple):
+    grid: tuple[int, ...]
+    indices: tuple[Any, ...]
+    zero: bool  # whether fresh buffers hold zeros (else NaN, as JAX's interpreter)
+
+
 class _Kernel(threading.local):
-    """The grid and grid indices of the kernel being traced (innermost last)."""
+    """The grid point of the kernel being traced (innermost last)."""
 
     def __init__(self) -> None:
-        self.stack: list[tuple[tuple[int, ...], tuple[Any, ...]]] = []
+        self.stack: list[_Point] = []
 
 
 _kernel = _Kernel()
+
+
+def fresh_buffers_zero() -> bool:
+    """Whether a buffer the current kernel allocates starts as zeros (else NaN)."""
+    return bool(_kernel.stack) and _kernel.stack[-1].zero
 
 
 def _current(what: str, axis: int) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     if not _kernel.stack:
         raise PallasError(f"{what}({axis}) is only meaningful inside a Pallas kernel "
                           "(a function pallas_call runs)")
-    grid, indices = _kernel.stack[-1]
+    grid, indices, _ = _kernel.stack[-1]
     if not -len(grid) <= axis < len(grid):
         raise PallasError(f"{what}: expected an axis of the grid {grid} (0 to "
                           f"{len(grid) - 1}), but got {axis}")
@@ -141,7 +158,7 @@ class _Call:
 
     def __init__(self, kernel: Callable[..., None], out_shape: Any, grid: tuple[int, ...],
                  in_specs: Any, out_specs: Any, scratch_shapes: Any,
-                 aliases: Mapping[int, int]) -> None:
+                 aliases: Mapping[int, int], prefetch: int, zero: bool) -> None:
         self.kernel = kernel
         if isinstance(out_shape, list):  # (a list of outputs comes back a tuple, as in JAX)
             out_shape = tuple(out_shape)
@@ -151,28 +168,32 @@ class _Call:
         self.grid = grid
         self.in_specs = in_specs
         self.out_specs = tuple(out_specs) if isinstance(out_specs, list) else out_specs
-        scratch_leaves, self.scratch_tree = tree_flatten(tuple(scratch_shapes))
-        self.scratch = [_leaf_shape(x, f"scratch_shapes leaf {k}") for k, x in
-                        enumerate(scratch_leaves)]
+        self.scratch_types, self.scratch_tree = tree_flatten(tuple(scratch_shapes))
+        self.buffers = [_leaf_shape(t, f"scratch_shapes leaf {k}")
+                        for k, t in enumerate(self.scratch_types) if not is_semaphore_type(t)]
         # The kernel's arguments: the inputs' Refs in the inputs' structure, then each
         # output's (one argument per entry of a tuple of outputs), then the scratch Refs.
         self.kernel_out_tree = tree_flatten(
             out_shape if isinstance(out_shape, tuple) else (out_shape,))[1]
         self.aliases = dict(aliases)
+        self.prefetch = prefetch
+        self.zero = zero
 
     def __call__(self, *args: Any) -> Any:
-        ins, in_tree = tree_flatten(args)
-        _check_aliases(self.aliases, ins, self.outs)
-        in_maps = _specs(self.in_specs, ins, in_tree, "in_specs", "inputs",
-                         _paths(args, "args"))
+        pre, pre_tree = tree_flatten(args[:self.prefetch])
+        ins, in_tree = tree_flatten(args[self.prefetch:])
+        _check_aliases(self.aliases, [*pre, *ins], self.outs)
+        names = _paths(args, "args")
+        in_maps = [block_mapping(no_block_spec, tuple(value_aval(x).shape), n)
+                   for x, n in zip(pre, names)]
+        in_maps += _specs(self.in_specs, ins, in_tree, "in_specs", "inputs", names[len(pre):])
         out_maps = _specs(self.out_specs, self.out_leaves, self.out_tree, "out_specs",
                           "out_shape", self.out_names)
-        padded_in = [m.pad(x) for m, x in zip(in_maps, ins)]
-        outs = [out_maps[o].pad(self._initial(o, ins)) for o in range(len(self.outs))]
-        scratch = [uninitialized(s, d) for s, d in self.scratch]
-        maps = in_maps + out_maps
+        padded_in = [m.pad(x) for m, x in zip(in_maps, [*pre, *ins])]
+        outs = [out_maps[o].pad(self._initial(o, [*pre, *ins])) for o in range(len(self.outs))]
+        scratch = [uninitialized(s, d, self.zero) for s, d in self.buffers]
         carry = (padded_in, outs, scratch)
-        step = functools.partial(self._step, maps, in_tree)
+        step = functools.partial(self._step, in_maps + out_maps, (pre_tree, in_tree))
         n = math.prod(self.grid)
         if n == 1:
             carry = step(np.int32(0), carry)
@@ -186,27 +207,42 @@ class _Call:
         for i, o in self.aliases.items():
             if o == out:
                 return ins[i]
-        return uninitialized(*self.outs[out])
+        return uninitialized(*self.outs[out], self.zero)
 
-    def _step(self, maps: list[BlockMapping], in_tree: Any, step: Any, carry: Any) -> Any:
-        ins, outs, scratch = carry
+    def _step(self, maps: list[BlockMapping], trees: tuple[Any, Any], step: Any,
+              carry: Any) -> Any:
+        ins, outs, buffers = carry
+        pre_tree, in_tree = trees
         indices = _indices(lax.convert_element_type(step, dt.int32), self.grid)
+        n_pre = pre_tree.num_leaves
+        pre_refs = [BlockRef(x) for x in ins[:n_pre]]  # (whole, and given to index maps)
+        prefetched = tree_unflatten(pre_tree, pre_refs)
         arrays = [*ins, *outs]
-        starts = [m.starts(indices) for m in maps]
-        blocks = [m.take(x, s) for m, x, s in zip(maps, arrays, starts)]
-        refs = [BlockRef(b) for b in [*blocks, *scratch]]
-        _kernel.stack.append((self.grid, indices))
+        starts = [m.starts(indices, prefetched) for m in maps]
+        blocks = [*ins[:n_pre], *(m.take(x, s) for m, x, s in
+                                  zip(maps[n_pre:], arrays[n_pre:], starts[n_pre:]))]
+        refs = [*pre_refs, *(BlockRef(b) for b in [*blocks[n_pre:], *buffers])]
+        _kernel.stack.append(_Point(self.grid, indices, self.zero))
         try:
-            n_in, n_out = len(ins), len(outs)
-            self.kernel(*tree_unflatten(in_tree, refs[:n_in]),
-                        *tree_unflatten(self.kernel_out_tree, refs[n_in:n_in + n_out]),
-                        *tree_unflatten(self.scratch_tree, refs[n_in + n_out:]))
+            self.kernel(*prefetched, *self._arguments(refs[n_pre:], in_tree, len(ins) - n_pre,
+                                                      len(outs)))
         finally:
             _kernel.stack.pop()
         finals = [R.read(r) for r in refs]
         written = [x if f is b else m.put(x, f, s)
                    for m, x, b, f, s in zip(maps, arrays, blocks, finals, starts)]
         return written[:len(ins)], written[len(ins):], finals[len(blocks):]
+
+    def _arguments(self, refs: list[BlockRef], in_tree: Any, n_in: int,
+                   n_out: int) -> list[Any]:
+        """The kernel's arguments after the prefetched scalars: inputs, outputs, scratch
+        (a semaphore where the scratch type is one)."""
+        buffers = iter(refs[n_in + n_out:])
+        scratch = [fresh_semaphore(t) if is_semaphore_type(t) else next(buffers)
+                   for t in self.scratch_types]
+        return [*tree_unflatten(in_tree, refs[:n_in]),
+                *tree_unflatten(self.kernel_out_tree, refs[n_in:n_in + n_out]),
+                *tree_unflatten(self.scratch_tree, scratch)]
 
 
 def pallas_call(kernel: Callable[..., None], out_shape: Any, *,
@@ -221,7 +257,9 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *,
 
     ``kernel(*input_refs, *output_refs, *scratch_refs)`` reads its inputs' blocks and
     writes its outputs' through Refs; ``program_id(axis)`` says where in the grid it
-    is.  As on JAX's CPU backend, ``interpret=True`` is required.
+    is.  As on JAX's CPU backend, ``interpret=True`` (or ``InterpretParams``) is
+    required.  A ``PrefetchScalarGridSpec`` gives its first inputs whole to the kernel
+    (first) and to the index maps (after the grid indices).
 
     Raises:
       PallasError: specs whose structure or shapes do not fit the operands, a grid
@@ -235,11 +273,14 @@ def pallas_call(kernel: Callable[..., None], out_shape: Any, *,
                               "scratch_shapes, but got both")
         grid, in_specs, out_specs = grid_spec.grid, grid_spec.in_specs, grid_spec.out_specs
         scratch_shapes = grid_spec.scratch_shapes
+    prefetch = grid_spec.num_scalar_prefetch if isinstance(grid_spec,
+                                                           PrefetchScalarGridSpec) else 0
     if not isinstance(in_specs, tuple | list) and in_specs is not no_block_spec:
         raise PallasError(f"expected `in_specs` to be a tuple or a list, one entry per "
                           f"input, but got {in_specs!r}")
+    zero = isinstance(interpret, InterpretParams) and interpret.uninitialized_memory == "zero"
     call = _Call(kernel, out_shape, _grid(grid), in_specs, out_specs, scratch_shapes,
-                 input_output_aliases or {})
+                 input_output_aliases or {}, prefetch, zero)
     kernel_name = str(name or getattr(kernel, "__name__", "kernel"))
 
     def run_kernel(*args: Any) -> Any:

@@ -16,8 +16,10 @@ from plait.frontend.api.callbacks import debug_print as _debug_print
 from plait.frontend.api.control_flow import cond, fori_loop
 from plait.frontend.core.host_values import value_aval
 from plait.frontend.numpy import broadcast_to, maximum, minimum, promote_types, where
+from plait.frontend.pallas.call import fresh_buffers_zero
 from plait.frontend.pallas.refs import BlockRef, as_view, load, store
 from plait.frontend.pallas.specs import uninitialized
+from plait.frontend.pallas.tpu import Semaphore, fresh_semaphore, is_semaphore_type
 from plait.ir import dtypes as dt
 from plait.ir.errors import PallasError
 from plait.ir.primitives.linalg import Precision
@@ -63,12 +65,16 @@ def loop(lower: Any, upper: Any, *, init_carry: Any = None, step: Any = 1,
 def run_scoped(f: Callable[..., T], *types: Any, collective_axes: Any = (),
                **kw_types: Any) -> T:
     """``f`` called with a fresh, uninitialized Ref of each of ``types`` (objects with a
-    ``shape`` and a ``dtype``), as positional and keyword arguments."""
-    def fresh(t: Any) -> BlockRef:
+    ``shape`` and a ``dtype``, such as ``pltpu.VMEM((8,), f32)``; or a semaphore type),
+    as positional and keyword arguments."""
+    def fresh(t: Any) -> BlockRef | Semaphore:
+        if is_semaphore_type(t):
+            return fresh_semaphore(t)
         if not (hasattr(t, "shape") and hasattr(t, "dtype")):
             raise PallasError(f"run_scoped: expected a type with a shape and a dtype, but got "
                               f"{t!r}")
-        return BlockRef(uninitialized(tuple(t.shape), dt.canonicalize(t.dtype)))
+        return BlockRef(uninitialized(tuple(t.shape), dt.canonicalize(t.dtype),
+                                      fresh_buffers_zero()))
     return f(*[fresh(t) for t in types], **{k: fresh(t) for k, t in kw_types.items()})
 
 

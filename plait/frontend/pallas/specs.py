@@ -17,11 +17,12 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.host_values import value_aval
 from plait.ir import dtypes as dt
+from plait.ir.avals import ShapedArray
 from plait.ir.errors import PallasError
 
 __all__ = ["ANY", "BlockMapping", "BlockSpec", "Blocked", "Buffered", "CompilerParams",
-           "CostEstimate", "Element", "GridSpec", "MemorySpace", "Squeezed", "block_mapping",
-           "no_block_spec", "squeezed", "uninitialized"]
+           "CostEstimate", "Element", "GridSpec", "MemoryRef", "MemorySpace", "Squeezed",
+           "block_mapping", "no_block_spec", "squeezed", "uninitialized"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +65,27 @@ class MemorySpace(enum.Enum):
 
 ANY = MemorySpace.ANY
 """The memory space in which the kernel sees the whole operand, unblocked."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryRef:
+    """The type of a buffer in a memory space: a scratch buffer's, or ``run_scoped``'s
+    (``pltpu.VMEM((8, 128), jnp.float32)`` makes one)."""
+
+    inner_aval: ShapedArray
+    """The buffer's shape and dtype."""
+    memory_space: Any
+    """Where it lives (unused on the CPU)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The buffer's shape."""
+        return tuple(self.inner_aval.shape)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The buffer's dtype."""
+        return self.inner_aval.dtype
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,10 +166,13 @@ class GridSpec:
     """Buffers the kernel gets after its outputs, kept across the grid."""
 
 
-def uninitialized(shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
-    """What an output holds before a kernel writes it: NaN, the least integer, or False."""
-    if dt.is_float(dtype) or dt.is_complex(dtype):
-        fill: Any = np.nan
+def uninitialized(shape: tuple[int, ...], dtype: np.dtype[Any], zero: bool = False) -> Any:
+    """What an output holds before a kernel writes it: NaN, the least integer, or False
+    (with ``zero``, zeros)."""
+    if zero:
+        fill: Any = 0
+    elif dt.is_float(dtype) or dt.is_complex(dtype):
+        fill = np.nan
     elif dt.is_integer(dtype):
         fill = np.iinfo(dtype).min
     else:
@@ -198,9 +223,10 @@ class BlockMapping:
             return x
         return lax.slice(x, starts, [s + n for s, n in zip(starts, self.shape)])
 
-    def starts(self, grid_indices: Sequence[Any]) -> list[Any]:
-        """The block's first element for these grid indices (int32 scalars)."""
-        idx = self.index_map(*grid_indices)
+    def starts(self, grid_indices: Sequence[Any], prefetched: Sequence[Any] = ()) -> list[Any]:
+        """The block's first element for these grid indices (int32 scalars); the index
+        map also gets the Refs of prefetched scalars."""
+        idx = self.index_map(*grid_indices, *prefetched)
         idx = tuple(idx) if isinstance(idx, tuple | list) else (idx,)
         if len(idx) != len(self.dims):
             raise PallasError(
