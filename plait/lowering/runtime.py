@@ -338,7 +338,7 @@ class Executable:
     """A compiled module, loaded on one device or (an SPMD program) on a mesh's devices."""
 
     __slots__ = ("loaded", "device", "handlers", "callbacks", "in_shardings", "out_shardings",
-                 "in_avals")
+                 "in_avals", "out_avals")
 
     def __init__(self, loaded: Any, device: Any, out_avals: Sequence[ShapedArray],
                  callbacks: _Callbacks | None = None,
@@ -360,6 +360,8 @@ class Executable:
             else [sharding] * len(out_avals)
         """Per result, its layout."""
         self.in_avals = tuple(in_avals)
+        self.out_avals = tuple(out_avals)
+        """The results' types, as the compiled module has them."""
         # Result handlers built from plait's avals: jaxlib then needs no aval of
         # its own, which it would otherwise make by importing ``jax``.  (Public for
         # callers that run ``loaded`` themselves, sparing a call per run.)
@@ -450,7 +452,7 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None
     # (A dynamic dimension: refined into bytecode, which compile_and_load takes too.)
     module_code: str | bytes = refine_shapes(text) if "?x" in text else text
     devices = _xc.DeviceList((dev,))
-    options = _single_device_options(dev)
+    options = single_device_options(dev)
     if host_callbacks:
         callbacks = _Callbacks(host_callbacks)
         # (Only the overload taking a parsed module accepts Python callables.)
@@ -469,7 +471,7 @@ def _compile(module: str | bytes, devices: Any, options: Any) -> Any:
     return loaded
 
 
-def _single_device_options(device: Any) -> Any:
+def single_device_options(device: Any) -> Any:
     """Compile options placing a one-device program on ``device`` (without a device
     assignment, XLA assigns the first device whatever ``devices`` says)."""
     options = _xc.CompileOptions()

@@ -18,8 +18,10 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core import refs as R
 from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.slices import Slice
 from plait.frontend.numpy import where
 from plait.frontend.numpy.slice_indexing import slice_axes
+from plait.ir import dtypes as dt
 from plait.ir.errors import PallasError, RefError
 
 __all__ = ["BlockRef", "RefView", "as_view", "load", "store"]
@@ -134,8 +136,35 @@ def _room(value: Any, index: Any) -> tuple[Any, list[int]]:
     return lax.pad(value, zero, [(0, p, 0) for p in pads]), pads
 
 
+def _is_scalar_int(e: Any) -> bool:
+    if isinstance(e, int | np.integer) and not isinstance(e, bool):
+        return True
+    av = getattr(e, "aval", None)
+    return av is not None and getattr(av, "shape", None) == () and dt.is_integer(av.dtype)
+
+
+def _split(index: Any, ndim: int) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """``index`` (of ints, slices and ``Slice``s) as two: the ints and slices, then the
+    ``Slice``s on what they leave, so that only that (smaller) part is padded; ``None``
+    for other indices, and for those without ints (nothing to take first)."""
+    tup = index if isinstance(index, tuple) else (index,)
+    if any(e is Ellipsis for e in tup):
+        k = tup.index(Ellipsis)
+        tup = tup[:k] + (slice(None),) * (ndim - len(tup) + 1) + tup[k + 1:]
+    if not all(isinstance(e, slice | Slice) or _is_scalar_int(e) for e in tup) or not any(
+            _is_scalar_int(e) for e in tup):
+        return None
+    pre = tuple(slice(None) if type(e) is Slice else e for e in tup)
+    post = tuple(e if type(e) is Slice else slice(None) for e in tup
+                 if isinstance(e, slice | Slice))
+    return pre, post
+
+
 def _masked_get(value: Any, indices: Sequence[Any]) -> Any:
     for index in indices:
+        split = _split(index, len(value_aval(value).shape))
+        if split is not None:
+            value, index = value[split[0]], split[1]
         value = _room(value, index)[0][index]
     return value
 
@@ -144,6 +173,10 @@ def _masked_put(value: Any, indices: Sequence[Any], new: Callable[[Any], Any]) -
     """``value`` with its part at ``indices`` replaced by ``new(part)``."""
     if not indices:
         return new(value)
+    split = _split(indices[0], len(value_aval(value).shape))
+    if split is not None:
+        pre, post = split
+        return value.at[pre].set(_masked_put(value[pre], (post, *indices[1:]), new))
     padded, pads = _room(value, indices[0])
     part = _masked_put(padded[indices[0]], indices[1:], new)
     padded = padded.at[indices[0]].set(part)
