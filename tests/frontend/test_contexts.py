@@ -15,11 +15,13 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.experimental.compute_on as jax_compute_on
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import plait
+import plait.experimental.compute_on as plait_compute_on
 import plait.numpy as pnp
 from plait import lax
 
@@ -550,3 +552,26 @@ def test_checking_leaks_reports_a_stored_tracer_at_once() -> None:
         np.testing.assert_allclose(np.asarray(g), np.asarray(jax.grad(
             lambda x: jax.lax.fori_loop(0, 3, lambda i, c: jnp.sin(c) * x, x))(2.0)), rtol=1e-6)
     assert plait.jit(stores)(1.0) == 2.0  # (option off: no search)
+
+
+def test_compute_on_runs_the_same_program_as_jaxs_on_the_cpu() -> None:
+    # (On the CPU the host is the device: JAX's program and values are unchanged.)
+    def program(lib: Any, np_: Any, co: Any) -> Any:
+        def f(x: Any) -> Any:
+            with co.compute_on("device_host"):
+                y = x * 2
+            return y + 1
+        decorated = co.compute_on("device")(lib.jit(lambda x: x * 3))
+        return lib.jit(f)(np_.ones(3)), decorated(np_.ones(2)), str(lib.make_jaxpr(f)(1.0))
+    ours = program(plait, pnp, plait_compute_on)
+    theirs = program(jax, jax.numpy, jax_compute_on)
+    for a, b in zip(ours[:2], theirs[:2]):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert ours[2] == theirs[2]
+    for co in (plait_compute_on, jax_compute_on):
+        with pytest.raises(ValueError, match="Invalid compute type gpu. Current supported"):
+            with co.compute_on("gpu"):
+                pass
+        with pytest.raises(TypeError, match="compute_type argument must be a string"):
+            with co.compute_on(1):
+                pass

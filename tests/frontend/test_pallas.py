@@ -214,6 +214,20 @@ def zero_initialized(m: Any) -> Callable[..., Any]:
         interpret=m.pltpu.InterpretParams(uninitialized_memory="zero"))(x)
 
 
+def helpers(m: Any) -> Callable[..., Any]:
+    # The helpers that change no value (hints), cdiv, broadcast_to and a static when.
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        n = m.pl.cdiv(x_ref.shape[0], 3)
+        start = m.pl.multiple_of(m.pl.program_id(0) * 0, 8)
+        v = m.plt.max_contiguous(x_ref[m.pl.ds(start, 4)], 4)
+
+        @m.pl.when(n == 2)
+        def _() -> None:
+            o_ref[...] = m.pl.broadcast_to(v[None, :], (2, 4)) * m.pl.num_programs(0)
+    return lambda x: m.pl.pallas_call(kernel, out_shape=m.lib.ShapeDtypeStruct(
+        (2, 4), x.dtype), grid=(1,), interpret=True)(x)
+
+
 CASES = [
     ("add_vectors", add_vectors, (_x(8), _x(8))),
     ("add_ints", add_vectors, (np.arange(6, dtype=np.int32), np.ones(6, np.int32))),
@@ -228,6 +242,7 @@ CASES = [
     ("looped", looped, (_x(5, 3),)),
     ("triton_dot", triton_dot, (_x(4, 8), _x(6, 8))),
     ("structured", structured, (_x(4), _x(4) + 2)),
+    ("helpers", helpers, (_x(5),)),
     ("tpu_matmul", tpu_matmul, (_x(8, 8), _x(8, 12))),
     ("prefetched_rows", prefetched_rows, (np.array([2, 0, 2, 1], np.int32), _x(3, 8))),
     ("manual_dma", manual_dma, (_x(6, 8),)),
