@@ -10,6 +10,7 @@ from typing import Any
 import jax
 import jax.experimental.array_serialization.serialization as jax_serialization
 import jax.extend.ifrt_programs as jax_ifrt
+import ml_dtypes
 import numpy as np
 import pytest
 from jax.experimental import colocated_python as jax_cp
@@ -107,3 +108,42 @@ def test_single_device_shardings_shard_and_assemble_as_jaxs() -> None:
     with pytest.raises(ValueError, match=r"make_array_from_single_device_arrays: expected one "
                        r"array of shape \(3, 2\)"):
         plait.make_array_from_single_device_arrays((3, 2), ours, [X])
+
+
+def test_tensorstore_specs_are_jaxs() -> None:
+    for path in ("/tmp/ckpt/arr", "/tmp/ckpt/arr/", "gs://bucket/dir/arr", "s3://b/x/y",
+                 "relative/arr"):
+        assert plait_serialization.get_tensorstore_spec(path) == \
+            jax_serialization.get_tensorstore_spec(path), path
+    for kw in ({"ocdbt": True}, {"ocdbt": True, "process_idx": 2}, {"driver": "zarr3"}):
+        assert plait_serialization.get_tensorstore_spec("/tmp/c/a", **kw) == \
+            jax_serialization.get_tensorstore_spec("/tmp/c/a", **kw), kw
+    with pytest.raises(ValueError, match="Checkpoint path should be absolute"):
+        plait_serialization.get_tensorstore_spec("rel/a", ocdbt=True)
+
+
+def test_checkpoint_managers_read_what_each_other_wrote(tmp_path: Any) -> None:
+    # plait's manager writes JAX's files: each library reads what the other wrote, bit for
+    # bit, with the dtypes and (for a padded global shape) the zeros JAX gives.
+    values = [X, np.arange(5, dtype=np.int32), (X * 1.5).astype(ml_dtypes.bfloat16)]
+    committed: list[str] = []
+    for name, mod, lib in (("plait", plait_serialization, plait),
+                           ("jax", jax_serialization, jax)):
+        manager = mod.GlobalAsyncCheckpointManager()
+        paths = [str(tmp_path / name / f"a{i}") for i in range(len(values))]
+        manager.serialize_with_paths([lib.numpy.asarray(v) for v in values], paths,
+                                     on_commit_callback=lambda n=name: committed.append(n))
+        manager.wait_until_finished()
+    assert sorted(committed) == ["jax", "plait"]
+    for writer in ("plait", "jax"):
+        paths = [str(tmp_path / writer / f"a{i}") for i in range(len(values))]
+        for mod, lib in ((plait_serialization, plait), (jax_serialization, jax)):
+            sharding = lib.sharding.SingleDeviceSharding(lib.devices()[0])
+            got = mod.GlobalAsyncCheckpointManager().deserialize_with_paths(
+                [sharding] * len(values), paths)
+            for g, v in zip(got, values):
+                assert np.asarray(g).dtype == v.dtype
+                np.testing.assert_array_equal(np.asarray(g), v)
+            padded = mod.GlobalAsyncCheckpointManager().deserialize_with_paths(
+                [sharding], paths[1:2], global_shapes=[(7,)], dtypes=[np.float32])[0]
+            np.testing.assert_array_equal(np.asarray(padded), [0, 1, 2, 3, 4, 0, 0])

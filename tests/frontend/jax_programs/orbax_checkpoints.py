@@ -1,4 +1,5 @@
-"""orbax checkpoints, written for JAX: ``python orbax_checkpoints.py [name ...]`` prints,
+"""orbax checkpoints (and flax's older ``training.checkpoints``, which imports JAX's
+TensorStore checkpoint manager), written for JAX: ``python orbax_checkpoints.py [name ...]`` prints,
 per use (all of them unless named), numbers to compare as JSON.  Each use saves to and
 restores from a fresh temporary directory."""
 
@@ -16,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import orbax.checkpoint as ocp
+from flax.training import checkpoints
 
 
 def _flat(tree: Any) -> list[float]:
@@ -97,9 +99,24 @@ def _sharded() -> list[float]:
     return out
 
 
+def _flax_legacy() -> list[float]:
+    # flax.training.checkpoints: save two steps (keeping both), restore the latest into a
+    # target, and list the steps kept.
+    state = {"w": jnp.arange(6.0).reshape(2, 3), "step": jnp.asarray(3),
+             "b": jnp.ones(2, jnp.bfloat16)}
+    with tempfile.TemporaryDirectory() as d:
+        checkpoints.save_checkpoint(d, state, step=3, keep=2)
+        checkpoints.save_checkpoint(d, jax.tree.map(lambda x: x * 2, state), step=5, keep=2)
+        back = checkpoints.restore_checkpoint(d, target=state)
+        latest = checkpoints.latest_checkpoint(d)
+        assert latest is not None
+        return [*_flat(back), *_kinds(back), float(latest.rsplit("_", 1)[1])]
+
+
 def uses() -> dict[str, Callable[[], list[float]]]:
     """Each use's numbers."""
-    return {"standard": _standard, "manager_training": _manager_training, "sharded": _sharded}
+    return {"standard": _standard, "manager_training": _manager_training, "sharded": _sharded,
+            "flax_legacy": _flax_legacy}
 
 
 def main(names: list[str] | None = None) -> dict[str, list[float]]:
