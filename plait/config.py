@@ -13,7 +13,10 @@ from plait.ir.config import values as values
 
 
 def __getattr__(name: str) -> Any:
-    """An option's value read as an attribute (``plait.config.jax_enable_x64``)."""
+    """An option's value read as an attribute (``plait.config.jax_enable_x64``), and
+    JAX's ``x64_enabled`` (whether 64-bit types are on)."""
+    if name == "x64_enabled":
+        return read("jax_enable_x64")
     try:
         return read(name)
     except KeyError:

@@ -50,7 +50,7 @@ def trace_state_clean() -> bool:
 
 
 _MOVED = ("DropVar", "Effect", "JaxprTypeError", "check_jaxpr", "find_top_trace",
-          "get_opaque_trace_state", "valid_jaxtype")
+          "get_opaque_trace_state", "jaxprs_in_params", "valid_jaxtype")
 """Names JAX 0.10 still serves from ``jax.core`` with a ``DeprecationWarning``, which
 plait has in :mod:`plait.extend.core`."""
 

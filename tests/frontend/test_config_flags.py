@@ -141,3 +141,11 @@ def test_accepted_options_change_nothing(name: str, value: bool) -> None:
     with getattr(jax, name)(value):
         np.testing.assert_array_equal(np.asarray(jax.jit(lambda a: jnp.cumsum(a) * 2)(X)),
                                       expected)
+
+
+def test_x64_enabled_reads_as_jaxs() -> None:
+    # (jaxopt and jax-md read jax.config.x64_enabled.)
+    flag = "x64_enabled"  # (an attribute JAX's Config type does not declare)
+    assert plait.config.x64_enabled is getattr(jax.config, flag) is False
+    with plait.enable_x64(), jax.enable_x64():
+        assert plait.config.x64_enabled is getattr(jax.config, flag) is True

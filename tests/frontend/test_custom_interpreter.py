@@ -6,10 +6,13 @@ import functools
 from typing import Any
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import plait
+import plait.extend
 import plait.lax as plax
 import plait.numpy as pnp
 from plait.ir import Atom, Literal
@@ -102,3 +105,20 @@ def test_inverse_composes_with_jit_vmap_grad() -> None:
     np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-6)
     assert out.dtype == np.float32 and out.weak_type
     assert repr(out).endswith("dtype=float32, weak_type=True)")
+
+
+def test_jaxprs_in_params_finds_jaxs_sub_programs() -> None:
+    # (equinox's interpreters recurse through jax.core.jaxprs_in_params, which JAX 0.10.2
+    # serves from jax.extend.core, and from jax.core with a warning, as plait does.)
+    for lib in (plait, jax):
+        with pytest.warns(DeprecationWarning, match="jaxprs_in_params is deprecated"):
+            assert lib.core.jaxprs_in_params is lib.extend.core.jaxprs_in_params
+
+    def f(lib: Any, np_: Any) -> Any:
+        def g(x: Any) -> Any:
+            y = lib.lax.cond(x.sum() > 0, np_.sin, np_.cos, x)
+            return lib.lax.fori_loop(0, 3, lambda i, c: c * 2, y)
+        closed = lib.make_jaxpr(g)(np.ones(3, np.float32))
+        return [[str(j) for j in lib.extend.core.jaxprs_in_params(e.params)]
+                for e in closed.jaxpr.eqns]
+    assert f(plait, pnp) == f(jax, jnp)

@@ -181,6 +181,30 @@ def test_sph_harm_y() -> None:
                                ssp.sph_harm_y(n, m, theta, phi), rtol=1e-4, atol=1e-6)
 
 
+def test_lpmn_values_is_jaxs_and_deprecated_as_there() -> None:
+    # (e3nn-jax reads it; JAX 0.10.2 warns on reading it, as plait does.)
+    z = np.linspace(-0.9, 0.9, 7, dtype=np.float32)
+    name = "lpmn_values"  # (read by name: neither module lists it any more)
+    for mod in (psp, jsp):
+        with pytest.warns(DeprecationWarning, match="lpmn_values is deprecated; no "
+                                                    "replacement is planned"):
+            getattr(mod, name)
+    with pytest.warns(DeprecationWarning):
+        ours, theirs = getattr(psp, name), getattr(jsp, name)
+    for n in (0, 1, 2, 6):
+        for normalized in (True, False):
+            assert_close(ours(n, n, z, normalized), theirs(n, n, z, normalized),
+                         rtol=1e-5, atol=1e-6)
+    assert_close(plait.jit(ours, static_argnums=(0, 1, 3))(4, 4, z, True),
+                 theirs(4, 4, z, True), rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="m!=n"):
+        ours(2, 3, z, True)
+    with pytest.raises(ValueError, match="z must be a 1D array"):
+        ours(2, 2, z[None], True)
+    with pytest.raises(TypeError, match="z.dtype=int32 is not supported"):
+        ours(2, 2, np.arange(3, dtype=np.int32), True)
+
+
 # -- derivatives ------------------------------------------------------------------------
 
 GRAD_ARGS = {

@@ -4,7 +4,7 @@
 registered afterwards); the jaxpr classes are plait's IR (``plait.ir``)."""
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from plait.errors import ArgumentError, RefError
@@ -33,7 +33,8 @@ from plait.ir.sharding import NamedSharding, PartitionSpec
 
 __all__ = ["ClosedJaxpr", "DropVar", "Effect", "Jaxpr", "JaxprEqn", "JaxprTypeError", "Literal",
            "OpaqueTraceState", "Primitive", "TraceTag", "Var", "check_jaxpr", "find_top_trace",
-           "get_opaque_trace_state", "jaxpr_as_fun", "mapped_aval", "primitives",
+           "get_opaque_trace_state", "jaxpr_as_fun", "jaxprs_in_params", "mapped_aval",
+           "primitives",
            "set_current_trace", "subjaxprs", "take_current_trace", "unmapped_aval", "valid_jaxtype"]
 
 
@@ -71,6 +72,17 @@ class OpaqueTraceState:
             return "OpaqueTraceState(eager)"
         trace = self._trace()
         return f"OpaqueTraceState({trace.purpose if trace else 'ended trace'})"
+
+
+def jaxprs_in_params(params: dict[str, Any]) -> Iterator[Jaxpr]:
+    """The jaxprs among an equation's params, in order (a closed jaxpr gives its jaxpr; a
+    tuple of them, each): the sub-programs an interpreter recurses into."""
+    for value in params.values():
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, Jaxpr):
+                yield v
+            elif isinstance(v, ClosedJaxpr):
+                yield v.jaxpr
 
 
 def get_opaque_trace_state(convention: str | None = None) -> OpaqueTraceState:

@@ -22,7 +22,7 @@ from plait.frontend.numpy._core import as_array, check_arraylike, promote_dtypes
 from plait.ir import dtypes as dt
 from plait.ir.errors import ConcretizationTypeError
 
-__all__ = ["bessel_jn", "sph_harm_y"]
+__all__ = ["bessel_jn", "sph_harm_y"]  # (lpmn_values: plait.scipy.special serves it, deprecated)
 
 
 # -- bessel_jn ---------------------------------------------------------------------------
@@ -76,18 +76,23 @@ def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Array:
 
 # -- sph_harm_y --------------------------------------------------------------------------
 
-def _recurrence_coefficients(l_max: int, dtype: np.dtype[Any]) -> tuple[Array, Array]:
-    """The coefficients of the normalized recurrence
-    ``P_l^m = d0(l, m) x P_{l-1}^m - d1(l, m) P_{l-2}^m``, as ``(l_max + 1,)*3`` masks
-    whose slice ``i`` holds those used at step ``i`` (entries ``l = i + m``)."""
+def _recurrence_coefficients(l_max: int, dtype: np.dtype[Any],
+                             normalized: bool) -> tuple[Array, Array]:
+    """The coefficients of the recurrence ``P_l^m = d0(l, m) x P_{l-1}^m - d1(l, m)
+    P_{l-2}^m`` (of the normalized functions, or of the plain ones), as ``(l_max + 1,)*3``
+    masks whose slice ``i`` holds those used at step ``i`` (entries ``l = i + m``)."""
     size = l_max + 1
     m_mat, l_mat = pnp.meshgrid(pnp.arange(size, dtype=dtype), pnp.arange(size, dtype=dtype),
                                 indexing="ij")
-    l2, m2 = l_mat * l_mat, m_mat * m_mat
-    two_l = 2.0 * l_mat
-    lm1_2 = (l_mat - 1.0) * (l_mat - 1.0)
-    d0 = pnp.sqrt((4.0 * l2 - 1.0) / (l2 - m2))
-    d1 = pnp.sqrt(((two_l + 1.0) * (lm1_2 - m2)) / ((two_l - 3.0) * (l2 - m2)))
+    if normalized:
+        l2, m2 = l_mat * l_mat, m_mat * m_mat
+        two_l = 2.0 * l_mat
+        lm1_2 = (l_mat - 1.0) * (l_mat - 1.0)
+        d0 = pnp.sqrt((4.0 * l2 - 1.0) / (l2 - m2))
+        d1 = pnp.sqrt(((two_l + 1.0) * (lm1_2 - m2)) / ((two_l - 3.0) * (l2 - m2)))
+    else:
+        d0 = (2.0 * l_mat - 1.0) / (l_mat - m_mat)
+        d1 = (l_mat + m_mat - 1.0) / (l_mat - m_mat)
     zeros = pnp.zeros((size, size), dtype=dtype)
     above_1 = pnp.triu_indices(size, 1)
     above_2 = pnp.triu_indices(size, 2)
@@ -98,16 +103,23 @@ def _recurrence_coefficients(l_max: int, dtype: np.dtype[Any]) -> tuple[Array, A
     return d0_mask[None] * step, d1_mask[None] * step
 
 
-def _normalized_legendre(l_max: int, x: Array) -> Array:
-    """The normalized associated Legendre functions ``P_l^m(x)`` for ``0 <= m, l <=
-    l_max``, shape ``(m, l, len(x))`` (zero where ``m > l``)."""
+def _legendre(l_max: int, x: Array, normalized: bool = True) -> Array:
+    """The associated Legendre functions ``P_l^m(x)`` (normalized as spherical harmonics
+    use them, or not) for ``0 <= m, l <= l_max``, shape ``(m, l, len(x))`` (zero where
+    ``m > l``)."""
     size, n_x = l_max + 1, x.shape[0]
     p = pnp.zeros((size, size, n_x), dtype=x.dtype)
     a_idx = pnp.arange(1, size, dtype=x.dtype)
     b_idx = pnp.arange(l_max, dtype=x.dtype)
-    initial = 0.5 / pnp.sqrt(np.pi)  # P_0^0
-    f_a = pnp.cumprod(-1 * pnp.sqrt(1.0 + 0.5 / a_idx))
-    f_b = pnp.sqrt(2.0 * b_idx + 3.0)
+    initial: Any
+    if normalized:
+        initial = 0.5 / pnp.sqrt(np.pi)  # P_0^0
+        f_a = pnp.cumprod(-1 * pnp.sqrt(1.0 + 0.5 / a_idx))
+        f_b = pnp.sqrt(2.0 * b_idx + 3.0)
+    else:
+        initial = 1.0
+        f_a = pnp.cumprod(1.0 - 2.0 * a_idx)
+        f_b = 2.0 * b_idx + 1.0
     p = p.at[(0, 0)].set(initial)
     # The diagonal P_l^l, then the first off-diagonal P_{l+1}^l.
     y = pnp.cumprod(pnp.broadcast_to(pnp.sqrt(1.0 - x * x), (l_max, n_x)), axis=0)
@@ -117,7 +129,7 @@ def _normalized_legendre(l_max: int, x: Array) -> Array:
     sub_rows, sub_cols = np.diag_indices(l_max)
     off_diagonal = (f_b[:, None] * x[None, :]) * p[(sub_rows, sub_cols)]
     p = p.at[(rows[:l_max], cols[:l_max] + 1)].set(off_diagonal)
-    d0, d1 = _recurrence_coefficients(l_max, x.dtype)
+    d0, d1 = _recurrence_coefficients(l_max, x.dtype, normalized)
 
     def step(i: Any, p_val: Array) -> Array:
         h = (d0[i][:, :, None] * (pnp.roll(p_val, shift=1, axis=1) * x)
@@ -132,7 +144,7 @@ def _normalized_legendre(l_max: int, x: Array) -> Array:
 
 @partial(jit, static_argnums=(4,))
 def _sph_harm(n: Array, m: Array, theta: Array, phi: Array, n_max: int) -> Array:
-    legendre = _normalized_legendre(n_max, pnp.cos(theta))
+    legendre = _legendre(n_max, pnp.cos(theta))
     values = legendre.at[abs(m), n, pnp.arange(len(n))].get(mode="clip")
     angle = abs(m) * phi
     harmonics = lax.complex(values * pnp.cos(angle), values * pnp.sin(angle))
@@ -170,3 +182,32 @@ def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None,
     out: Array = _sph_harm(n, m, theta, phi, n_max)
     return out
 
+
+
+def lpmn_values(m: int, n: int, z: Any, is_normalized: bool) -> Array:
+    """The associated Legendre functions of the first kind ``P_l^k(z)`` for orders ``k``
+    and degrees ``l`` up to ``n`` (``m`` must equal ``n``), shape ``(n + 1, n + 1,
+    len(z))`` (orders, degrees, points); ``is_normalized`` applies the normalization of
+    orthonormal spherical harmonics.
+
+    Raises:
+      TypeError: ``z`` is not float32 or float64.
+      ValueError: ``z`` is not 1-d.
+      NotImplementedError: ``m != n``.
+    """
+    check_arraylike("lpmn_values", z)
+    z = as_array(z)
+    if z.dtype not in (np.float32, np.float64):
+        raise TypeError(f"z.dtype={z.dtype} is not supported, see docstring for supported "
+                        "types.")
+    if z.ndim != 1:
+        raise ValueError("z must be a 1D array.")
+    try:
+        m, n = operator.index(m), operator.index(n)
+    except TypeError as e:
+        raise ConcretizationTypeError(
+            "lpmn_values: the orders m and n must be static ints (they set the result's "
+            "shape)") from e
+    if m != n:
+        raise NotImplementedError("Computations for m!=n are not yet supported.")
+    return _legendre(n, z, bool(is_normalized))
