@@ -228,6 +228,31 @@ def helpers(m: Any) -> Callable[..., Any]:
         (2, 4), x.dtype), grid=(1,), interpret=True)(x)
 
 
+def scoped_helpers(m: Any) -> Callable[..., Any]:
+    # reciprocal, align_to and strides_from_shape, a with_scoped buffer (called with an
+    # argument), and empty_like.
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        @m.pl.with_scoped(m.pltpu.VMEM((3,), np.float32))
+        def scoped(scale: Any, tmp: Any) -> None:
+            tmp[...] = m.pl.reciprocal(x_ref[...])
+            n = m.pl.align_to(5, 4) + sum(m.pl.strides_from_shape((2, 3, 4)))
+            o_ref[...] = tmp[...] * n * scale
+            o_ref[0] = m.jnp.sum(m.pl.empty_like(x_ref[...]))
+        scoped(2.0)
+    return lambda x: m.pl.pallas_call(kernel, out_shape=m.lib.ShapeDtypeStruct(
+        x.shape, x.dtype), interpret=True)(x)
+
+
+def state(m: Any) -> Callable[..., Any]:
+    # run_state outside a kernel: a function of Refs as a function of values.
+    def body(refs: Any) -> None:
+        a, b = refs["a"], refs["b"]
+        a[...] = a[...] * 2 + b[...].sum()
+        b[0] = 7.0
+    return lambda a, b: (m.pl.run_state(body)({"a": a, "b": b}),
+                         m.pl.empty_like({"a": a, "b": b.astype(np.int32)}))
+
+
 CASES = [
     ("add_vectors", add_vectors, (_x(8), _x(8))),
     ("add_ints", add_vectors, (np.arange(6, dtype=np.int32), np.ones(6, np.int32))),
@@ -243,6 +268,8 @@ CASES = [
     ("triton_dot", triton_dot, (_x(4, 8), _x(6, 8))),
     ("structured", structured, (_x(4), _x(4) + 2)),
     ("helpers", helpers, (_x(5),)),
+    ("scoped_helpers", scoped_helpers, (_x(3) + 3,)),
+    ("state", state, (_x(3), _x(2))),
     ("tpu_matmul", tpu_matmul, (_x(8, 8), _x(8, 12))),
     ("prefetched_rows", prefetched_rows, (np.array([2, 0, 2, 1], np.int32), _x(3, 8))),
     ("manual_dma", manual_dma, (_x(6, 8),)),

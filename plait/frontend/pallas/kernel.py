@@ -6,7 +6,7 @@ points run one after another.  See ``docs/pallas.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -15,7 +15,9 @@ from plait.frontend import lax
 from plait.frontend.api.callbacks import debug_print as _debug_print
 from plait.frontend.api.control_flow import cond, fori_loop
 from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.tree_util import tree_flatten, tree_map, tree_unflatten
 from plait.frontend.numpy import broadcast_to, maximum, minimum, promote_types, where
+from plait.frontend.numpy._core import as_array
 from plait.frontend.pallas.call import fresh_buffers_zero
 from plait.frontend.pallas.refs import BlockRef, as_view, load, store
 from plait.frontend.pallas.specs import uninitialized
@@ -24,10 +26,11 @@ from plait.ir import dtypes as dt
 from plait.ir.errors import PallasError
 from plait.ir.primitives.linalg import Precision
 
-__all__ = ["atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
-           "atomic_xchg", "atomic_xor", "cdiv", "debug_barrier", "debug_print", "dot", "loop",
-           "max_contiguous", "multiple_of", "next_power_of_2", "run_scoped", "when",
-           "broadcast_to"]
+__all__ = ["align_to", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
+           "atomic_or", "atomic_xchg", "atomic_xor", "broadcast_to", "cdiv", "debug_barrier",
+           "debug_print", "dot", "empty", "empty_like", "loop", "max_contiguous", "multiple_of",
+           "next_power_of_2", "reciprocal", "run_scoped", "run_state", "strides_from_shape",
+           "when", "with_scoped"]
 
 T = TypeVar("T")
 
@@ -76,6 +79,60 @@ def run_scoped(f: Callable[..., T], *types: Any, collective_axes: Any = (),
         return BlockRef(uninitialized(tuple(t.shape), dt.canonicalize(t.dtype),
                                       fresh_buffers_zero()))
     return f(*[fresh(t) for t in types], **{k: fresh(t) for k, t in kw_types.items()})
+
+
+def with_scoped(*types: Any, collective_axes: Any = (),
+                **kw_types: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """A decorator: the function, called with some arguments, gets them followed by fresh
+    buffers of ``types`` (and ``kw_types`` by keyword), as :func:`run_scoped` makes them."""
+    def decorator(f: Callable[..., T]) -> Callable[..., T]:
+        def run(*args: Any) -> T:
+            return run_scoped(lambda *refs, **kw: f(*args, *refs, **kw), *types,
+                              collective_axes=collective_axes, **kw_types)
+        return run
+    return decorator
+
+
+def run_state(f: Callable[..., None]) -> Callable[[T], T]:
+    """``f`` (which writes Refs) as a function of values: it gets a Ref of each leaf of
+    its argument, and the function returns their final values, in the same structure."""
+    def run(values: T) -> T:
+        leaves, tree = tree_flatten(values)
+        refs = [BlockRef(as_array(x)) for x in leaves]
+        f(tree_unflatten(tree, refs))
+        out: T = tree_unflatten(tree, [r[...] for r in refs])
+        return out
+    return run
+
+
+def empty(shape: Sequence[int], dtype: Any, *, out_sharding: None = None) -> Any:
+    """An array whose values do not matter (zeros, as ``lax.empty`` gives them, in a
+    kernel too)."""
+    return lax.empty(tuple(shape), dt.canonicalize(dtype))
+
+
+def empty_like(x: Any) -> Any:
+    """:func:`empty` arrays of the shapes and dtypes of the leaves of ``x``."""
+    return tree_map(lambda v: empty(value_aval(v).shape, value_aval(v).dtype), x)
+
+
+def reciprocal(x: Any, *, approx: bool = False, full_range: bool = True) -> Any:
+    """``1 / x`` (``approx`` allows a faster estimate; on the CPU it is exact)."""
+    return lax.div(lax.full_like(x, 1), x)
+
+
+def strides_from_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The row-major strides, in elements, of an array of ``shape``."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def align_to(a: Any, alignment: Any) -> Any:
+    """``a`` rounded up to a multiple of ``alignment``."""
+    return cdiv(a, alignment) * alignment
 
 
 def _atomic(name: str, combine: Callable[[Any, Any], Any]) -> Callable[..., Any]:

@@ -20,7 +20,7 @@ from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.ir.errors import PallasError
 
-__all__ = ["ANY", "BlockMapping", "BlockSpec", "Blocked", "Buffered", "CompilerParams",
+__all__ = ["ANY", "HOST", "BlockMapping", "BlockSpec", "Blocked", "Buffered", "CompilerParams",
            "CostEstimate", "Element", "GridSpec", "MemoryRef", "MemorySpace", "Squeezed",
            "block_mapping", "no_block_spec", "squeezed", "uninitialized"]
 
@@ -65,6 +65,8 @@ class MemorySpace(enum.Enum):
 
 ANY = MemorySpace.ANY
 """The memory space in which the kernel sees the whole operand, unblocked."""
+HOST = MemorySpace.HOST
+"""Host memory (on the CPU, the same memory)."""
 
 
 @dataclasses.dataclass(frozen=True)
