@@ -305,8 +305,8 @@ def _spread(n: int, keep: int) -> set[int]:
     return {round(i * (n - 1) / (keep - 1)) for i in range(keep)}
 
 
-HYPOTHESIS_SHARE = 6
-"""The default run (``-m 'not slow'``) draws a sixth of each property test's examples (at
+HYPOTHESIS_SHARE = 8
+"""The default run (``-m 'not slow'``) draws an eighth of each property test's examples (at
 least 5): a representative share, each test still drawing fresh ones; any other ``-m``
 (``-m ''``: everything) draws them all."""
 
