@@ -14,10 +14,11 @@ from typing import Any
 
 from plait.frontend import lax
 from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.refs import Ref
 from plait.frontend.core.tree_util import tree_map
 from plait.frontend.numpy import concatenate, reshape, split, swapaxes
 from plait.frontend.numpy import roll as _roll
-from plait.frontend.pallas.refs import as_view
+from plait.frontend.pallas.refs import RefView, as_view
 from plait.frontend.pallas.specs import GridSpec, MemoryRef
 from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
@@ -201,11 +202,7 @@ def sync_copy(src_ref: Any, dst_ref: Any, *, add: bool = False) -> None:
     """Copy each Ref of the pytree ``src_ref`` into the matching one of ``dst_ref``."""
     def copy(s: Any, d: Any) -> None:
         make_async_copy(s, d, None).start(add=add)
-    tree_map(copy, src_ref, dst_ref, is_leaf=_is_ref)
-
-
-def _is_ref(x: Any) -> bool:
-    return hasattr(x, "at") and hasattr(x, "shape") and not hasattr(x, "block_until_ready")
+    tree_map(copy, src_ref, dst_ref, is_leaf=lambda x: isinstance(x, Ref | RefView))
 
 
 def roll(x: Any, shift: Any, axis: int, *, stride: int | None = None,
