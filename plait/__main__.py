@@ -81,10 +81,17 @@ def bench(args: list[str], root: Path | None = None) -> int:
 def run(args: list[str]) -> int:
     """Run ``script.py [args]`` or ``-m module [args]`` as ``__main__`` with ``import jax``
     giving plait, and equations not merged (the ``merge_equations`` option, unless the
-    environment sets it); 2 (and a usage line) if neither is given."""
+    environment sets it); 0 after the usage line for ``-h``/``--help``, 2 (and a message)
+    if neither is given or the script does not exist."""
+    usage = "usage: python -m plait run script.py [args] | run -m module [args]"
+    if args[:1] in (["-h"], ["--help"]):
+        print(usage)
+        return 0
     if not args or args[0] == "-m" and len(args) < 2:
-        print("usage: python -m plait run script.py [args] | run -m module [args]",
-              file=sys.stderr)
+        print(usage, file=sys.stderr)
+        return 2
+    if args[0] != "-m" and not Path(args[0]).is_file():
+        print(f"python -m plait run: can't open file {args[0]!r}: no such file", file=sys.stderr)
         return 2
     plait.compat.alias_jax()
     if "PLAIT_MERGE_EQUATIONS" not in os.environ:

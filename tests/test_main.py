@@ -33,3 +33,14 @@ def test_bench_help_in_this_checkout(tmp_path: pathlib.Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "python -m bench.run_all" in proc.stdout and "--only" in proc.stdout
+
+
+def test_run_help_and_a_missing_script(tmp_path: pathlib.Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # Checked before the alias is installed: neither call touches sys.modules.
+    assert main(["plait", "run", "--help"]) == 0
+    assert "run script.py [args]" in capsys.readouterr().out
+    missing = tmp_path / "nope.py"
+    assert main(["plait", "run", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert "can't open file" in err and "nope.py" in err

@@ -27,7 +27,7 @@ from plait.ir import primitives as P
 from plait.ir.atoms import Atom, Var
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import ClosedJaxpr, Eqn
-from plait.ir.primitives.parallel import manual_axes_sizes, named_axes
+from plait.ir.primitives.parallel import global_aval, manual_axes_sizes, named_axes
 from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec
 from plait.transforms.dce import dce_jaxpr, dce_rules
 from plait.transforms.emit import Emitter, Zero, target_sharding
@@ -506,7 +506,7 @@ def _shard_map_pe(eqn: Eqn, unknowns: Sequence[bool]
     all_axes = tuple(n for n in mesh.axis_names if n in manual)
     res_spec = PartitionSpec(all_axes[0] if len(all_axes) == 1 else all_axes)
     res_avals = [v.aval for v in known.outvars[len(known.outvars) - nres:]]
-    residuals = [Var(_global(shaped(a), mesh, all_axes)) for a in res_avals]
+    residuals = [Var(global_aval(mesh, res_spec, shaped(a), manual)) for a in res_avals]
     in_specs, out_specs = p["in_specs"], p["out_specs"]
     k_in = [a for a, u in zip(eqn.invars, unknowns) if not u]
     u_in = [a for a, u in zip(eqn.invars, unknowns) if u]
@@ -525,12 +525,6 @@ def _shard_map_pe(eqn: Eqn, unknowns: Sequence[bool]
                          + tuple(s for s, u in zip(in_specs, unknowns) if u),
                          out_specs=tuple(s for s, u in zip(out_specs, out_unk) if u)))
     return known_eqn, unknown_eqn, list(out_unk), residuals
-
-
-def _global(a: ShapedArray, mesh: Mesh, axes: tuple[str, ...]) -> ShapedArray:
-    shape = list(a.shape)
-    shape[0] *= mesh.axis_size(axes)
-    return a.update(shape=tuple(shape))
 
 
 def _stacked_residuals(known: Any, unknown: Any, nres: int) -> tuple[Any, Any]:
@@ -566,7 +560,7 @@ def _shard_map_dce(eqn: Eqn, used_outputs: Sequence[bool]) -> tuple[Eqn | None, 
     new = eqn.replace(invars=tuple(a for a, u in zip(eqn.invars, used_in) if u),
                       outvars=tuple(v for v, u in zip(eqn.outvars, used_outputs) if u),
                       params=params)
-    return new, list(used_in)
+    return new, [True] * len(new.invars)
 
 
 pe_rules[P.shard_map_p] = _shard_map_pe
