@@ -37,6 +37,7 @@ from .jax_programs import (
     pallas_ops,
     quax_models,
     tfp_models,
+    tutorial_internals,
 )
 
 PROGRAMS = Path(__file__).parent / "jax_programs"
@@ -141,6 +142,11 @@ def test_the_alias_serves_parts_of_jaxs_internals() -> None:
     assert lines[:2] == ["True True", "1"]  # (under jit it is False: 1 + False)
     assert "has no attribute 'call_p': of JAX's internals it serves only" in lines[2]
     assert lines[3:] == ["False True", "['/nowhere/lib'] True", "None"]
+
+
+def test_jaxs_tutorials_on_primitives_and_interpreters_run_on_plait() -> None:
+    # The internals they import: jax._src.{api, lax.lax, lib.mlir.dialects, util}.
+    _program_gives_jaxs_numbers(tutorial_internals, tutorial_internals.uses, [])
 
 
 # (Each model compiles its programs under both libraries: the default run takes the lifted

@@ -92,9 +92,12 @@ class _Loader(importlib.abc.Loader):
 
 
 _INTERNAL_TWINS: Final = {
+    "jax._src.api": "plait",
     "jax._src.checkify": "plait.experimental.checkify",
     "jax._src.compiler": "plait.lowering.compiler",
     "jax._src.flatten_util": "plait.flatten_util",
+    "jax._src.lax.lax": "plait.lax",
+    "jax._src.lib.mlir.dialects": "plait.extend.mlir.dialects",
     "jax._src.typing": "plait.typing",
 }
 """The modules of JAX's internals that libraries import for names the public API has too
@@ -102,7 +105,8 @@ _INTERNAL_TWINS: Final = {
 import checkify``), served by plait's public
 module of those names, and ``jax._src.compiler``, whose ``backend_compile_and_load`` chex
 wraps to restrict compilation (every compilation of plait calls plait's function of that
-name).  The rest of ``jax._src`` is not served."""
+name); and ``jax._src.api``, ``jax._src.lax.lax`` and ``jax._src.lib.mlir.dialects``,
+which JAX's tutorial on primitives imports.  The rest of ``jax._src`` is not served."""
 
 
 class TypedInt(int):
@@ -152,6 +156,7 @@ _INTERNAL_PARTS: Final = {
     "jax._src.dispatch": {
         "wait_for_tokens": "plait.frontend.api.environment:effects_barrier"},
     "jax._src.state.types": {"AbstractRef": "plait.frontend.core.refs:AbstractRef"},
+    "jax._src.util": {"safe_map": "plait.api_util:safe_map"},  # (JAX's interpreter tutorial)
     "jax._src.tree_util": {
         "*": "plait.tree_util",
         "_registry": "plait.frontend.core.tree_util:node_types"},
@@ -234,7 +239,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         elif fullname == "jax.version":
             module = _version_module()
         elif fullname == "jax._src" or any(part.startswith(fullname + ".")
-                                           for part in _INTERNAL_PARTS):
+                                           for part in (*_INTERNAL_PARTS, *_INTERNAL_TWINS)):
             module = _JaxInternals(fullname, "JAX's internals: only the modules of "
                                    "_INTERNAL_TWINS (by their public twins) and "
                                    "_INTERNAL_PARTS are served.")

@@ -25,6 +25,7 @@ from plait.frontend.api.hijax import Zero, instantiate_zeros
 from plait.frontend.api.user_traces import EvalTrace
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import Tracer, current_trace, trace_flat, user_trace
+from plait.frontend.lax.ops import broadcast_in_dim, transpose
 from plait.ir import dtypes as dt
 from plait.ir import primitive as ir_primitive
 from plait.ir.atoms import Atom, Literal
@@ -399,3 +400,23 @@ def defvectorized(prim: Primitive) -> None:
                             "operands; a vectorized primitive takes one")
         return prim.bind(*vals, **params), dims[0]
     primitive_batchers[prim] = rule
+
+
+def broadcast(x: Any, sz: int, axis: int, mesh_axis: Any = None) -> Any:
+    """``x`` with a new axis of size ``sz`` at ``axis`` (a batching rule's unbatched
+    operand made batched; ``mesh_axis`` is JAX's, and must be ``None`` here)."""
+    if mesh_axis is not None:
+        raise NotImplementedError("batching.broadcast: a mesh_axis is not supported by plait")
+    shape = list(np.shape(x))
+    shape.insert(axis, sz)
+    kept = [d for d in range(len(shape)) if d != axis]
+    return broadcast_in_dim(x, tuple(shape), tuple(kept))
+
+
+def bdim_at_front(x: Any, bdim: int | None, size: int, mesh_axis: Any = None) -> Any:
+    """``x`` with its batch dimension ``bdim`` moved first, or (``None``: unbatched) a new
+    first axis of size ``size``."""
+    if bdim is None:
+        return broadcast(x, size, 0, mesh_axis)
+    rest = [d for d in range(np.ndim(x)) if d != bdim]
+    return transpose(x, (bdim, *rest))
