@@ -328,3 +328,41 @@ def test_temporary_constants_are_not_mistaken_for_each_other() -> None:
         return x[np.array([1, 2, 3])], x[np.array([0, 1, 2])], x[np.array([7, 8, 9])]
     for got, want in zip(plait.jit(f)(p), (p[[1, 2, 3]], p[[0, 1, 2]], p[[7, 8, 9]])):
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def _printed(lib: Any, np_: Any) -> list[str]:
+    seen: list[str] = []
+
+    def show(x: Any) -> Any:
+        seen.append(repr(x))
+        seen.append(f"{x}")
+        return x
+    lib.jit(show)(1)
+    lib.jit(show)(np_.ones((2, 3), np_.bfloat16))
+    lib.vmap(show)(np_.ones((4, 2), np_.int8))
+    lib.vmap(show, in_axes=1)(np_.ones((2, 5)))
+    lib.grad(show)(np.float32(1.5))
+    lib.vjp(show, 2.0)
+    lib.linearize(show, 2.0)
+    lib.jit(lib.grad(show))(2.0)
+    lib.grad(lambda x: show(x * 3.0))(2.0)
+    lib.lax.scan(lambda c, x: (show(c), show(x)), 0.0, np_.ones(3))
+    lib.lax.cond(True, show, lambda x: show(x + 1), np_.int32(3))
+    return seen
+
+
+def test_traced_values_print_as_jaxs_tracers() -> None:
+    assert _printed(plait, pnp) == _printed(jax, jnp)
+
+
+def test_jvp_tracers_print_the_primal_and_the_tangent_type() -> None:
+    # (JAX prints the tangent's value, which plait's trace does not compute.)
+    seen: list[str] = []
+
+    def show(x: Any) -> Any:
+        seen.append(repr(x))
+        return x
+    plait.jvp(show, (2.0,), (1.0,))
+    plait.jvp(show, (np.arange(3),), (np.zeros(3, jax.dtypes.float0),))
+    assert seen == ["JVPTracer(primal=2.0, typeof(tangent)=f32[])",
+                    "JVPTracer(primal=[0 1 2], typeof(tangent)=float0[3])"]

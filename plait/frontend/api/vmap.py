@@ -14,6 +14,7 @@ from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_pat
 from plait.frontend.core.refs import check_distinct, read, ref_leaves, write
 from plait.frontend.core.trace_to_jaxpr import FlatCall, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
+from plait.frontend.core.tracing import is_traced
 from plait.frontend.core.tree_util import (
     TreePrefixError,
     broadcast_prefix,
@@ -144,6 +145,8 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
         mapped = [i for i, d in enumerate(norm) if d is not None]
 
         def mapped_fun(*xs: Any) -> Any:
+            if xs and is_traced(xs[0]):  # (what the tracers print: tracer_reprs)
+                xs[0]._trace.batch = (size, {x._var: norm[i] for x, i in zip(xs, mapped)})
             full = list(call.leaves)
             for i, x in zip(mapped, xs):
                 full[i] = x

@@ -31,6 +31,7 @@ from plait.frontend.core.tracer_messages import (
     differentiated_message,
     leak_message,
 )
+from plait.frontend.core.tracer_reprs import tracer_repr
 from plait.ir import config
 from plait.ir import dtypes as dt
 from plait.ir import primitives as P
@@ -92,7 +93,7 @@ class Trace(BaseTrace):
 
     __slots__ = ("builder", "active", "invars", "debug_info", "purpose",
                  "_const_index", "consts", "known", "_producers", "_scanned", "differentiated",
-                 "saved_user")
+                 "saved_user", "batch")
 
     def __init__(self, purpose: str, debug_info: DebugInfo | None) -> None:
         self._invalidated = False
@@ -102,6 +103,9 @@ class Trace(BaseTrace):
         self.known: dict[Var, Any] | None = None
         """For a trace of concrete arguments (autodiff outside ``jit``): the values known
         so far, by variable (a concrete array, or an outer tracer to ask); else ``None``."""
+        self.batch: tuple[int, dict[Var, int]] | None = None
+        """For a ``vmap`` trace: the batch size and each argument's batch dimension (what
+        its tracers print; see :mod:`~plait.frontend.core.tracer_reprs`)."""
         self.differentiated = True
         """Whether the known arguments are being differentiated: conversions that would
         drop a derivative (``float`` ...) are then refused (not for partial evaluation)."""
@@ -408,7 +412,7 @@ class Tracer(BaseTracer):
         return cast(ShapedArray, self._var.aval).weak_type  # (an array type: see aval)
 
     def __repr__(self) -> str:
-        return f"Traced<{self.aval!r}>with<{self._trace.purpose} trace>"
+        return tracer_repr(self)
 
     def _known(self, what: str, cls: type[TracerError], keeps_derivative: bool = True) -> Any:
         """The concrete value, where one is known (autodiff outside ``jit`` on concrete
