@@ -671,11 +671,13 @@ def while_long_bodies(np_, lax_, jit_):
 
 # -- Where plait's frontend differs from JAX (strict xfails) ------------------
 
-@known_difference("plait.numpy keeps a Python float exact in an f32 literal; jax.numpy rounds "
-                  "it to float32 (0.10000000149011612:f32[]); lax-level ops keep it in both",
-                  f32(3))
+@case(f32(3))
 def f32_literal_rounding(np_, lax_, jit_):
-    return lambda x: (x * 0.1, np_.log10(x), np_.deg2rad(x))
+    # numpy-level ops round a Python float to float32 (0.10000000149011612:f32[]); lax and
+    # fill values keep it exact.
+    return lambda x: (x * 0.1, np_.log10(x), np_.deg2rad(x), 0.3 - x, x > 0.7, x ** 2.2,
+                      np_.maximum(x, 1.67), lax_.mul(x, 0.1), lax_.add(x, 1e-8),
+                      np_.full(2, 0.1), np_.full_like(x, 0.7))
 
 
 @case(f32(5, 6), np.int32(1))

@@ -94,6 +94,17 @@ def scalar_literal(x: bool | int | float | complex, dtype: np.dtype[Any] | None 
     return Literal(_cast_scalar(x, dtype), aval)
 
 
+def numpy_scalar_literal(x: bool | int | float | complex, dtype: np.dtype[Any]) -> Literal:
+    """The weak literal a Python scalar becomes as an operand of ``dtype`` in
+    ``plait.numpy``: :func:`scalar_literal`, but a float in ``float32`` rounded to it, as
+    JAX's numpy converts it with NumPy (``0.1`` is ``0.10000000149011612:f32[]``; lax
+    keeps it exact)."""
+    lit = scalar_literal(x, dtype)
+    if dtype == dt.float32 and type(lit.val) is float:
+        return Literal(float(np.float32(lit.val)), lit.aval)
+    return lit
+
+
 def _cast_scalar(x: Any, dtype: np.dtype[Any]) -> Any:
     if dtype == dt.bool_:
         return bool(x)

@@ -12,7 +12,7 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
-from plait.frontend.core.host_values import scalar_literal
+from plait.frontend.core.host_values import numpy_scalar_literal, scalar_literal
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
@@ -97,19 +97,22 @@ def ndim(x: Any) -> int:
     return len(shape(x))
 
 
-def convert(x: Any, dtype: np.dtype[Any], weak: bool) -> Any:
-    """``x`` as an operand of ``dtype`` (weakly typed if ``weak``), staging a cast if needed."""
+def convert(x: Any, dtype: np.dtype[Any], weak: bool, rounded: bool = True) -> Any:
+    """``x`` as an operand of ``dtype`` (weakly typed if ``weak``), staging a cast if needed.
+    A Python float becomes a float32 literal rounded to float32, as JAX's type promotion
+    makes it, unless not ``rounded`` (``full``'s fill value, which JAX's lax takes exact)."""
+    make = numpy_scalar_literal if rounded else scalar_literal
     if type(x) is Literal:
         if x.aval.dtype == dtype and x.aval.weak_type == weak:
             return x
-        return Literal(scalar_literal(x.val, dtype).val, ShapedArray((), dtype, weak))
+        return Literal(make(x.val, dtype).val, ShapedArray((), dtype, weak))
     av = aval_of(x)
     if av is not None:
         if av.dtype == dtype and av.weak_type == weak:
             return x
         return lax.convert_element_type(x, dtype, weak)
     if is_scalar(x):
-        lit = scalar_literal(_wrap_int(x, dtype), dtype)
+        lit = make(_wrap_int(x, dtype), dtype)
         return lit if weak else Literal(lit.val, lit.aval.strip_weak_type())
     arr = _host(x)
     arr = arr if arr.dtype == dtype else arr.astype(dtype)

@@ -94,7 +94,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
         d, weak = _user_dtype(dtype, "full"), False
     if d == dt.float0:
         return _float0(dims)
-    value = convert(fill_value, d, weak)
+    value = convert(fill_value, d, weak, rounded=False)
     return _place(lax.broadcast_in_dim(value, dims, (), out_sharding=out_sharding), device)
 
 

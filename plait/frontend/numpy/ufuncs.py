@@ -15,7 +15,7 @@ from plait.frontend import lax
 from plait.frontend.api.eager_dispatch import dispatched
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
-from plait.frontend.core.host_values import scalar_literal
+from plait.frontend.core.host_values import numpy_scalar_literal, scalar_literal
 from plait.frontend.core.tracing import Tracer, bind, bind1
 from plait.frontend.numpy._core import (
     as_array,
@@ -74,7 +74,7 @@ def _fast_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
             if ty is int and not _fits_default_int(y):
                 return None
             try:
-                return x, scalar_literal(y, ax.dtype) if ax.weak_type else _strong_literal(
+                return x, numpy_scalar_literal(y, ax.dtype) if ax.weak_type else _strong_literal(
                     y, ax.dtype)
             except OverflowError:
                 return None  # (the slow path wraps it, or refuses it)
@@ -85,7 +85,7 @@ def _fast_pair(x: Any, y: Any) -> tuple[Any, Any] | None:
             if tx is int and not _fits_default_int(x):
                 return None
             try:
-                return (scalar_literal(x, ay.dtype) if ay.weak_type else _strong_literal(
+                return (numpy_scalar_literal(x, ay.dtype) if ay.weak_type else _strong_literal(
                     x, ay.dtype)), y
             except OverflowError:
                 return None
@@ -104,13 +104,13 @@ _strong_cache: BoundedDict[tuple[type, Any, np.dtype[Any]], Literal] = BoundedDi
 
 def _strong_literal(x: Any, dtype: np.dtype[Any]) -> Literal:
     # A Python scalar joining a strongly typed operand (the literal's dtype is
-    # the operand's; its value stays the Python value, as JAX prints it).
+    # the operand's, its value rounded to a float32 one, as JAX's).
     key = (type(x), x, dtype)
     # Not for nan (unequal to itself) nor zeros (0.0 == -0.0 would share an entry).
     cached = type(x) is not float or (x == x and x != 0.0)
     lit = _strong_cache.data.get(key) if cached else None
     if lit is None:
-        weak = scalar_literal(x, dtype)
+        weak = numpy_scalar_literal(x, dtype)
         lit = Literal(weak.val, weak.aval.strip_weak_type())
         if cached:
             _strong_cache[key] = lit
@@ -282,7 +282,7 @@ def _py(x: Any, value: Any) -> Literal:
     d = dtype_of(x)
     if d == dt.bool_:
         return Literal(bool(value), ShapedArray((), d))
-    return scalar_literal(value, d)
+    return numpy_scalar_literal(value, d)
 
 
 def _logical(name: str, op: Callable[[Any, Any], Array]) -> Callable[[Any, Any], Array]:
