@@ -89,6 +89,12 @@ def test_pure_callback_refusals_as_jax() -> None:
     err = raised(lambda: plait.grad(lambda x: _pure(plait)(x).sum())(X))
     jerr = raised(lambda: jax.grad(lambda x: _pure(jax)(x).sum())(X))
     assert isinstance(err, ValueError) and str(err) == str(jerr)
+    # A non-scalar output too: JAX differentiates before it checks the output's shape.
+    err = raised(lambda: plait.grad(_pure(plait))(X))
+    assert isinstance(err, ValueError) and str(err) == str(raised(lambda: jax.grad(_pure(jax))(X)))
+    err = raised(lambda: plait.grad(lambda x: x * 2.0)(X))
+    jerr = raised(lambda: jax.grad(lambda x: x * 2.0)(X))
+    assert isinstance(err, TypeError) and str(err) == str(jerr)
     err = raised(lambda: plait.vmap(_pure(plait))(X))
     assert isinstance(err, NotImplementedError)
     assert str(err).startswith("vmap is only supported for the pure_callback primitive when "

@@ -427,6 +427,10 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
         if main_tree.num_leaves != 1:
             raise TypeError(f"Gradient only defined for scalar-output functions. Output was "
                             f"{main_tree}.")
+        if shaped(jaxpr.outvars[0].aval).shape != ():
+            # JAX differentiates before it looks at the output: an operation without a
+            # derivative (a pure_callback) is the error it reports first.
+            vjp_jaxprs(jaxpr, [False] * len(consts) + diff)
         _check_scalar_output(jaxpr.outvars[0].aval, holomorphic, "grad")
         n_out = len(jaxpr.outvars)
         # grad alone keeps only the aux outputs: the value's own computation is dropped.
