@@ -392,7 +392,8 @@ spec("abs", P.abs_p, {}, _away_from_zero(0.1, 5), (F32, I32, I8, F16, BF16, C64)
 special_spec("abs", P.abs_p, {}, (F32, I8, C64))
 spec("real", P.real_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0,))
 spec("imag", P.imag_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0,))
-spec("conj", P.conj_p, {}, _uniform(), (C64,), differentiable=True, linear_in=(0,))
+spec("conj", P.conj_p, lambda d, shape: {"input_dtype": np.dtype(d)}, _uniform(), (C64,),
+     differentiable=True, linear_in=(0,))
 spec("copy", P.copy_p, {}, _uniform(-5, 5), ALL, differentiable=True, linear_in=(0,))
 spec("name", P.name_p, {"name": "h1"}, _uniform(-5, 5), ALL, differentiable=True,
      jax_fn=lambda x, name: jax.ad_checkpoint.checkpoint_name(x, name))

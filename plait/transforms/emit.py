@@ -141,6 +141,10 @@ class Emitter:
         """A unary primitive with its default params."""
         return self.bind1(prim, x, **params)
 
+    def conj(self, x: Atom) -> Var:
+        """The complex conjugate of ``x`` (``input_dtype`` its dtype)."""
+        return self.bind1(P.conj_p, x, input_dtype=shaped(x.aval).dtype)
+
     def select_n(self, which: Atom, *cases: Atom) -> Var:
         """``cases[which]`` elementwise."""
         return self.bind1(P.select_n_p, which, *cases)

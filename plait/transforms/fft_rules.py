@@ -48,7 +48,7 @@ def _irfft_transpose(e: Emitter, ct: Atom, fft_lengths: tuple[int, ...]) -> Atom
         weights[-1] = 1.0  # the Nyquist frequency stands for itself only
     weights /= math.prod(fft_lengths)
     w = e.mul(x, _vector(e, weights.astype(xa.dtype), xa.shape))
-    return e.bind1(P.conj_p, w)
+    return e.conj(w)
 
 
 def _vector(e: Emitter, values: np.ndarray, shape: tuple[int, ...]) -> Atom:

@@ -81,7 +81,7 @@ def _abs_jvp(e: Emitter, t: Atom, ans: Atom, x: Atom) -> Atom:
     if dt.is_complex(shaped(x.aval).dtype):
         # d|x| = Re(conj(x) t) / |x|, zero where x == 0.
         safe = e.select_n(e.bind1(P.eq_p, ans, _c(e, ans, 0)), ans, e.full(shaped(ans.aval), 1))
-        re = e.unary(P.real_p, e.mul(e.unary(P.conj_p, x), t))
+        re = e.unary(P.real_p, e.mul(e.conj(x), t))
         return e.div(re, safe)
     # JAX's choice at 0 (and -0): the derivative of x there is +1, not sign(0) = 0.
     nonneg = e.bind1(P.ge_p, x, _c(e, x, 0))

@@ -57,7 +57,7 @@ def _t(e: Emitter, x: Atom) -> Atom:
 
 
 def _conj(e: Emitter, x: Atom) -> Atom:
-    return e.bind1(P.conj_p, x) if dt.is_complex(_aval(x).dtype) else x
+    return e.conj(x) if dt.is_complex(_aval(x).dtype) else x
 
 
 def _h(e: Emitter, x: Atom) -> Atom:

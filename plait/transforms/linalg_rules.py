@@ -132,7 +132,7 @@ def _solve_jvp_a(e: Emitter, g_a: Atom, ans: Atom, a: Atom, b: Atom, *, left_sid
     if transpose_a:
         g = _swap_last(e, g)
     if conjugate_a and dt.is_complex(shaped(g.aval).dtype):
-        g = e.bind1(P.conj_p, g)
+        g = e.conj(g)
 
     def a_inverse(rhs: Atom) -> Var:
         return triangular_solve(e, a, rhs, **params)

@@ -89,7 +89,7 @@ def _strong_zeros(e: Emitter, ct: Atom) -> Atom:
 deflinear_transpose(P.real_p, lambda e, ct, x: [e.bind1(P.complex_p, ct, _strong_zeros(e, ct))])
 deflinear_transpose(P.imag_p, lambda e, ct, x: [e.bind1(P.complex_p, _strong_zeros(e, ct),
                                                         e.neg(ct))])
-deflinear_transpose(P.conj_p, lambda e, ct, x: [e.unary(P.conj_p, ct)])
+deflinear_transpose(P.conj_p, lambda e, ct, x, **_: [e.conj(ct)])
 deflinear_transpose(P.complex_p, lambda e, ct, x, y: [
     e.unbroadcast(e.unary(P.real_p, ct), shaped(x.aval)) if _undef(x) else None,
     e.unbroadcast(e.neg(e.unary(P.imag_p, ct)), shaped(y.aval)) if _undef(y) else None])

@@ -691,15 +691,17 @@ def square_primitive(np_, lax_, jit_):
     return lambda x: (lax_.square(x), np_.square(x))
 
 
-@known_difference("JAX's conj has an input_dtype param; plait's conj has none", typed(np.complex64, 3))
+@case(typed(np.complex64, 3))
 def conj_input_dtype(np_, lax_, jit_):
-    return lambda z: np_.conj(z)
+    return lambda z: (np_.conj(z), lax_.conj(z), np_.vdot(z, z))
 
 
-@known_difference("x[::2]: JAX slices with limit = the dimension size; plait with the tight limit",
-                  f32(4, 3))
+@case(f32(5, 3))
 def strided_index_limit(np_, lax_, jit_):
-    return lambda x: x[::2]
+    # JAX's bounds: the limit at the stop (not at the last element taken), and its start of
+    # a reversed strided slice.
+    return lambda x: (x[::2], x[1::2], x[1:4:2], x[::-2], x[3:0:-2], x[4:1], x[1:3:-1],
+                      x[::-1, ::2], x[-2:])
 
 
 @case(f32(3, 4), f32(4))
@@ -707,9 +709,9 @@ def matvec(np_, lax_, jit_):
     return lambda a, v: a @ v
 
 
-@known_difference("np.outer: JAX uses broadcast_in_dim; plait reshape", f32(4))
+@case(f32(4), f32(2, 3))
 def outer(np_, lax_, jit_):
-    return lambda v: np_.outer(v, v)
+    return lambda v, m: (np_.outer(v, v), np_.outer(m, v))
 
 
 @case(f32(4, 5))
@@ -727,9 +729,10 @@ def arange_float(np_, lax_, jit_):
     return lambda x: x + np_.arange(1.0, 4.0)
 
 
-@known_difference("np.eye(3): JAX adds the diagonal offset (add f 0:i32[]); plait does not", f32(3))
+@case(f32(3))
 def eye(np_, lax_, jit_):
-    return lambda x: (x, np_.eye(3))
+    # JAX adds the diagonal offset even when it is 0 (add f 0:i32[]).
+    return lambda x: (x, np_.eye(3), np_.eye(2, 4, k=-1), np_.identity(2, np_.int32))
 
 
 @case(f32(6))

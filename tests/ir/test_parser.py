@@ -95,11 +95,8 @@ def _jax_primitives(j: Any) -> Iterator[str]:
             yield from _jax_primitives(sub)
 
 
-_CONJ = "JAX's conj has an input_dtype param, plait's conj has none"
 # Cases whose JAX text plait cannot read back: strict xfails, so that a fix shows up.
-_JAX_TEXT_DIFFERS = {
-    "conj_input_dtype": _CONJ,
-}
+_JAX_TEXT_DIFFERS: dict[str, str] = {}
 _JAX_TEXT_CASES = [
     pytest.param(c, id=c.name, marks=[pytest.mark.xfail(
         strict=True, raises=JaxprParseError, reason=_JAX_TEXT_DIFFERS[c.name])]
@@ -220,7 +217,7 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
     "complex": _bin(lax.complex),
     "concatenate": [(lambda x, y: lax.concatenate([x, y, x], 0), (_f32(2), _f32(3))),
                     (lambda x, y: lax.concatenate([x, y], 1), (_i32(2, 2), _i32(2, 1)))],
-    "conj": [(lax.conj, (_c64(3),), _CONJ)],
+    "conj": [(lax.conj, (_c64(3),)), (lax.conj, (np.complex64(1j),))],
     "convert_element_type": [(lambda x: lax.convert_element_type(x, jnp.int32), (_f32(3),)),
                              (lambda x: lax.convert_element_type(x, jnp.bfloat16), (_bool(3),)),
                              (lambda x: x + 1.5, (_i32(3),))],
@@ -261,7 +258,6 @@ JAX_EXAMPLES: dict[str, list[Example]] = {
             (lambda x: jax_fft.fft_p.bind(x, fft_type=lax.FftType.IRFFT, fft_lengths=(2, 6)),
              (_c64(2, 4),))],
     "cholesky": [(lax.linalg.cholesky, (_f32(3, 3),)),
-                 # symmetrize_input=False: JAX's conj prints an input_dtype param plait's lacks
                  (lambda x: lax.linalg.cholesky(x, symmetrize_input=False), (_c64(2, 3, 3),))],
     "triangular_solve": [
         (lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True),

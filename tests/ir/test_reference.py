@@ -117,8 +117,8 @@ def test_spec_flags_are_consistent() -> None:
 
 # Where plait's typing rules knowingly disagree with JAX's (keys as in the failure messages).
 _KNOWN_TYPING_DIFFERENCES: dict[str, str] = {
-    "conj:float32": "JAX's conj takes real operands (to a complex result) and an input_dtype "
-                    "param; plait's conj is complex-only and has no params",
+    "conj:float32": "JAX's conj takes real operands (to a complex result); plait's conj is "
+                    "complex-only (its input_dtype is the operand's)",
     "add_any:bool": "JAX's typing rule takes anything; its lowering refuses bool",
     "argmax_first_int32:complex64": "JAX's typing rule takes complex; its lowering refuses it",
     "argmin_first_int32:complex64": "JAX's typing rule takes complex; its lowering refuses it",

@@ -62,8 +62,6 @@ DIFF_SPECS = [s for s in SPECS if s.differentiable]
 # Where the spec's JAX function cannot be differentiated by JAX itself, the same
 # function written so that it can (JAX bugs or API limits, not plait's business).
 _JAX_AD_FN: dict[str, Any] = {
-    # conj_p bound without JAX's private input_dtype param has no transpose.
-    "conj": lambda x: lax.conj(x),
     # JAX fails to differentiate select_n with a single case (IndexError).
     "select_n_one_case": lambda which, x: x,
     # JAX fails to differentiate clamp with scalar bounds ("select cases must have the

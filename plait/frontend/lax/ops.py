@@ -159,7 +159,14 @@ bitwise_not = _unary(P.not_p)
 copy = _unary(P.copy_p)
 real = _unary(P.real_p)
 imag = _unary(P.imag_p)
-conj = _unary(P.conj_p)
+
+
+def conj(x: Any) -> Array:
+    """Elementwise ``conj`` (the ``conj`` primitive, ``input_dtype`` the operand's)."""
+    operand, = _operands("conj", x)
+    av = _aval(operand)
+    d = av.dtype if av is not None else dt.canonicalize(np.asarray(operand).dtype)
+    return bind1(P.conj_p, operand, input_dtype=d)
 
 add = _binary(P.add_p)
 sub = _binary(P.sub_p)

@@ -330,8 +330,8 @@ def _eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
     k = operator.index(k)
     rows = lax.broadcasted_iota(dt.int32, (n, m), 0)
     cols = lax.broadcasted_iota(dt.int32, (n, m), 1)
-    on = lax.eq(lax.add(rows, lax.convert_element_type(k, dt.int32)), cols) if k else \
-        lax.eq(rows, cols)
+    # (The offset is added even when 0, as JAX's _eye adds it.)
+    on = lax.eq(lax.add(rows, np.int32(min(max(k, -2**31), 2**31 - 1))), cols)
     return lax.convert_element_type(on, d)
 
 

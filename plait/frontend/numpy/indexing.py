@@ -170,20 +170,18 @@ def _static_getitem(x: Array, idx: list[Any], s: tuple[int, ...]) -> Array:
         if isinstance(e, slice):
             if e.step is not None and operator.index(e.step) == 0:
                 raise ValueError("slice step cannot be zero")
+            # The bounds JAX gives lax.slice (a limit at the stop, not at the last element
+            # taken), so that the printed equation is JAX's.
             start, stop, step = e.indices(n)
-            count = len(range(start, stop, step))
-            if not count:
-                starts.append(0)
-                limits.append(0)
-                strides.append(1)
-            elif step > 0:
+            if step > 0:
                 starts.append(start)
-                limits.append(start + (count - 1) * step + 1)
+                limits.append(max(start, stop))
                 strides.append(step)
             else:
                 # The same elements in increasing order, reversed after slicing.
-                starts.append(start + (count - 1) * step)
-                limits.append(start + 1)
+                first = min(n, stop + 1 + abs(start - stop - 1) % -step)
+                starts.append(first)
+                limits.append(max(first, start + 1))
                 strides.append(-step)
                 revs.append(dim)
             out_pos += 1

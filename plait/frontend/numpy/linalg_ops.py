@@ -19,7 +19,7 @@ from plait.frontend.numpy._core import (
     ndim,
     shape,
 )
-from plait.frontend.numpy.manipulation import ravel, reshape
+from plait.frontend.numpy.manipulation import ravel
 from plait.frontend.numpy.ufuncs import conj, multiply
 from plait.ir.errors import ArgumentError
 from plait.ir.sharding import NamedSharding, PartitionSpec, type_sharding_of
@@ -171,7 +171,7 @@ def inner(a: Any, b: Any, *, precision: Any = None,
 def outer(a: Any, b: Any) -> Array:
     """Outer product of the flattened arrays."""
     a, b = promote("outer", ravel(a), ravel(b))
-    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+    return multiply(a[:, None], b[None, :])
 
 
 def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any = None,

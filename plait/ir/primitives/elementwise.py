@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from plait.ir import dtypes as dt
-from plait.ir.avals import ShapedArray
+from plait.ir.avals import ShapedArray, shaped
 from plait.ir.params import (
+    Derived,
     ParamDef,
     decode_bool,
     decode_dtype,
@@ -105,7 +106,19 @@ copy_p = Primitive("copy", unary(ANY))
 abs_p = Primitive("abs", unary(SIGNED | INEXACT, dt.real_dtype))
 real_p = Primitive("real", unary(COMPLEX, dt.real_dtype))
 imag_p = Primitive("imag", unary(COMPLEX, dt.real_dtype))
-conj_p = Primitive("conj", unary(COMPLEX))
+_complex_unary = unary(COMPLEX)
+
+
+def _conj_rule(x: ShapedArray, *, input_dtype: np.dtype[Any]) -> tuple[ShapedArray, ...]:
+    if input_dtype != x.dtype:
+        fail(f"expected input_dtype {x.dtype}, the operand's, but got {input_dtype}")
+    return _complex_unary(x)
+
+
+conj_p = Primitive("conj", _conj_rule, (
+    ParamDef("input_dtype", Derived(lambda ins, outs: shaped(ins[0]).dtype),
+             decode=decode_dtype),))
+"""The complex conjugate; ``input_dtype`` is the operand's dtype (printed, as JAX's)."""
 
 
 def _complex_rule(x: ShapedArray, y: ShapedArray) -> tuple[ShapedArray, ...]:

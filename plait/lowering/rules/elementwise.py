@@ -88,7 +88,7 @@ def _checkpoint_name(ctx: LoweringContext, x: Value, name: str) -> Sequence[Valu
 
 
 @register(P.conj_p)
-def _conj(ctx: LoweringContext, x: Value) -> Sequence[Value]:
+def _conj(ctx: LoweringContext, x: Value, input_dtype: Any) -> Sequence[Value]:
     out = shaped(ctx.avals_out[0])
     part = tensor_type((out.shape, np.dtype(np.finfo(out.dtype).dtype)))
     re = ctx.fn.op1("stablehlo.real", [x], part)
