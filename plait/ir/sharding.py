@@ -451,9 +451,16 @@ def _types(types: tuple[AxisType, ...]) -> str:
     return "(" + ", ".join(t.name for t in types) + ("," if len(types) == 1 else "") + ")"
 
 
-def _memory_kind(kind: str | None) -> str:
+def memory_kind_checked(kind: str | None) -> str:
+    """``'device'``, the one memory kind plait places arrays in (``None`` means it).
+
+    Raises:
+      ValueError: another kind (JAX's ``'pinned_host'``, ``'unpinned_host'``).
+    """
     if kind not in (None, "device"):
-        raise ValueError(f"expected memory_kind None or 'device', but got {kind!r}")
+        raise ValueError(f"expected memory_kind None or 'device', but got {kind!r}: plait "
+                         "keeps arrays in device memory only (JAX's host memory kinds, and "
+                         "offloading to them, are not supported)")
     return "device"
 
 
@@ -486,7 +493,7 @@ class NamedSharding:
     """The devices (or, for a type's sharding, the mesh's axes only)."""
     spec: PartitionSpec = attrs.field(factory=PartitionSpec)
     """How each dimension is split."""
-    memory_kind: str = attrs.field(default="device", eq=False, converter=_memory_kind)
+    memory_kind: str = attrs.field(default="device", eq=False, converter=memory_kind_checked)
     """Where on the device: only its default memory, ``'device'`` (``None`` means it)."""
 
     def __attrs_post_init__(self) -> None:
@@ -511,6 +518,11 @@ class NamedSharding:
         return NamedSharding(changes.get("mesh", self.mesh),
                              spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec),
                              changes.get("memory_kind", self.memory_kind))
+
+    def with_memory_kind(self, kind: str | None) -> NamedSharding:
+        """This sharding in memory ``kind``: only ``'device'`` (see
+        :func:`memory_kind_checked`)."""
+        return self.update(memory_kind=kind)
 
     @property
     def device_mesh(self) -> Mesh:

@@ -22,7 +22,13 @@ from plait.ir.caches import BoundedDict, clear_caches
 from plait.ir.config import guard as _guard
 from plait.ir.config import values as _config
 from plait.ir.errors import CallbackError
-from plait.ir.sharding import Mesh, NamedSharding, same_layout, set_device_resolver
+from plait.ir.sharding import (
+    Mesh,
+    NamedSharding,
+    memory_kind_checked,
+    same_layout,
+    set_device_resolver,
+)
 from plait.ir.sharding import Sharding as _AnySharding
 from plait.lowering import compiler, guards, multi_device
 from plait.lowering.compilation_cache import compile_cached
@@ -143,7 +149,8 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
 
     _interned: dict[Any, Sharding] = {}
 
-    def __new__(cls, device: Any, memory_kind: None = None) -> Sharding:
+    def __new__(cls, device: Any, memory_kind: str | None = None) -> Sharding:
+        memory_kind_checked(memory_kind)
         s = cls._interned.get(device)
         if s is None:
             s = _xc.SingleDeviceSharding.__new__(cls, device)
@@ -151,8 +158,13 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
             cls._interned[device] = s
         return s
 
-    def __init__(self, device: Any, memory_kind: None = None) -> None:
+    def __init__(self, device: Any, memory_kind: str | None = None) -> None:
         pass  # (initialized once, in __new__)
+
+    def with_memory_kind(self, kind: str | None) -> Sharding:
+        """This sharding in memory ``kind``: only ``'device'`` (see
+        :func:`~plait.ir.sharding.memory_kind_checked`)."""
+        return Sharding(self._device, kind)
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__

@@ -417,6 +417,15 @@ def test_device_put_lays_out_as_jax(spec: tuple[Any, ...]) -> None:
     with pytest.raises(ValueError, match="expected memory_kind None or 'device', but got "
                                          "'pinned_host'"):
         NamedSharding(ours_mesh, P(), memory_kind="pinned_host")
+    theirs_dev = b.sharding.with_memory_kind("device")
+    assert repr(a.sharding.with_memory_kind("device")) == repr(theirs_dev)
+    with pytest.raises(ValueError, match="device memory only"):
+        a.sharding.with_memory_kind("pinned_host")
+    one = plait.sharding.SingleDeviceSharding(plait.devices()[0], memory_kind="device")
+    assert repr(one.with_memory_kind("device")) == repr(
+        jax.sharding.SingleDeviceSharding(jax.devices()[0], memory_kind="device"))
+    with pytest.raises(ValueError, match="device memory only"):
+        one.with_memory_kind("unpinned_host")
     assert [(s.device.id, s.index, s.replica_id) for s in a.addressable_shards] == \
         [(s.device.id, s.index, s.replica_id) for s in b.addressable_shards]
     for s in a.addressable_shards:
