@@ -696,6 +696,14 @@ def conj_input_dtype(np_, lax_, jit_):
     return lambda z: (np_.conj(z), lax_.conj(z), np_.vdot(z, z))
 
 
+@case(f32(3), i32(3))
+def weak_scalar_constants_fold(np_, lax_, jit_):
+    # A weakly typed scalar Array joining a strong operand: its conversion is folded into
+    # the literal, as JAX folds it.
+    return lambda x, i: (np_.array(0.1) + x, x * np_.asarray(2), np_.float32(3) - x,
+                         i + np_.array(7), x.astype(np_.int32) + np_.array(True))
+
+
 @case(f32(5, 3))
 def strided_index_limit(np_, lax_, jit_):
     # JAX's bounds: the limit at the stop (not at the last element taken), and its start of

@@ -342,6 +342,13 @@ def bind(prim: Primitive, /, *args: Any, **params: Any) -> Any:
     trace = stack[-1]
     atoms = tuple([a._var if type(a) is Tracer and a._trace is trace else trace.to_atom(a)
                    for a in args])
+    if prim is P.convert_element_type_p and type(atoms[0]) is Literal and \
+            params.get("sharding") is None and params["new_dtype"].names is None and \
+            atoms[0].aval.dtype.names is None:  # (not float0, nor keys)
+        # A scalar constant converted: folded now, as JAX folds it (the trace gets the
+        # converted literal, not a convert_element_type of one).
+        assert _eager_impl is not None
+        return _eager_impl(prim, args, params)
     src = user_frame_info() if _values.source_info else None
     outs = trace.builder.bind(prim, atoms, params, src)
     if prim.multiple_results:
