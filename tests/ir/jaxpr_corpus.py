@@ -697,6 +697,15 @@ def conj_input_dtype(np_, lax_, jit_):
 
 
 @case(f32(3), i32(3))
+def array_of_traced_elements(np_, lax_, jit_):
+    # JAX's jnp.array of a list holding tracers: a leading axis for each element, then
+    # concatenations (in a tree of 16 for long lists).
+    return lambda x, i: (np_.array([x[0], x[1], 2.0]), np_.array([[x, x], [x, x * 2]]),
+                         np_.array([i[0], 3, i[2]]), np_.array([x[k % 3] for k in range(20)]),
+                         np_.asarray((x[0], x[1]), np_.int32))
+
+
+@case(f32(3), i32(3))
 def weak_scalar_constants_fold(np_, lax_, jit_):
     # A weakly typed scalar Array joining a strong operand: its conversion is folded into
     # the literal, as JAX folds it.

@@ -28,7 +28,7 @@ from plait.frontend.numpy._core import (
 )
 from plait.frontend.numpy._core import shape as shape_of
 from plait.frontend.numpy.eager_programs import compiled_when_eager
-from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape, stack
+from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal
 
@@ -369,6 +369,14 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool |
     return _place(out, device)
 
 
+def _assemble(rows: list[Array]) -> Array:
+    # As JAX's: each element gets a leading axis of 1, and the rows are concatenated, in a
+    # tree of concatenations of 16 (so the printed jaxpr is JAX's).
+    while len(rows) > 16:
+        rows = [lax.concatenate(rows[i:i + 16], 0) for i in range(0, len(rows), 16)]
+    return lax.concatenate(rows, 0)
+
+
 def _asarray(a: Any, dtype: np.dtype[Any] | None) -> Array:
     if isinstance(a, Array):
         return astype(a, dtype) if dtype is not None else a
@@ -384,7 +392,7 @@ def _asarray(a: Any, dtype: np.dtype[Any] | None) -> Array:
         # The dtype is that of all the leaves together (Python scalars weakly typed).
         target = (result_type_info([_type_of(v) for v in leaves])[0]
                   if dtype is None else dtype)
-        return stack([_asarray(x, target) for x in a])
+        return _assemble([lax.expand_dims(_asarray(x, target), (0,)) for x in a])
     if is_scalar(a):
         sd, weak = dtype_and_weak(a)
         if dtype is not None:
