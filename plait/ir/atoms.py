@@ -31,7 +31,7 @@ class Var:
     """The variable's type."""
 
     def __repr__(self) -> str:
-        return f"Var(id={id(self)}):{self.aval.str_short()}"
+        return f"Var(id={id(self)}):{self.aval.str_short(short_dtypes=False)}"  # (JAX's)
 
 
 Scalar: TypeAlias = bool | int | float | complex

@@ -8,6 +8,7 @@ import pickle
 from typing import Any
 
 import attrs
+import jax
 import numpy as np
 import pytest
 from hypothesis import given
@@ -235,3 +236,11 @@ def test_check_jaxpr_rejects_an_unbound_output() -> None:
     with pytest.raises(UnboundVariableError, match="expected outputs bound before use, but "
                                                    "output 0"):
         check_jaxpr(j)
+
+
+def test_variables_repr_as_jaxs() -> None:
+    # JAX's Var repr: its id and its type with the dtype's full name.
+    ours = Var(ShapedArray((2, 3), dt.int32))
+    theirs = jax.make_jaxpr(lambda x: x)(np.zeros((2, 3), np.int32)).jaxpr.invars[0]
+    assert repr(ours) == f"Var(id={id(ours)}):int32[2,3]"
+    assert repr(theirs).split(":", 1)[1] == repr(ours).split(":", 1)[1]
