@@ -103,7 +103,8 @@ def run(args: list[str]) -> int:
     else:
         sys.argv = list(args)
         sys.path.insert(0, str(Path(args[0]).resolve().parent))
-        runpy.run_path(args[0], run_name="__main__")
+        # (By its absolute path, as python script.py runs it: source lines name the file so.)
+        runpy.run_path(os.path.abspath(args[0]), run_name="__main__")
     return 0
 
 

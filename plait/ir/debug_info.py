@@ -39,16 +39,20 @@ class SourceInfo:
     line: int
     """The 1-based line number."""
     function: str
-    """The enclosing function's name."""
+    """The enclosing function's qualified name (``Model.apply.<locals>.<lambda>``)."""
     name_stack: str = ""
     """The ``named_scope``\\ s active when it was traced, outermost first, joined by ``/``
     (``"block/attention"``), relative to the jaxpr that holds the equation (as JAX's: a
     called or nested jaxpr is traced from an empty stack, and lowering puts its
     equations under the stack of the equation that holds it); lowering names the
     equation's ops after it."""
+    column: int = -1
+    """The 0-based column of the expression on the line (-1: unknown)."""
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line} ({self.function})"
+        # JAX's form: file:line:column (function).
+        col = f":{self.column}" if self.column >= 0 else ""
+        where = f"{self.file}:{self.line}{col} ({self.function})"
         # (A stack whose scopes are all transformations of no scope, "transpose(jvp())",
         # names nothing.)
         named = any(not part.rstrip(")").endswith("(") for part in self.name_stack.split("/")

@@ -105,7 +105,7 @@ def test_saved_residuals_through_jit_and_names_match_jax() -> None:
     assert got == residuals("jax", program("jax"), ws, X)
     assert ("f32[4,4]", "from the argument ws[1]") in got  # passed on through the jit
     out = pac.saved_residuals(program("plait"), ws, X)
-    assert any(re.search(r"named 'z' from .*test_ad_checkpoint\.py:\d+ \(g\)", w)
+    assert any(re.search(r"named 'z' from .*test_ad_checkpoint\.py:\d+:\d+ \(.*<locals>\.g\)", w)
                for _, w in out)
 
 
@@ -113,8 +113,8 @@ def test_print_saved_residuals_prints_one_line_each(capsys: pytest.CaptureFixtur
     pac.print_saved_residuals(lambda w, x: pnp.sum(pnp.sin(w @ x)), W, X)
     lines = capsys.readouterr().out.splitlines()
     assert lines[:2] == ["f32[4,4] from the argument w", "f32[4] from the argument x"]
-    assert re.fullmatch(r"f32\[4\] output of cos from .*test_ad_checkpoint\.py:\d+ \(<lambda>\)",
-                        lines[2])
+    assert re.fullmatch(r"f32\[4\] output of cos from .*test_ad_checkpoint\.py:\d+:\d+ "
+                        r"\(.*<locals>\.<lambda>\)", lines[2])
     assert len(lines) == 3
 
 

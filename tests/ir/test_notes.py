@@ -26,10 +26,11 @@ from plait.lowering import lowering_rules
 from plait.transforms import batching_rules, jvp_rules, pe_rules, transpose_rules
 
 
-def _line_of(fun: Callable[..., Any], text: str) -> int:
-    """The line of this file, inside ``fun``, that contains ``text``."""
+def _line_of(fun: Callable[..., Any], text: str) -> str:
+    """``line:column`` of ``text`` in this file, inside ``fun`` (as source lines print)."""
     lines, first = inspect.getsourcelines(fun)
-    return first + next(i for i, line in enumerate(lines) if text in line)
+    i = next(i for i, line in enumerate(lines) if text in line)
+    return f"{first + i}:{lines[i].index(text)}"
 
 
 def f_sin_cos(x: Any) -> Any:
@@ -121,7 +122,7 @@ def test_nested_jaxpr_noted_once_at_the_inner_equation() -> None:
     # vmap of a cond whose predicate is batched: the failing equation is inside a branch.
     exc = _run_with_rule(batching_rules, P.cos_p, _boom,
                          lambda: plait.vmap(f_cond)(pnp.ones((3, 2))))
-    _assert_note(exc, "batching (vmap)", "= cos", f_cond, "pnp.cos(v)", "<lambda>")
+    _assert_note(exc, "batching (vmap)", "= cos", f_cond, "pnp.cos(v)", "f_cond.<locals>.<lambda>")
 
 
 def test_partial_eval_notes() -> None:

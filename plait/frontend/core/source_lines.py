@@ -7,6 +7,7 @@ innermost stack frame outside plait, with the scopes active there, as the
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from types import CodeType, FrameType
@@ -38,6 +39,15 @@ _source_cache: BoundedDict[tuple[int, int, str], tuple[CodeType, SourceInfo]] = 
 on_exclusion(_internal_code.clear)
 
 
+def _source_info(code: CodeType, f: FrameType, name_stack: str) -> SourceInfo:
+    # The line and column of the instruction running (as JAX reports them), and the
+    # function's qualified name.
+    positions = next(itertools.islice(code.co_positions(), f.f_lasti // 2, None), None)
+    line = f.f_lineno if positions is None or positions[0] is None else positions[0]
+    column = -1 if positions is None or positions[2] is None else positions[2]
+    return SourceInfo(code.co_filename, line, code.co_qualname, name_stack, column)
+
+
 def user_frame_info() -> SourceInfo | None:
     """The innermost stack frame outside plait, as a :class:`SourceInfo`."""
     f: FrameType | None = sys._getframe(1)
@@ -48,11 +58,10 @@ def user_frame_info() -> SourceInfo | None:
         if hit is None or hit[0] is not code:
             hit = _internal_code[id(code)] = (code, is_plait_code(code.co_filename))
         if not hit[1]:
-            key = (id(code), f.f_lineno, scopes.name_stack)
+            key = (id(code), f.f_lasti, scopes.name_stack)
             entry = _source_cache.data.get(key)
             if entry is None or entry[0] is not code:
-                entry = _source_cache[key] = (code, SourceInfo(code.co_filename, f.f_lineno,
-                                                               code.co_name, key[2]))
+                entry = _source_cache[key] = (code, _source_info(code, f, key[2]))
             return entry[1]
         f = f.f_back
     return None
