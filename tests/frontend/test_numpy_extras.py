@@ -299,3 +299,27 @@ def test_like_functions_take_a_shape_dtype_struct_as_jax(make: Callable[..., Any
     theirs = make(jax, jax.ShapeDtypeStruct((2, 3), dtype))
     assert str(plait.typeof(ours)) == str(jax.typeof(theirs))
     np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+class _Wrapped:
+    """An object converting itself with JAX's ``__jax_array__`` protocol."""
+
+    def __init__(self, np_: Any, value: Any) -> None:
+        self.np_, self.value = np_, value
+
+    def __jax_array__(self) -> Any:
+        return self.np_.asarray(self.value)
+
+
+def test_asarray_and_array_take_jax_array_objects_as_jax() -> None:
+    v = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for make in (lambda np_: np_.asarray(_Wrapped(np_, v)),
+                 lambda np_: np_.array([_Wrapped(np_, v[0]), _Wrapped(np_, v[1])]),
+                 lambda np_: np_.asarray((_Wrapped(np_, 1.5), 2.0), np_.float16),
+                 lambda np_: np_.array(_Wrapped(np_, v), dtype=np_.int32)):
+        ours, theirs = make(pnp), make(jnp)
+        assert (ours.dtype, ours.shape, ours.weak_type) == \
+            (theirs.dtype, theirs.shape, theirs.weak_type)
+        np.testing.assert_array_equal(ours, theirs)
+    jitted = plait.jit(lambda x: pnp.asarray(_Wrapped(pnp, x)) * 2)(v)
+    np.testing.assert_array_equal(jitted, v * 2)

@@ -377,12 +377,26 @@ def _assemble(rows: list[Array]) -> Array:
     return lax.concatenate(rows, 0)
 
 
+def _jax_arrays(a: Any) -> Any:
+    """``a`` with each object defining ``__jax_array__`` (in nested lists and tuples too)
+    replaced by what that method returns: the conversion protocol JAX's ``asarray`` and
+    ``array`` accept (other functions refuse such objects, as JAX's do)."""
+    if isinstance(a, list | tuple):
+        return type(a)(_jax_arrays(x) for x in a) if type(a) in (list, tuple) else a
+    convert = getattr(a, "__jax_array__", None)
+    return convert() if convert is not None and not isinstance(a, Array) else a
+
+
 def _asarray(a: Any, dtype: np.dtype[Any] | None) -> Array:
     if isinstance(a, Array):
         return astype(a, dtype) if dtype is not None else a
     if type(a) is Literal:
         a = as_array(a)
         return astype(a, dtype) if dtype is not None else a
+    if not isinstance(a, np.ndarray | bool | int | float | complex):
+        a = _jax_arrays(a)
+        if isinstance(a, Array):
+            return astype(a, dtype) if dtype is not None else a
     leaves = _flat(a) if isinstance(a, list | tuple) else []
     if a is None or any(x is None for x in leaves):
         # A ValueError, as JAX's (NumPy would make an object array).
