@@ -8,10 +8,12 @@ import operator
 import re
 from typing import Any
 
+import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
 
+import plait
 import plait.numpy as pjnp
 from tests.frontend.jax_oracle import raised
 
@@ -95,3 +97,44 @@ def test_none_among_the_data_is_a_value_error_as_jax(data: Any) -> None:
         pjnp.array(data)
     with pytest.raises(ValueError, match="None is not a valid value for an array"):
         pjnp.asarray(data)
+
+
+class _Delegating:
+    """A wrapper that forwards attribute lookups to its value (as flax nnx's Variables
+    do: it appears to have ``__array__``) and converts itself with ``__jax_array__``."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.value, name)
+
+    def __jax_array__(self) -> Any:
+        return self.value
+
+
+class _Reflecting:
+    """No conversion protocol of JAX's, a reflected operator and ``__array__``."""
+
+    def __radd__(self, other: Any) -> str:
+        return "radd"
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.ones(1, np.float32)
+
+
+class _ArrayOnly:
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.ones(1, np.float32)
+
+
+def test_operators_take_other_objects_as_jax() -> None:
+    # JAX converts an operand with __jax_array__, takes arrays and scalars, and leaves
+    # anything else to Python (NotImplemented), __array__ or not.
+    for lib, np_ in ((plait, pjnp), (jax, jjnp)):
+        w = np_.ones((2, 3))
+        got = lib.jit(lambda x, v: x @ _Delegating(v))(np_.ones((1, 2)), w)
+        np.testing.assert_array_equal(got, np.full((1, 3), 2.0, np.float32))
+        assert np_.ones(1) + _Reflecting() == "radd"
+        with pytest.raises(TypeError, match="unsupported operand"):
+            np_.ones(1) * _ArrayOnly()

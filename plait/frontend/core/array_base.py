@@ -181,84 +181,108 @@ class Array:
     def __abs__(self) -> Array: return _pnp.abs(self)
     def __invert__(self) -> Array: return _pnp.invert(self)
     def __add__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "+") else _pnp.add(self, other)
+        o = _operand(self, other, "+")
+        return NotImplemented if o is NotImplemented else _pnp.add(self, o)
 
     def __radd__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "+", True) else _pnp.add(other, self)
+        o = _operand(self, other, "+", True)
+        return NotImplemented if o is NotImplemented else _pnp.add(o, self)
 
     def __sub__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "-") else _pnp.subtract(self, other)
+        o = _operand(self, other, "-")
+        return NotImplemented if o is NotImplemented else _pnp.subtract(self, o)
 
     def __rsub__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "-", True) else _pnp.subtract(other, self)
+        o = _operand(self, other, "-", True)
+        return NotImplemented if o is NotImplemented else _pnp.subtract(o, self)
 
     def __mul__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "*") else _pnp.multiply(self, other)
+        o = _operand(self, other, "*")
+        return NotImplemented if o is NotImplemented else _pnp.multiply(self, o)
 
     def __rmul__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "*", True) else _pnp.multiply(other, self)
+        o = _operand(self, other, "*", True)
+        return NotImplemented if o is NotImplemented else _pnp.multiply(o, self)
 
     def __truediv__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "/") else _pnp.true_divide(self, other)
+        o = _operand(self, other, "/")
+        return NotImplemented if o is NotImplemented else _pnp.true_divide(self, o)
 
     def __rtruediv__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "/", True) else _pnp.true_divide(other, self)
+        o = _operand(self, other, "/", True)
+        return NotImplemented if o is NotImplemented else _pnp.true_divide(o, self)
 
     def __floordiv__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "//") else _pnp.floor_divide(self, other)
+        o = _operand(self, other, "//")
+        return NotImplemented if o is NotImplemented else _pnp.floor_divide(self, o)
 
     def __rfloordiv__(self, other: Any) -> Array:
-        if _defers(self, other, "//", True):
-            return NotImplemented
-        return _pnp.floor_divide(other, self)
+        o = _operand(self, other, "//", True)
+        return NotImplemented if o is NotImplemented else _pnp.floor_divide(o, self)
 
     def __mod__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "%") else _pnp.remainder(self, other)
+        o = _operand(self, other, "%")
+        return NotImplemented if o is NotImplemented else _pnp.remainder(self, o)
 
     def __rmod__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "%", True) else _pnp.remainder(other, self)
+        o = _operand(self, other, "%", True)
+        return NotImplemented if o is NotImplemented else _pnp.remainder(o, self)
 
     def __pow__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "**") else _pnp.power(self, other)
+        o = _operand(self, other, "**")
+        return NotImplemented if o is NotImplemented else _pnp.power(self, o)
 
     def __rpow__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "**", True) else _pnp.power(other, self)
+        o = _operand(self, other, "**", True)
+        return NotImplemented if o is NotImplemented else _pnp.power(o, self)
 
     def __matmul__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "@") else _pnp.matmul(self, other)
+        o = _operand(self, other, "@")
+        return NotImplemented if o is NotImplemented else _pnp.matmul(self, o)
 
     def __rmatmul__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "@", True) else _pnp.matmul(other, self)
+        o = _operand(self, other, "@", True)
+        return NotImplemented if o is NotImplemented else _pnp.matmul(o, self)
 
     def __and__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "") else _pnp.bitwise_and(self, other)
+        o = _operand(self, other, "")
+        return NotImplemented if o is NotImplemented else _pnp.bitwise_and(self, o)
 
     def __rand__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "", True) else _pnp.bitwise_and(other, self)
+        o = _operand(self, other, "", True)
+        return NotImplemented if o is NotImplemented else _pnp.bitwise_and(o, self)
 
     def __or__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "") else _pnp.bitwise_or(self, other)
+        o = _operand(self, other, "")
+        return NotImplemented if o is NotImplemented else _pnp.bitwise_or(self, o)
 
     def __ror__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "", True) else _pnp.bitwise_or(other, self)
+        o = _operand(self, other, "", True)
+        return NotImplemented if o is NotImplemented else _pnp.bitwise_or(o, self)
 
     def __xor__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "") else _pnp.bitwise_xor(self, other)
+        o = _operand(self, other, "")
+        return NotImplemented if o is NotImplemented else _pnp.bitwise_xor(self, o)
 
     def __rxor__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "", True) else _pnp.bitwise_xor(other, self)
+        o = _operand(self, other, "", True)
+        return NotImplemented if o is NotImplemented else _pnp.bitwise_xor(o, self)
 
     def __lshift__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "") else _pnp.left_shift(self, other)
+        o = _operand(self, other, "")
+        return NotImplemented if o is NotImplemented else _pnp.left_shift(self, o)
 
     def __rlshift__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "", True) else _pnp.left_shift(other, self)
+        o = _operand(self, other, "", True)
+        return NotImplemented if o is NotImplemented else _pnp.left_shift(o, self)
 
     def __rshift__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "", True) else _pnp.right_shift(self, other)
+        o = _operand(self, other, "", True)
+        return NotImplemented if o is NotImplemented else _pnp.right_shift(self, o)
 
     def __rrshift__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "", True) else _pnp.right_shift(other, self)
+        o = _operand(self, other, "", True)
+        return NotImplemented if o is NotImplemented else _pnp.right_shift(o, self)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """Refused: arrays are immutable (use ``x.at[index].set(value)``).
@@ -272,18 +296,24 @@ class Array:
 
     # Comparisons return arrays.
     def __lt__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "") else _pnp.less(self, other)
+        o = _operand(self, other, "")
+        return NotImplemented if o is NotImplemented else _pnp.less(self, o)
     def __le__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "") else _pnp.less_equal(self, other)
+        o = _operand(self, other, "")
+        return NotImplemented if o is NotImplemented else _pnp.less_equal(self, o)
     def __gt__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "") else _pnp.greater(self, other)
+        o = _operand(self, other, "")
+        return NotImplemented if o is NotImplemented else _pnp.greater(self, o)
     def __ge__(self, other: Any) -> Array:
-        return NotImplemented if _defers(self, other, "") else _pnp.greater_equal(self, other)
+        o = _operand(self, other, "")
+        return NotImplemented if o is NotImplemented else _pnp.greater_equal(self, o)
     def __eq__(self, other: Any) -> Array:  # type: ignore[override]  # an array, not a bool
-        return NotImplemented if _defers(self, other, "==") else _pnp.equal(self, other)
+        o = _operand(self, other, "==")
+        return NotImplemented if o is NotImplemented else _pnp.equal(self, o)
 
     def __ne__(self, other: Any) -> Array:  # type: ignore[override]  # an array, not a bool
-        return NotImplemented if _defers(self, other, "!=") else _pnp.not_equal(self, other)
+        o = _operand(self, other, "!=")
+        return NotImplemented if o is NotImplemented else _pnp.not_equal(self, o)
 
     __hash__ = None  # type: ignore[assignment]  # unhashable, as == is elementwise
 
@@ -550,16 +580,23 @@ _OPERANDS = (Array, Literal, np.ndarray, np.generic, bool, int, float, complex)
 _REFUSED = (list, tuple, set, dict)
 
 
-def _defers(self: Array, other: Any, op: str, reflected: bool = False) -> bool:
-    """Whether an operator leaves ``other`` to Python (or, for a container in an
-    arithmetic operator ``op``, refuses it)."""
-    if isinstance(other, _OPERANDS) or hasattr(other, "__array__"):
-        return False
+def _operand(self: Array, other: Any, op: str, reflected: bool = False) -> Any:
+    """``other`` as an operand of an operator, as JAX takes it: an array or scalar as it
+    is, an object with ``__jax_array__`` converted by it, anything else
+    ``NotImplemented`` (Python then asks ``other``'s reflected operator), but for a
+    container in an arithmetic operator ``op``, refused."""
+    if isinstance(other, _OPERANDS):
+        return other
+    convert = getattr(other, "__jax_array__", None)
+    if convert is not None:
+        other = convert()
+        if isinstance(other, _OPERANDS):
+            return other
     if op and isinstance(other, _REFUSED):
         names = [repr(type(self).__name__), repr(type(other).__name__)]
         left, right = names[::-1] if reflected else names
         raise TypeError(f"unsupported operand type(s) for {op}: {left} and {right}")
-    return True
+    return NotImplemented
 
 
 # Operators and methods route through the NumPy namespace, which sits above this module:
