@@ -221,6 +221,8 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
     def _to_xla_hlo_sharding(self, ndim: int) -> Any:
         return _xc.HloSharding.replicate()
 
+# Named as JAX's class: type(x.sharding).__name__ and messages say SingleDeviceSharding.
+Sharding.__name__ = Sharding.__qualname__ = "SingleDeviceSharding"
 
 
 def sharding_for(device: Any) -> Sharding:

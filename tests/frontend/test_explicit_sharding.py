@@ -327,3 +327,18 @@ def test_reshard_onto_a_named_sharding_needs_no_current_mesh() -> None:
     assert out[0][0] == out[1][0] == "float32[8@X,4]"
     np.testing.assert_array_equal(out[0][1], out[1][1])
     assert tuple(out[0][2]) == tuple(out[1][2])
+
+
+def test_reshard_drops_unused_trailing_spec_entries_as_jax() -> None:
+    # flax's sharding guide reshards a whole model with P(None, None), biases included.
+    def make(lib: Any, jnp: Any, lax: Any) -> Any:
+        params = {"w": jnp.ones((8, 4)), "b": jnp.ones(4)}
+        moved = lib.jit(lambda p: lib.reshard(p, lib.P("X", None, None)))(params)
+        return moved, lib.jit(lambda p: lib.reshard(p, lib.P(None, None)))(params)
+    ours, theirs = _run(make)
+    ol, tl = plait.tree.leaves(ours), jax.tree.leaves(theirs)
+    assert [str(plait.typeof(o)) for o in ol] == [str(jax.typeof(t)) for t in tl]
+    for o, t in zip(ol, tl):
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+    refused = _run(lambda lib, jnp, lax: lib.reshard(jnp.ones(8), lib.P(None, "X")))
+    assert isinstance(refused[0], tuple) and refused[0][0] == "ValueError", refused

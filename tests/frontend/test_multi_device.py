@@ -430,6 +430,11 @@ def test_device_put_lays_out_as_jax(spec: tuple[Any, ...]) -> None:
         [(s.device.id, s.index, s.replica_id) for s in b.addressable_shards]
     for s in a.addressable_shards:
         np.testing.assert_array_equal(np.asarray(s.data), x[s.index])
+    first, theirs_first = a.addressable_shards[0], b.addressable_shards[0]
+    assert repr(first) == repr(theirs_first)
+    assert type(first.data.sharding).__name__ == type(theirs_first.data.sharding).__name__
+    assert {d.id for d in first.data.sharding.device_set} == \
+        {d.id for d in theirs_first.data.sharding.device_set}
     np.testing.assert_array_equal(np.asarray(a), x)
     assert a.is_fully_replicated == b.is_fully_replicated
     assert {d.id for d in a.devices()} == {d.id for d in b.devices()}

@@ -61,6 +61,10 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
         dst = type_sharding_of(s, "reshard")
         (op,) = _operands("reshard", leaf)
         aval = value_aval(op)
+        entries = tuple(dst.spec)
+        if len(entries) > aval.ndim and all(e is None for e in entries[aval.ndim:]):
+            # Entries of None past the rank are dropped, as JAX's reshard drops them.
+            dst = dst.update(spec=entries[:aval.ndim])
         try:
             type_sharding(dst, aval.shape)
         except JaxprTypeError as e:

@@ -157,6 +157,8 @@ _INTERNAL_PARTS: Final = {
         "wait_for_tokens": "plait.frontend.api.environment:effects_barrier"},
     "jax._src.state.types": {"AbstractRef": "plait.frontend.core.refs:AbstractRef"},
     "jax._src.util": {"safe_map": "plait.api_util:safe_map"},  # (JAX's interpreter tutorial)
+    # (flax's sharding guide asks whether the runtime has started.)
+    "jax._src.xla_bridge": {"backends_are_initialized": "plait.lowering.runtime:started"},
     "jax._src.tree_util": {
         "*": "plait.tree_util",
         "_registry": "plait.frontend.core.tree_util:node_types"},

@@ -43,7 +43,7 @@ class Shard:
 
     def __repr__(self) -> str:
         return (f"Shard(device={self.device!r}, index={self.index}, "
-                f"replica_id={self.replica_id}, data={self.data!r})")
+                f"replica_id={self.replica_id}, data={self.data})")  # (JAX's: the values)
 
 
 class ArrayImpl(Array):
@@ -141,6 +141,9 @@ class ArrayImpl(Array):
         s = self._buf._sharding
         if type(s) is multi_device.MeshSharding:
             return s.named if s.named is not None else s
+        if type(s) is not runtime.Sharding and hasattr(s, "_device"):
+            # A shard of a multi-device array: its buffer has jaxlib's own class.
+            return runtime.sharding_for(s._device)
         return s
 
     @property
