@@ -211,6 +211,7 @@ def test_key_arrays_print_like_jax() -> None:
     assert repr(pr.key(0)) == repr(jr.key(0))
     assert repr(pr.split(pr.key(0), 3)) == repr(jr.split(jr.key(0), 3))
     assert str(pr.key(1)) == str(jr.key(1))
+    assert f"{pr.key(2)}" == f"{jr.key(2)}" and f"{pr.split(pr.key(2))}" == f"{jr.split(jr.key(2))}"
     assert pr.key_impl(pr.key(0)) == jr.key_impl(jr.key(0)) == "threefry2x32"
 
 

@@ -264,6 +264,8 @@ class ArrayImpl(Array):
         return self._value.tolist()
 
     def __format__(self, spec: str) -> str:
+        if dt.is_key(self.dtype):  # (JAX formats a key array as its str)
+            return format(str(self), spec)
         if self.shape == ():
             return format(self._value.item(), spec)
         return format(self._value, spec)
