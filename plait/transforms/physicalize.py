@@ -111,7 +111,7 @@ class _Physicalizer(JaxprRewriter):
 _TRANSPARENT = frozenset({
     P.squeeze_p, P.concatenate_p, P.rev_p, P.copy_p, P.optimization_barrier_p, P.jit_p,
     P.while_p, P.scan_p, P.cond_p, P.remat_p, P.custom_jvp_call_p, P.custom_vjp_call_p,
-    P.split_p, P.stack_p, P.unstack_p, P.custom_vmap_call_p,
+    P.split_p, P.stack_p, P.unstack_p, P.custom_vmap_call_p, P.shard_map_p,
 })
 """Primitives whose params stay valid when key arrays gain a trailing dimension."""
 

@@ -850,3 +850,22 @@ def test_fsdp_gradients_through_remat_in_shard_map_match_jax(layers: int) -> Non
     args = plait.device_put(args, NamedSharding(ours_mesh, P("batch")))
     assert_close(plait.jit(plait.grad(ours))(*args), expected)
     assert_close(plait.grad(ours)(*args), expected)
+
+
+def test_shard_map_takes_and_returns_key_arrays_as_jax() -> None:
+    # flax's randomness guide splits a key per device inside shard_map.
+    out = []
+    for lib in (plait, jax):
+        mesh = lib.make_mesh((8,), ("data",), axis_types=(
+            AxisType.Auto if lib is plait else JAxisType.Auto,))
+        spec = P("data") if lib is plait else JP("data")
+
+        def body(k: Any, lib: Any = lib) -> Any:
+            return lib.random.normal(k[0], (2,)), lib.random.split(k[0], 1)
+        f = lib.shard_map(body, mesh=mesh, in_specs=spec, out_specs=(spec, spec))
+        keys = lib.random.split(lib.random.key(0), 8)
+        values, new_keys = f(keys)
+        out.append((np.asarray(values), np.asarray(lib.random.key_data(new_keys)),
+                    np.asarray(lib.jit(f)(keys)[0])))
+    for ours, theirs in zip(out[0], out[1]):
+        np.testing.assert_array_equal(ours, theirs)
