@@ -17,7 +17,7 @@ import jax
 import jax.experimental.key_reuse._core as jax_key_reuse
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import plait
@@ -429,5 +429,12 @@ def test_random_programs_agree_with_jax(ops: list[tuple[str, int, int]]) -> None
                 return repr(sig(_build(m, ops), m.random.key(0)))
         except m.errors.KeyReuseError as e:
             return _kind(e)
-    assert outcome(plait, key_reuse.function_type_signature) == \
-        outcome(jax, jax_key_reuse.function_type_signature)
+    ours = outcome(plait, key_reuse.function_type_signature)
+    try:
+        theirs = outcome(jax, jax_key_reuse.function_type_signature)
+    except ValueError as e:
+        # JAX 0.10.2's own analysis fails on some programs (a full slice x[0:] of a split
+        # key vector: "The truth value of an array ... is ambiguous"): no oracle there.
+        assume("truth value of an array" not in str(e))
+        raise
+    assert ours == theirs
