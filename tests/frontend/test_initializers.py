@@ -136,3 +136,24 @@ def test_errors_match_jax(name: str) -> None:
         make(ji)(jr.key(0), shape)
     with pytest.raises(exc):
         make(pi)(pr.key(0), shape)
+
+
+@pytest.mark.skipif(len(plait.devices()) < 8, reason="needs 8 CPU devices (XLA_FLAGS="
+                    "--xla_force_host_platform_device_count=8)")
+@pytest.mark.parametrize("name", ["zeros", "constant", "normal", "lecun_normal",
+                                  "glorot_normal_conv", "vs_batch_axis"])
+def test_out_sharding_lays_out_the_same_values_as_jax(name: str) -> None:
+    # flax's sharding guide draws parameters sharded (out_sharding=P(...), explicit axes).
+    make, shape, dtype = CASES[name]
+    spec = tuple("data" if d == 0 and n % 2 == 0 else None for d, n in enumerate(shape))
+    out = []
+    for lib, m, r in ((plait, pi, pr), (jax, ji, jr)):
+        types = (lib.sharding.AxisType.Explicit,) * 2
+        init, p = make(m), lib.P(*spec)
+        with lib.set_mesh(lib.make_mesh((2, 1), ("data", "model"), types)):
+            w = init(r.key(3), shape, dtype, out_sharding=p)
+            v = lib.jit(lambda k, init=init, p=p: init(k, shape, dtype, p))(r.key(3))
+            out.append((str(lib.typeof(w)), str(lib.typeof(v)), w, v))
+    assert out[0][:2] == out[1][:2]
+    assert_same(out[0][2], out[1][2])
+    assert_same(out[0][3], out[1][3])

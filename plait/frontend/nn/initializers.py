@@ -8,13 +8,15 @@ scale by the same arithmetic.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from plait.frontend import numpy as pnp
+from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.random.distributions import orthogonal as random_orthogonal
@@ -47,23 +49,31 @@ def _dtype(dtype: Any) -> np.dtype[Any]:
     return dt.canonicalize(np.dtype(float)) if dtype is None else check_user_dtype(dtype)
 
 
-def _no_sharding(out_sharding: Any) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError("out_sharding is not supported by plait's initializers "
-                                  "(plait runs on one device)")
+def _placed(init: Callable[..., Array]) -> Callable[..., Array]:
+    """``init``, its result resharded to ``out_sharding`` when one is given (by keyword or
+    as the fourth argument): JAX's initializers draw the values sharded, the same values
+    (see :func:`plait.reshard`)."""
+    @functools.wraps(init)
+    def placed(*args: Any, **kwargs: Any) -> Array:
+        out_sharding = kwargs.pop("out_sharding", None)
+        if len(args) > 3:
+            args, out_sharding = args[:3], args[3]
+        out = init(*args, **kwargs)
+        return out if out_sharding is None else cast(Array, reshard(out, out_sharding))
+    return placed
 
 
+@_placed
 def zeros(key: Any, shape: Sequence[int], dtype: Any = None, out_sharding: Any = None
           ) -> Array:
     """Zeros (``key`` is unused)."""
-    _no_sharding(out_sharding)
     return pnp.zeros(shape, _dtype(dtype))
 
 
+@_placed
 def ones(key: Any, shape: Sequence[int], dtype: Any = None, out_sharding: Any = None
          ) -> Array:
     """Ones (``key`` is unused)."""
-    _no_sharding(out_sharding)
     return pnp.ones(shape, _dtype(dtype))
 
 
@@ -71,9 +81,9 @@ def constant(value: Any, dtype: Any = None) -> Initializer:
     """An initializer filling with ``value``."""
     default = dtype
 
+    @_placed
     def init(key: Any, shape: Sequence[int], dtype: Any = default,
              out_sharding: Any = None) -> Array:
-        _no_sharding(out_sharding)
         return pnp.full(shape, value, dtype=_dtype(dtype))
     return init
 
@@ -82,9 +92,9 @@ def uniform(scale: Any = 1e-2, dtype: Any = None) -> Initializer:
     """An initializer drawing uniformly from ``[0, scale)``."""
     default = dtype
 
+    @_placed
     def init(key: Any, shape: Sequence[int], dtype: Any = default,
              out_sharding: Any = None) -> Array:
-        _no_sharding(out_sharding)
         d = _dtype(dtype)
         out: Array = random_uniform(key, shape, d) * pnp.array(scale, d)
         return out
@@ -95,9 +105,9 @@ def normal(stddev: Any = 1e-2, dtype: Any = None) -> Initializer:
     """An initializer drawing from a centered normal of standard deviation ``stddev``."""
     default = dtype
 
+    @_placed
     def init(key: Any, shape: Sequence[int], dtype: Any = default,
              out_sharding: Any = None) -> Array:
-        _no_sharding(out_sharding)
         d = _dtype(dtype)
         out: Array = random_normal(key, shape, d) * pnp.array(stddev, d)
         return out
@@ -110,9 +120,9 @@ def truncated_normal(stddev: Any = 1e-2, dtype: Any = None, lower: Any = -2.0,
     scaled by ``stddev`` (which is therefore not the result's standard deviation)."""
     default = dtype
 
+    @_placed
     def init(key: Any, shape: Sequence[int], dtype: Any = default,
              out_sharding: Any = None) -> Array:
-        _no_sharding(out_sharding)
         d = _dtype(dtype)
         out: Array = random_truncated_normal(key, lower, upper, shape, d) * pnp.array(stddev, d)
         return out
@@ -181,9 +191,9 @@ def variance_scaling(scale: Any,
     telling the input, output and batch dimensions."""
     default = dtype
 
+    @_placed
     def init(key: Any, shape: Sequence[int], dtype: Any = default,
              out_sharding: Any = None) -> Array:
-        _no_sharding(out_sharding)
         shape = tuple(int(s) for s in shape)
         d = _dtype(dtype)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
@@ -275,9 +285,9 @@ def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> In
     whose columns are along ``column_axis``, has orthonormal rows or columns."""
     default = dtype
 
+    @_placed
     def init(key: Any, shape: Sequence[int], dtype: Any = default,
              out_sharding: Any = None) -> Array:
-        _no_sharding(out_sharding)
         d = _dtype(dtype)
         if len(shape) < 2:
             raise ValueError("orthogonal initializer requires at least a 2D shape")
@@ -299,9 +309,9 @@ def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None
     spatial center, which holds an orthogonal matrix (Xiao et al., 2018)."""
     default = dtype
 
+    @_placed
     def init(key: Any, shape: Sequence[int], dtype: Any = default,
              out_sharding: Any = None) -> Array:
-        _no_sharding(out_sharding)
         d = _dtype(dtype)
         if len(shape) not in (3, 4, 5):
             raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
