@@ -517,6 +517,7 @@ def test_default_device_accepts_the_first_device_and_refuses_others() -> None:
         assert plait.config.jax_default_device is None  # (the refused value was not kept)
 
 
+@pytest.mark.slow  # (14 s in CI: the check walks the referrers of a large heap)
 def test_checking_leaks_reports_a_stored_tracer_at_once() -> None:
     """Under ``checking_leaks`` (as under JAX's), a tracer stored in a global list or an
     object's attribute raises as its trace ends, naming its holder; without it the leak

@@ -833,7 +833,7 @@ def _fsdp_loss(lib: Any, np_: Any, mesh: Any, spec: Any) -> Callable[..., Any]:
     return lib.shard_map(loss, mesh=mesh, in_specs=spec("batch"), out_specs=spec())
 
 
-@pytest.mark.parametrize("layers", [2, 3])
+@pytest.mark.parametrize("layers", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_fsdp_gradients_through_remat_in_shard_map_match_jax(layers: int) -> None:
     ours_mesh = plait.make_mesh((4,), ("batch",), axis_types=(AxisType.Explicit,))
     theirs_mesh = jax.make_mesh((4,), ("batch",), axis_types=(JAxisType.Explicit,))

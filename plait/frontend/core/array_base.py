@@ -581,10 +581,12 @@ _REFUSED = (list, tuple, set, dict)
 
 
 def _operand(self: Array, other: Any, op: str, reflected: bool = False) -> Any:
-    """``other`` as an operand of an operator, as JAX takes it: an array or scalar as it
-    is, an object with ``__jax_array__`` converted by it, anything else
-    ``NotImplemented`` (Python then asks ``other``'s reflected operator), but for a
-    container in an arithmetic operator ``op``, refused."""
+    """``other`` as an operand of an operator: an array or scalar as it is, an object with
+    ``__jax_array__`` converted by it (first, as JAX does: a flax ``nnx.Param`` forwards
+    every attribute, ``__array__`` included, to its value), another array-like (with
+    ``__array__``) as it is, anything else ``NotImplemented`` (Python then asks
+    ``other``'s reflected operator), but for a container in an arithmetic operator
+    ``op``, refused."""
     if isinstance(other, _OPERANDS):
         return other
     convert = getattr(other, "__jax_array__", None)
@@ -592,6 +594,8 @@ def _operand(self: Array, other: Any, op: str, reflected: bool = False) -> Any:
         other = convert()
         if isinstance(other, _OPERANDS):
             return other
+    if hasattr(other, "__array__"):
+        return other
     if op and isinstance(other, _REFUSED):
         names = [repr(type(self).__name__), repr(type(other).__name__)]
         left, right = names[::-1] if reflected else names
