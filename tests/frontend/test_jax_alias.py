@@ -277,11 +277,14 @@ def test_jaxs_own_pallas_kernels_give_jaxs_numbers_on_plait(names: list[str]) ->
     _program_gives_jaxs_numbers(pallas_ops, pallas_ops.uses, names, rtol=1e-5, atol=1e-6)
 
 
-# (The default run takes the Lennard-Jones NVE run with a neighbor list.)
+# (Slow only, both ways: its two processes import jax-md for 21 s in CI, the default run's
+# most expensive test. ``-m slow`` runs the Lennard-Jones NVE run with a neighbor list
+# alone, ``-m ''`` every simulation.)
 FEW_MD = ["nve_neighbors"]
 
 
-@pytest.mark.parametrize("names", [FEW_MD, pytest.param([], marks=pytest.mark.slow)],
+@pytest.mark.parametrize("names", [pytest.param(FEW_MD, marks=pytest.mark.slow),
+                                   pytest.param([], marks=pytest.mark.slow)],
                          ids=["one", "all"])
 def test_jax_md_gives_jaxs_numbers_on_plait(names: list[str]) -> None:
     # jax-md imports jax.experimental.pallas and its triton module (its GPU kernels are
