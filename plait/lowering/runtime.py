@@ -150,7 +150,8 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
     _interned: dict[Any, Sharding] = {}
 
     def __new__(cls, device: Any, memory_kind: str | None = None) -> Sharding:
-        memory_kind_checked(memory_kind)
+        if memory_kind is not None:  # (sharding_for makes one per eager call: kept cheap)
+            memory_kind_checked(memory_kind)
         s = cls._interned.get(device)
         if s is None:
             s = _xc.SingleDeviceSharding.__new__(cls, device)

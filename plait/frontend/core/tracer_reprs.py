@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # (tracing imports this module)
 
 __all__ = ["tracer_repr"]
 
-_GRAD = frozenset({"grad", "vjp", "linearize", "jacrev", "value_and_grad"})
-_JVP = frozenset({"jvp", "jacfwd", "hessian"})
+_GRAD = frozenset({"grad", "vjp", "linearize", "jacrev"})  # (value_and_grad traces "grad")
+_JVP = frozenset({"jvp", "jacfwd"})  # (hessian is jacfwd of jacrev)
 
 
 def _batched(t: Tracer, aval: ShapedArray) -> ShapedArray:

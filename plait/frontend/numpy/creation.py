@@ -377,6 +377,9 @@ def _assemble(rows: list[Array]) -> Array:
     return lax.concatenate(rows, 0)
 
 
+_PLAIN = frozenset((bool, int, float, complex, np.ndarray))
+
+
 def _jax_arrays(a: Any) -> Any:
     """``a`` with each object defining ``__jax_array__`` (in nested lists and tuples too)
     replaced by what that method returns: the conversion protocol JAX's ``asarray`` and
@@ -393,11 +396,13 @@ def _asarray(a: Any, dtype: np.dtype[Any] | None) -> Array:
     if type(a) is Literal:
         a = as_array(a)
         return astype(a, dtype) if dtype is not None else a
-    if not isinstance(a, np.ndarray | bool | int | float | complex):
+    leaves = _flat(a) if isinstance(a, list | tuple) else [a]
+    if any(type(x) not in _PLAIN and hasattr(x, "__jax_array__") for x in leaves):
+        # (Rebuilt only when something converts: most lists hold numbers.)
         a = _jax_arrays(a)
         if isinstance(a, Array):
             return astype(a, dtype) if dtype is not None else a
-    leaves = _flat(a) if isinstance(a, list | tuple) else []
+        leaves = _flat(a) if isinstance(a, list | tuple) else [a]
     if a is None or any(x is None for x in leaves):
         # A ValueError, as JAX's (NumPy would make an object array).
         raise ValueError(f"None is not a valid value for an array, but got {a!r}; use a "
