@@ -101,10 +101,14 @@ def test_identity_returns_the_image() -> None:
         np.testing.assert_array_equal(pim.resize(IMAGE, IMAGE.shape, method), IMAGE)
 
 
-def test_three_and_four_resized_dimensions() -> None:
+def test_three_to_five_resized_dimensions() -> None:
     x = RNG.standard_normal((3, 4, 5, 6)).astype(np.float32)
     for shape, method in [((5, 6, 7, 8), "linear"), ((2, 8, 10, 3), "lanczos3")]:
         exact(pim.resize(x, shape, method), jax.image.resize(x, shape, method))
+    # Six operands: JAX's einsum orders them by its branch-and-bound search.
+    y = RNG.standard_normal((3, 4, 2, 5, 3)).astype(np.float32)
+    for shape5 in [(5, 2, 4, 3, 6), (2, 7, 3, 2, 4)]:
+        exact(pim.resize(y, shape5, "cubic"), jax.image.resize(y, shape5, "cubic"))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.bool_, np.float16,

@@ -1983,6 +1983,7 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     "promote_types", "result_type", "dtype", "iinfo", "finfo", "issubdtype"} | set(EXTRA)
     | INDEX_TRICKS | SEARCHING | COUNTING | TAKE_PUT
     | INTERP_HISTOGRAMS | BITWISE | SETOPS | QUANTILES | EXTRAS | {"choose"}
+    | {"einsum_path"}  # (tests/frontend/test_einsum_paths.py)
     | SIGNAL | PACKING | POLYDIV | FUNCTIONAL | ASSEMBLING | REDUCTION_WHERE | LINALG_FITS
     | ARRAY_API | NAMES)
 

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import enum
 import operator
-import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from plait.frontend import lax
 from plait.frontend import numpy as pnp
 from plait.frontend.api.jit import jit
 from plait.frontend.core.array_base import Array
@@ -205,116 +203,22 @@ def _apply(image: Array, shape: tuple[int, ...], spatial_dims: Sequence[int],
     nd = image.ndim
     operands: list[tuple[Array, tuple[int, ...]]] = [(image, tuple(range(nd)))]
     out_labels = list(range(nd))
-    sizes = dict(enumerate(image.shape))
     for i, d in enumerate(spatial_dims):
         w = _weight_matrix(image.shape[d], shape[d], scales[i], translations[i], kernel,
                            antialias, edge_padding, radius)
         operands.append((w.astype(image.dtype), (d, nd + i)))
         out_labels[d] = nd + i
-        sizes[nd + i] = shape[d]
-    return _contract(operands, tuple(out_labels), sizes, precision)
-
-
-# -- the contraction ---------------------------------------------------------------------
-
-Labels = frozenset[int]
-_SYMBOLS = string.ascii_letters
-
-
-def _cheapest_order(inputs: list[Labels], output: Labels,
-                    sizes: dict[int, int]) -> list[tuple[int, int]]:
-    """The pairwise contractions (operands numbered in order of creation, the first
-    ``len(inputs)`` being the inputs) that cost the fewest multiply-adds: a depth-first
-    search keeping the first best order found, as ``opt_einsum``'s ``optimal`` (the
-    order JAX's ``einsum`` takes for up to four operands), so the results round alike."""
-    best_cost = float("inf")
-    best_path: list[tuple[int, int]] = []
-    seen: dict[tuple[Labels, Labels], tuple[Labels, int]] = {}
-
-    def pair(terms: list[Labels], live: frozenset[int], i: int, j: int) -> tuple[Labels, int]:
-        key = (terms[i], terms[j])
-        if key not in seen:
-            both = terms[i] | terms[j]
-            keep = output.union(*(terms[k] for k in live - {i, j}))
-            inner = bool((terms[i] & terms[j]) - keep)
-            cost = int(np.prod([sizes[a] for a in both], dtype=np.int64)) * (2 if inner else 1)
-            seen[key] = (both & keep, cost)
-        return seen[key]
-
-    def visit(path: list[tuple[int, int]], live: frozenset[int], terms: list[Labels],
-              cost: int) -> None:
-        nonlocal best_cost, best_path
-        if len(live) == 1:
-            best_cost, best_path = cost, path
-            return
-        order = sorted(live)
-        for a in range(len(order)):
-            for b in range(a + 1, len(order)):
-                i, j = order[a], order[b]
-                result, step = pair(terms, live, i, j)
-                if cost + step >= best_cost:
-                    continue
-                visit(path + [(i, j)], (live - {i, j}) | {len(terms)}, terms + [result],
-                      cost + step)
-
-    visit([], frozenset(range(len(inputs))), list(inputs), 0)
-    return best_path
+    return _contract(operands, tuple(out_labels), precision)
 
 
 def _contract(operands: list[tuple[Array, tuple[int, ...]]], output: tuple[int, ...],
-              sizes: dict[int, int], precision: Any) -> Array:
-    """The einsum of ``operands`` (arrays with their axis labels, each label shared by at
-    most two operands) into ``output``, two at a time with the order, operand order and
-    layouts of JAX's ``einsum``, so the results round alike."""
-    if len(operands) <= 2:
-        ssa_path = [(0, 1)]
-    else:
-        ssa_path = _cheapest_order([frozenset(labels) for _, labels in operands],
-                                   frozenset(output), sizes)
-    # Labels as letters (opt_einsum's symbols), whose order decides the contracted axes'.
-    arrays = [a for a, _ in operands]
-    names = ["".join(_SYMBOLS[k] for k in labels) for _, labels in operands]
-    out_name = "".join(_SYMBOLS[k] for k in output)
-    ids = list(range(len(operands)))  # the creation number of each live operand
-    for step, pair in enumerate(ssa_path):
-        # The operand created last is the left one (opt_einsum pops from the right).
-        hi, lo = sorted((ids.index(pair[0]), ids.index(pair[1])), reverse=True)
-        lhs, lhs_names = arrays.pop(hi), names.pop(hi)
-        rhs, rhs_names = arrays.pop(lo), names.pop(lo)
-        del ids[hi], ids[lo]
-        keep = set(out_name).union(*names)
-        kept = (set(lhs_names) | set(rhs_names)) & keep
-        if step == len(ssa_path) - 1:
-            result_names = out_name
-        else:
-            both = lhs_names + rhs_names
-            result_names = "".join(sorted(kept, key=both.find))
-        contracted = sorted((set(lhs_names) | set(rhs_names)) - kept)
-        if any(n not in lhs_names or n not in rhs_names for n in contracted):
-            raise AssertionError("a contracted label belongs to one operand only")
-        shared = set(lhs_names) & set(rhs_names)
-        batch = "".join(n for n in result_names if n in shared)
-        gone = batch + "".join(contracted)
-        lhs_free = "".join(n for n in lhs_names if n not in gone)
-        rhs_free = "".join(n for n in rhs_names if n not in gone)
-        lhs_dims = ([lhs_names.index(n) for n in contracted], [lhs_names.index(n) for n in batch])
-        rhs_dims = ([rhs_names.index(n) for n in contracted], [rhs_names.index(n) for n in batch])
-        got = batch + rhs_free + lhs_free
-        if got == result_names:
-            product = lax.dot_general(rhs, lhs, ((rhs_dims[0], lhs_dims[0]),
-                                                 (rhs_dims[1], lhs_dims[1])),
-                                      precision, preferred_element_type=lhs.dtype)
-        else:
-            got = batch + lhs_free + rhs_free
-            product = lax.dot_general(lhs, rhs, ((lhs_dims[0], rhs_dims[0]),
-                                                 (lhs_dims[1], rhs_dims[1])),
-                                      precision, preferred_element_type=lhs.dtype)
-        if got != result_names:
-            product = lax.transpose(product, [got.index(n) for n in result_names])
-        arrays.append(product)
-        names.append(result_names)
-        ids.append(len(operands) + step)
-    return arrays[0]
+              precision: Any) -> Array:
+    """The einsum of ``operands`` (arrays with their axis labels) into ``output``, in
+    JAX's order of contractions, so the results round alike."""
+    args: list[Any] = []
+    for array, labels in operands:
+        args += [array, list(labels)]
+    return pnp.einsum(*args, list(output), precision=precision)
 
 
 def _check_rank(image: Any, shape: tuple[int, ...]) -> None:

@@ -122,7 +122,7 @@ from plait.frontend.numpy.creation import (
     zeros,
     zeros_like,
 )
-from plait.frontend.numpy.einsum import einsum
+from plait.frontend.numpy.einsum import einsum, einsum_path
 from plait.frontend.numpy.functional import (
     apply_along_axis,
     apply_over_axes,
@@ -491,7 +491,7 @@ __all__ = [
     "allclose", "array_equal", "array_equiv", "choose", "isclose", "select",
     # Matrices and products.
     "cross", "diag", "diagonal", "kron", "matrix_transpose", "trace", "tri", "tril", "triu",
-    "vecdot", "einsum",
+    "vecdot", "einsum", "einsum_path",
     # Reductions, differences and statistics.
     "cumulative_prod", "diff", "average", "corrcoef", "cov", "nanmax", "nanmean", "nanmin",
     "nanprod", "nansum",

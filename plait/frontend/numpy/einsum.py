@@ -1,8 +1,9 @@
 """``einsum``: Einstein summation, built from transposes, reshapes, strided slices,
 ``reduce_sum`` and pairwise ``dot_general``.
 
-The operands are contracted pairwise from left to right (JAX asks ``opt_einsum``
-for a cheaper order; the results agree up to rounding).  Before each contraction,
+The operands are contracted pairwise in the order ``optimize=`` chooses
+(``einsum_paths``: by default the one JAX's ``opt_einsum`` chooses, so that the
+intermediates and the numbers are JAX's).  Before each contraction,
 labels that no later operand nor the output needs are summed out; a label
 repeated within one operand takes its diagonal (a strided slice of the two
 axes laid end to end); a size-1 axis whose label is longer elsewhere broadcasts.
@@ -23,11 +24,12 @@ from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.lax.ops import canonicalize_precision
 from plait.frontend.numpy._core import as_array, check_arraylike, convert
+from plait.frontend.numpy.einsum_paths import PathInfo, contraction_path, contraction_steps
 from plait.ir import dtypes as dt
 from plait.ir.errors import IncompatibleShapesError
 from plait.ir.sharding import NamedSharding, PartitionSpec, type_sharding_of
 
-__all__ = ["einsum"]
+__all__ = ["einsum", "einsum_path"]
 
 _LETTERS = string.ascii_letters
 
@@ -41,14 +43,18 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     Subscripts may use ``...`` for broadcast dimensions; without ``->`` the output
     is the labels used once, in alphabetical order (after the ``...`` dimensions).
     The interleaved form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is accepted too.
-    ``optimize`` is accepted and ignored (operands are contracted left to right).
+    ``optimize`` chooses the order of the pairwise contractions: ``"auto"`` (the
+    default), ``"optimal"`` (or ``True``), ``"greedy"``, ``"branch-all"``, ``"branch-2"``,
+    ``"branch-1"``, ``False`` (the first two operands, repeatedly), or a path as
+    :func:`einsum_path` returns it.  The named strategies choose JAX's order.
     ``out_sharding`` is the sharding of the result's type (given to the last
     contraction, which needs it when it contracts a sharded dimension).  ``_dot_general``
     (JAX's private argument, which flax passes) does each contraction, called as
     ``lax.dot_general`` is (``out_sharding=`` only when there is one).
 
     Raises:
-      ValueError: malformed subscripts, or subscripts that do not fit the operands.
+      ValueError: malformed subscripts, subscripts that do not fit the operands, or a
+        bad ``optimize``.
       IncompatibleShapesError: one label with different sizes (neither 1).
     """
     if out is not None:
@@ -66,8 +72,29 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
         pet, weak = check_user_dtype(preferred_element_type, "einsum"), False
     requested = None if out_sharding is None else type_sharding_of(out_sharding, "einsum")
     result = _contract([as_array(convert(a, pet, False)) for a in arrays], inputs, output, pet,
-                       canonicalize_precision(precision), requested, _dot_general)
+                       canonicalize_precision(precision), requested, _dot_general, optimize)
     return lax.convert_element_type(result, pet, weak)
+
+
+def einsum_path(subscripts: Any, /, *operands: Any,
+                optimize: Any = "auto") -> tuple[list[tuple[int, ...]], PathInfo]:
+    """The order in which :func:`einsum` would contract ``operands`` (arrays, or
+    anything with a shape) by ``optimize``, without contracting them: the path (which
+    ``einsum(..., optimize=path)`` takes) and a report of its cost that prints as a
+    table.  ``optimize`` is as :func:`einsum`'s.
+
+    Raises:
+      ValueError: as :func:`einsum`.
+    """
+    if not isinstance(subscripts, str):
+        subscripts, operands = _interleaved((subscripts, *operands))
+    if not operands:
+        raise ValueError("einsum_path: no operands given")
+    shapes = [tuple(int(d) for d in np.shape(x)) for x in operands]
+    inputs, output = _parse(subscripts, [len(s) for s in shapes])
+    sizes = _sizes(shapes, inputs)
+    path = contraction_path(inputs, output, sizes, optimize)
+    return path, PathInfo(inputs, output, shapes, sizes, path)
 
 
 def _interleaved(args: Sequence[Any]) -> tuple[str, tuple[Any, ...]]:
@@ -146,7 +173,7 @@ def _sum(x: Array, axes: Sequence[int]) -> Array:
 
 
 def _sum_unneeded(x: Array, labels: list[str], keep: set[str]) -> tuple[Array, list[str]]:
-    axes = [i for i, c in enumerate(labels) if c not in keep]
+    axes = [labels.index(c) for c in sorted(labels) if c not in keep]  # (JAX's order)
     if not axes:
         return x, labels
     return _sum(x, axes), [c for c in labels if c in keep]
@@ -170,20 +197,32 @@ def _diagonals(x: Array, labels: list[str]) -> tuple[Array, list[str]]:
     return x, labels
 
 
-def _contract(arrays: list[Array], inputs: list[str], output: str,
-              pet: np.dtype[Any], precision: Any = None,
-              requested: NamedSharding | None = None,
-              dot_general: Callable[..., Any] = lax.dot_general) -> Array:
+def _sizes(shapes: Sequence[tuple[int, ...]], inputs: list[str]) -> dict[str, int]:
+    """Each label's size (a size-1 axis broadcasts against a longer one)."""
     sizes: dict[str, int] = {}
-    for a, term in zip(arrays, inputs):
-        for c, d in zip(term, a.shape):
+    for shape, term in zip(shapes, inputs):
+        for c, d in zip(term, shape):
             prev = sizes.get(c, d)
             if d != prev and 1 not in (d, prev):
                 raise IncompatibleShapesError(
-                    f"einsum: label {c!r} has size {d} in an operand of shape {a.shape}, but "
+                    f"einsum: label {c!r} has size {d} in an operand of shape {shape}, but "
                     f"size {prev} elsewhere")
             sizes[c] = max(prev, d) if 1 in (d, prev) else d
-    ops: list[tuple[Array, list[str]]] = []
+    return sizes
+
+
+Operand = tuple[Array, list[str]]
+
+
+def _contract(arrays: list[Array], inputs: list[str], output: str,
+              pet: np.dtype[Any], precision: Any = None,
+              requested: NamedSharding | None = None,
+              dot_general: Callable[..., Any] = lax.dot_general,
+              optimize: Any = "auto") -> Array:
+    sizes = _sizes([a.shape for a in arrays], inputs)
+    steps = contraction_steps(inputs, output, sizes,
+                              contraction_path(inputs, output, sizes, optimize))
+    ops: list[Operand] = []
     for a, term in zip(arrays, inputs):
         labels = list(term)
         broadcast = [i for i, c in enumerate(labels) if a.shape[i] == 1 and sizes[c] != 1]
@@ -191,33 +230,50 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
             a = lax.squeeze(a, broadcast)
             labels = [c for i, c in enumerate(labels) if i not in broadcast]
         ops.append(_diagonals(a, labels))
-    out_set = set(output)
-    acc, acc_labels = ops[0]
-    for k in range(1, len(ops)):
-        # Labels needed after this contraction: the output's and the later operands'.
-        later = out_set.union(*[set(lb) for _, lb in ops[k + 1:]])
-        x, x_labels = ops[k]
-        x, x_labels = _sum_unneeded(x, x_labels, later | set(acc_labels))
-        acc, acc_labels = _sum_unneeded(acc, acc_labels, later | set(x_labels))
-        common = [c for c in acc_labels if c in x_labels]
-        batch = [c for c in common if c in later]
-        contract = [c for c in common if c not in later]
-        dims = (([acc_labels.index(c) for c in contract], [x_labels.index(c) for c in contract]),
-                ([acc_labels.index(c) for c in batch], [x_labels.index(c) for c in batch]))
-        # dot_general's result: batch dimensions, then the free ones of each operand.
-        labels = (batch + [c for c in acc_labels if c not in common]
-                  + [c for c in x_labels if c not in common])
-        sharding = None
-        if requested is not None and k == len(ops) - 1 and set(labels) == out_set:
-            by_label = dict(zip(output, requested.spec.padded(len(output))))
-            sharding = NamedSharding(requested.mesh,
-                                     PartitionSpec(*(by_label[c] for c in labels)))
-            requested = None
-        acc = dot_general(acc, x, dims, precision, preferred_element_type=pet,
-                          **({} if sharding is None else {"out_sharding": sharding}))
-        acc_labels = labels
-    acc, acc_labels = _sum_unneeded(acc, acc_labels, out_set)
-    perm = [acc_labels.index(c) for c in output]
-    if perm != list(range(len(perm))):
-        acc = lax.transpose(acc, perm)
-    return acc if requested is None else reshard(acc, requested)
+    placed = False  # whether the last contraction gave the result out_sharding
+    for step in steps:
+        taken = [ops.pop(p) for p in step.positions]
+        later = set(output).union(*[set(lb) for _, lb in ops])
+        x, x_labels = _sum_unneeded(*taken[0], later.union(*[set(lb) for _, lb in taken[1:]]))
+        for k in range(1, len(taken)):
+            rest = later.union(*[set(lb) for _, lb in taken[k + 1:]])
+            out = requested if not ops and k == len(taken) - 1 else None
+            x, x_labels = _pair((x, x_labels), taken[k], rest, step.result, out, pet, precision,
+                                dot_general)
+            placed = out is not None and set(x_labels) == set(output)
+        # (Every label of the result is in step.result: a squeezed size-1 axis's label
+        # is still held, at its full size, by another operand.)
+        order = sorted(x_labels, key=step.result.find)
+        if order != x_labels:
+            x = lax.transpose(x, [x_labels.index(c) for c in order])
+        ops.append((x, order))
+    (result, _), = ops
+    return result if requested is None or placed else reshard(result, requested)
+
+
+def _pair(lhs: Operand, rhs: Operand, later: set[str], want: str,
+          requested: NamedSharding | None, pet: np.dtype[Any], precision: Any,
+          dot_general: Callable[..., Any]) -> Operand:
+    """``lhs`` contracted with ``rhs``: labels both have and ``later`` (what the rest of
+    the einsum needs) lacks are summed; the result's labels are in ``want``'s order
+    where ``dot_general`` allows it (batch labels, then the free ones of an operand)."""
+    x, x_labels = _sum_unneeded(*lhs, later | set(rhs[1]))
+    y, y_labels = _sum_unneeded(*rhs, later | set(x_labels))
+    common = set(x_labels) & set(y_labels)
+    batch = sorted((c for c in common if c in later),
+                   key=lambda c: (c not in want, want.find(c), x_labels.index(c)))
+    contract = sorted(c for c in common if c not in later)
+    x_free = [c for c in x_labels if c not in common]
+    y_free = [c for c in y_labels if c not in common]
+    # As JAX does: put the right operand first when that needs no transpose after.
+    if batch + y_free + x_free == [c for c in want if c in x_labels or c in y_labels]:
+        (x, x_labels, x_free), (y, y_labels, y_free) = (y, y_labels, y_free), (x, x_labels, x_free)
+    dims = (([x_labels.index(c) for c in contract], [y_labels.index(c) for c in contract]),
+            ([x_labels.index(c) for c in batch], [y_labels.index(c) for c in batch]))
+    labels = batch + x_free + y_free
+    extra: dict[str, Any] = {}
+    if requested is not None and set(labels) == set(want):
+        by_label = dict(zip(want, requested.spec.padded(len(want))))
+        extra["out_sharding"] = NamedSharding(requested.mesh,
+                                              PartitionSpec(*(by_label[c] for c in labels)))
+    return dot_general(x, y, dims, precision, preferred_element_type=pet, **extra), labels
