@@ -1927,10 +1927,11 @@ UNSPECIFIED = frozenset({P.call_exported_p, P.call_exported_lin_p, P.dim_as_valu
                          # tests/frontend/test_custom_batching.py.
                          P.custom_vmap_call_p,
                          # They need a mesh (or named axes) around them, which a spec table
-                         # cannot give: tests/frontend/test_multi_device.py compares them
+                         # cannot give: tests/frontend/test_multi_device.py (and
+                         # test_pcast.py) compare them
                          # with JAX, the reference interpreter and finite differences.
                          P.psum_p, P.pmax_p, P.pmin_p, P.all_gather_p, P.reduce_scatter_p,
-                         P.ppermute_p, P.axis_index_p, P.all_to_all_p, P.pbroadcast_p,
+                         P.ppermute_p, P.axis_index_p, P.all_to_all_p, P.pbroadcast_p, P.pvary_p,
                          P.shard_map_p, P.sharding_constraint_p,
                          # Its param is a sharding in types (an Explicit mesh around it):
                          # tests/frontend/test_explicit_sharding.py compares it with JAX.

@@ -75,7 +75,7 @@ for _p in (P.neg_p, P.add_p, P.sub_p, P.add_any_p, P.real_p, P.imag_p, P.conj_p,
            P.rev_p, P.transpose_p, P.slice_p, P.reduce_sum_p, P.reduce_window_sum_p,
            P.cumsum_p, P.fft_p, P.reshard_p, P.sharding_constraint_p, P.name_p,
            P.psum_p, P.all_gather_p, P.ppermute_p, P.all_to_all_p, P.reduce_scatter_p,
-           P.pbroadcast_p, P.optimization_barrier_p):
+           P.pbroadcast_p, P.pvary_p, P.optimization_barrier_p):
     defjet_linear(_p)
 
 for _p in (P.mul_p, P.dot_general_p, P.conv_general_dilated_p):

@@ -323,7 +323,7 @@ key_reuse_rules.update({
     P.scatter_p: _sig(Sink(2), Forward(0, 0)),
 })
 defforward(P.broadcast_in_dim_p, P.copy_p, P.convert_element_type_p, P.reshape_p,
-           P.squeeze_p, P.sharding_constraint_p, P.reshard_p, P.pbroadcast_p, P.name_p,
+           P.squeeze_p, P.sharding_constraint_p, P.reshard_p, P.pbroadcast_p, P.pvary_p, P.name_p,
            P.stop_gradient_p, P.optimization_barrier_p, P.tile_p)
 
 

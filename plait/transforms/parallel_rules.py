@@ -61,7 +61,7 @@ __all__: list[str] = []
 # -- JVP --------------------------------------------------------------------------------
 
 for _p in (P.psum_p, P.all_gather_p, P.reduce_scatter_p, P.ppermute_p, P.all_to_all_p,
-           P.pbroadcast_p, P.sharding_constraint_p, P.reshard_p):
+           P.pbroadcast_p, P.pvary_p, P.sharding_constraint_p, P.reshard_p):
     deflinear(_p)
 
 
@@ -144,6 +144,9 @@ def _psum_t(e: Emitter, cts: Sequence[Atom | Zero], *xs: Any, axes: tuple[Any, .
 
 
 transpose_rules[P.psum_p] = _psum_t
+# (Not psum, as in JAX: shard_map's transpose sums the cotangent of a replicated input
+# over the devices, and psum transposes to psum; pvary only marks.)
+deflinear_transpose(P.pvary_p, lambda e, ct, x, *, axes: [ct])
 
 
 def _all_gather_t(e: Emitter, ct: Atom, x: Any, *, all_gather_dimension: int,
@@ -464,6 +467,8 @@ def _reshard_batch(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
 
 batching_rules[P.reshard_p] = _reshard_batch
 batching_rules[P.pbroadcast_p] = _pbroadcast_batch
+batching_rules[P.pvary_p] = lambda e, size, vals, dims, *, axes: (
+    [e.bind1(P.pvary_p, vals[0], axes=axes)], dims)
 
 
 def _insert_none(spec: PartitionSpec, ndim: int, d: int, axis: SpmdAxis = None) -> PartitionSpec:

@@ -123,6 +123,7 @@ RULES: dict[Primitive, Rule] = {
     P.pmin_p: _removes("axes"),
     P.all_gather_p: _removes("axis_name"),
     P.pbroadcast_p: _removes("axis_name"),
+    P.pvary_p: lambda eqn, ins: [ins[0] | frozenset(eqn.params["axes"])],
     P.reduce_scatter_p: _adds,
     P.axis_index_p: _adds,
     P.all_to_all_p: _adds,

@@ -504,7 +504,7 @@ _UNPARSEABLE = {"call_exported", "call_exported_lin", "pure_callback", "io_callb
                 # inside shard_map (tests/frontend/test_multi_device.py parses plait's
                 # printed shard_map bodies back).
                 "shard_map", "sharding_constraint", "all_gather", "reduce_scatter",
-                "ppermute", "axis_index", "all_to_all", "pbroadcast",
+                "ppermute", "axis_index", "all_to_all", "pbroadcast", "pvary",
                 # A sharded type names its mesh's axes, not the mesh: parsed back under
                 # the abstract mesh in tests/frontend/test_explicit_sharding.py.
                 "reshard"}

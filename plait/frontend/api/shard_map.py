@@ -189,8 +189,9 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
     With ``check_vma=True`` (the default), a result whose ``out_specs`` entry leaves
     out a mesh axis it may vary over is a ``ValueError`` (reduce it over the axis, or
     name the axis); plait infers this from the body's collectives and data flow, as
-    JAX's old ``check_rep`` did, but values carry no varying-axes type (no
-    ``lax.pcast``, no ``{V:i}`` in ``typeof``).  Every mesh axis is manual.
+    JAX's old ``check_rep`` did, but values carry no varying-axes type (no ``{V:i}`` in
+    ``typeof``; ``lax.pcast(x, axes, to='varying')`` marks a value as varying, as JAX's
+    ``pvary``, for that analysis only).  Every mesh axis is manual.
     """
     if f is None:
         return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,

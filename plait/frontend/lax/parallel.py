@@ -1,6 +1,6 @@
 """Collectives over named axes, with ``jax.lax``'s signatures: ``psum``, ``pmean``,
 ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``, ``ppermute``, ``pshuffle``,
-``pbroadcast``, ``axis_index``, ``axis_size``, ``all_to_all``, and
+``pbroadcast``, ``axis_index``, ``axis_size``, ``all_to_all``, ``pcast``, and
 ``with_sharding_constraint``.
 
 The axes are those of an enclosing ``shard_map`` or ``pmap`` (devices) or
@@ -24,6 +24,7 @@ from plait.ir.sharding import NamedSharding, PartitionSpec, resolve
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pbroadcast", "axis_index", "axis_size", "all_to_all", "pswapaxes",
+           "pcast",
            "with_sharding_constraint"]
 
 
@@ -180,6 +181,44 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
     name: Any = names[0] if len(names) == 1 else names
     return tree_map(lambda leaf: bind1(P.pbroadcast_p, *_operands("pbroadcast", leaf),
                                        axis_name=name, source=source), x)
+
+
+_PCAST_TO = ("varying", "reduced", "unreduced")
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """Cast ``x`` (a pytree) between varying-manual-axes types over ``axis_name``:
+    ``to='varying'`` marks a value the same on every device of the axes as one that may
+    vary over them (JAX's ``pvary``; no data moves), as JAX 0.10 asks where such a value
+    meets varying ones in a ``scan`` carry, a ``cond`` branch or a ``custom_vjp``.
+
+    plait's values carry no varying-axes type: a value that already varies is accepted
+    (JAX refuses it), and ``to='reduced'``/``'unreduced'`` (JAX's reduced and unreduced
+    shardings) are not supported.
+
+    Raises:
+      TypeError: ``axis_name`` is a set.
+      ValueError: ``to`` is not one of JAX's, or an axis is not a ``shard_map`` axis.
+      NotImplementedError: ``to='reduced'`` or ``'unreduced'``.
+    """
+    if isinstance(axis_name, set | frozenset):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name!r}")
+    names = _names(axis_name)
+    if not names:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"pcast: expected to= to be one of {list(_PCAST_TO)}, but got {to!r}")
+    if to != "varying":
+        raise NotImplementedError(
+            f"pcast(..., to={to!r}): plait has no reduced or unreduced shardings (JAX "
+            "0.10's sharding-in-types feature); compute the sum with lax.psum instead")
+    bound = axis_env.bound_axes()
+    for n in names:
+        if n not in bound:
+            raise ValueError(f"pcast(..., to='varying') must be called under plait.shard_map "
+                             f"over a mesh with the axis {n!r} (bound axes: {list(bound)})")
+    ordered = tuple(n for n in bound if n in names)  # (in mesh order, as JAX prints them)
+    return tree_map(lambda leaf: bind1(P.pvary_p, *_operands("pcast", leaf), axes=ordered), x)
 
 
 def axis_index(axis_name: Any) -> Any:

@@ -133,6 +133,7 @@ from plait.ir.primitives.parallel import (
                                              pmin_p,
                                              ppermute_p,
                                              psum_p,
+                                             pvary_p,
                                              reduce_scatter_p,
                                              reshard_p,
                                              shard_map_p,
@@ -263,7 +264,7 @@ __all__ = [
     "LinearSolveTuple", "custom_linear_solve_p", "empty_p",
     "platform_index_p", "FftType", "fft_p",
     "DotAlgorithm", "DotAlgorithmPreset", "composite_p",
-    "all_gather_p", "all_to_all_p", "axis_index_p", "pbroadcast_p", "pmax_p", "pmin_p",
+    "all_gather_p", "all_to_all_p", "axis_index_p", "pbroadcast_p", "pvary_p", "pmax_p", "pmin_p",
     "ppermute_p", "psum_p", "reduce_scatter_p", "shard_map_p", "sharding_constraint_p",
     "reshard_p", "create_token_p", "after_all_p",
 ]

@@ -26,7 +26,7 @@ from plait.ir.primitives.control_flow import body_effects
 from plait.ir.sharding import EXPLICIT, Mesh, NamedSharding, PartitionSpec
 
 __all__ = ["psum_p", "pmax_p", "pmin_p", "all_gather_p", "reduce_scatter_p", "ppermute_p",
-           "axis_index_p", "all_to_all_p", "pbroadcast_p", "shard_map_p",
+           "axis_index_p", "all_to_all_p", "pbroadcast_p", "pvary_p", "shard_map_p",
            "sharding_constraint_p", "reshard_p",
            "AxisName", "named_axes", "block_aval", "global_aval",
            "frozenset_str"]
@@ -184,6 +184,22 @@ pbroadcast_p = Primitive("pbroadcast", _pbroadcast_rule, (
     ParamDef("axis_name", decode=_decode_axis_name),
     ParamDef("source", decode=decode_int)))
 """Every device receives the value of the device at index ``source`` along the axis."""
+
+
+def _pvary_rule(x: AbstractValue, *, axes: tuple[str, ...]) -> tuple[AbstractValue]:
+    return (shaped(x),)
+
+
+def _decode_names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, tuple) or not all(isinstance(n, str) for n in value):
+        raise ValueError(f"expected a tuple of mesh axis names, but got {value!r}")
+    return value
+
+
+pvary_p = Primitive("pvary", _pvary_rule, (ParamDef("axes", decode=_decode_names),))
+"""The identity on a value the same on every device of ``axes``, marking it as one that
+may vary over them (``lax.pcast(x, axes, to='varying')``; JAX's ``pvary``).  It moves
+no data; ``shard_map``'s check of its ``out_specs`` sees the value as varying."""
 
 
 def _axis_index_rule(*, axis_name: AxisName) -> tuple[ShapedArray]:

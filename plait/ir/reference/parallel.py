@@ -66,6 +66,7 @@ for _p in (P.all_gather_p, P.reduce_scatter_p, P.ppermute_p, P.axis_index_p,
     impl_rules[_p] = _unbound(_p.name)
 
 impl_rules[P.sharding_constraint_p] = lambda x, **_: [x]
+impl_rules[P.pvary_p] = lambda x, **_: [x]
 impl_rules[P.reshard_p] = lambda x, **_: [x]
 
 

@@ -165,6 +165,11 @@ def _axis_index(ctx: LoweringContext, *, axis_name: Any) -> list[Value]:
     return [_axis_index_value(ctx, n) for n in named_axes(axis_name)][:1]
 
 
+@register(P.pvary_p)
+def _pvary(ctx: LoweringContext, x: Value, *, axes: tuple[str, ...]) -> list[Value]:
+    return [x]  # (a type-level mark; JAX lowers it to nothing too)
+
+
 @register(P.pbroadcast_p)
 def _pbroadcast(ctx: LoweringContext, x: Value, *, axis_name: Any, source: int) -> list[Value]:
     # (JAX has no lowering of it): keep the source's value, zeros elsewhere, and sum.
