@@ -135,7 +135,7 @@ from plait.frontend.api.prng_contexts import (
     threefry_partitionable,
 )
 from plait.frontend.api.refs import Ref, empty_ref, free_ref, freeze, new_ref
-from plait.frontend.api.shard_map import shard_map
+from plait.frontend.api.shard_map import shard_map, smap
 from plait.frontend.api.stages import Compiled, Lowered, Traced
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core import eager as _eager  # noqa: F401  (installs eager execution)
@@ -177,7 +177,7 @@ __all__ = [
     "numpy_dtype_promotion", "ds",
     "clear_caches", "cache_info", "ClosedJaxpr", "Eqn", "Jaxpr", "Literal", "Primitive",
     "ShapedArray", "Var",
-    "distributed", "sharding", "pmap", "shard_map", "make_mesh", "local_devices",
+    "distributed", "sharding", "pmap", "shard_map", "smap", "make_mesh", "local_devices",
     "process_index", "process_count", "make_array_from_callback",
     "make_array_from_single_device_arrays", "make_array_from_process_local_data", "set_mesh",
     "NamedSharding", "P", "Device", "copy_to_host_async", "host_count", "host_id", "host_ids",

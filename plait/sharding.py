@@ -16,8 +16,9 @@ from plait.ir.sharding import get_abstract_mesh as get_abstract_mesh
 from plait.ir.sharding import set_mesh as set_mesh
 from plait.ir.sharding import use_abstract_mesh as use_abstract_mesh
 from plait.lowering.runtime import Sharding as SingleDeviceSharding
+from plait.lowering.runtime import make_single_device_sharding as make_single_device_sharding
 
 __all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "PartitionSpec", "Sharding",
            "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "set_mesh", "reshard",
-           "auto_axes", "explicit_axes",
+           "auto_axes", "explicit_axes", "make_single_device_sharding",
            "use_abstract_mesh"]

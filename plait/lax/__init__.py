@@ -26,7 +26,11 @@ from plait.frontend.lax.tokens import __all__ as _tokens_all
 from plait.frontend.lax.windowed import __all__ as _windowed_all
 from plait.ir.primitives import *  # noqa: F401,F403
 from plait.ir.primitives import __all__ as _prim_all
-from plait.lax import linalg as linalg
+
+# (The star import may have bound the frontend's ``linalg`` module, which an import of
+# the name would return; the public ``plait.lax.linalg`` adds the updates built on jit.)
+globals().pop("linalg", None)
+from plait.lax import linalg as linalg  # noqa: E402
 
 _lax_all = (_ops_all + _slicing_all + _conv_all + _windowed_all + _assoc_all
             + _conversions_all + _fft_all + _composite_all + _parallel_all + _ragged_all

@@ -38,7 +38,7 @@ __all__ = ["client", "devices", "default_device", "device_put", "Executable", "c
            "compile_count", "Sharding", "to_numpy", "parse_module", "mlir_context",
            "refine_shapes", "SpmdLayout", "device_by_id", "local_devices", "started",
            "start_distributed", "release_client", "copy_to_host_async", "copy_to_device",
-           "hlo_cost_analysis"]
+           "hlo_cost_analysis", "make_single_device_sharding"]
 
 _lock = threading.Lock()
 _client: Any = None
@@ -224,6 +224,12 @@ class Sharding(_xc.SingleDeviceSharding):  # type: ignore[misc]  # jaxlib has no
 
 # Named as JAX's class: type(x.sharding).__name__ and messages say SingleDeviceSharding.
 Sharding.__name__ = Sharding.__qualname__ = "SingleDeviceSharding"
+
+
+def make_single_device_sharding(device: Any, *, memory_kind: str | None = None) -> Sharding:
+    """The placement of whole arrays on ``device`` (in its ``memory_kind``: only
+    ``'device'``), as ``jax.sharding.make_single_device_sharding``."""
+    return Sharding(device, memory_kind)
 
 
 def sharding_for(device: Any) -> Sharding:

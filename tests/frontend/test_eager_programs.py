@@ -1,6 +1,6 @@
 """Composite functions called eagerly round as JAX's: JAX runs them as one compiled
 program, in which XLA multiplies by a constant's reciprocal and fuses multiply-adds,
-so plait does the same (``plait/frontend/numpy/eager_programs.py``).
+so plait does the same (``plait/frontend/api/eager_programs.py``).
 
 The oracle is JAX 0.10.2 called eagerly on the same inputs; results must be equal bit
 for bit, in float32 and float64.
@@ -159,7 +159,7 @@ def test_eager_call_reuses_its_program() -> None:
     # A second eager call with the same signature runs the compiled program: it
     # does not trace the function again.
     calls = []
-    from plait.frontend.numpy.eager_programs import compiled_when_eager
+    from plait.frontend.api.eager_programs import compiled_when_eager
 
     @compiled_when_eager(("axis",))
     def scaled_sum(x: Any, axis: int) -> Any:

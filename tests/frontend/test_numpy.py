@@ -1984,8 +1984,13 @@ TESTED = (set(UNARY) | set(BINARY) | set(REDUCTIONS) | set(CUMULATIVE) | {
     | INDEX_TRICKS | SEARCHING | COUNTING | TAKE_PUT
     | INTERP_HISTOGRAMS | BITWISE | SETOPS | QUANTILES | EXTRAS | {"choose"}
     | {"einsum_path"}  # (tests/frontend/test_einsum_paths.py)
+    | {"ComplexWarning"}  # (test_complex_warning_is_jaxs)
     | SIGNAL | PACKING | POLYDIV | FUNCTIONAL | ASSEMBLING | REDUCTION_WHERE | LINALG_FITS
     | ARRAY_API | NAMES)
+
+
+def test_complex_warning_is_jaxs() -> None:
+    assert pnp.ComplexWarning is jnp.ComplexWarning
 
 
 def test_every_function_with_a_jax_counterpart_is_tested() -> None:

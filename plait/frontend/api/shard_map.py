@@ -24,6 +24,8 @@ from plait.frontend.core.tree_util import (
     broadcast_prefix,
     keystr,
     tree_flatten_with_path,
+    tree_leaves,
+    tree_map,
     tree_unflatten,
 )
 from plait.ir import axis_env
@@ -43,7 +45,7 @@ from plait.ir.sharding import (
 )
 from plait.transforms.replication import varying_axes
 
-__all__ = ["shard_map", "shard_map_call", "experimental_shard_map"]
+__all__ = ["shard_map", "shard_map_call", "experimental_shard_map", "smap"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -244,6 +246,54 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
         return compiled(*args)  # (outside a trace: compiled once per signature)
     return wrapper
 
+
+
+class _InferFromArgs:
+    """``smap``'s default ``in_axes``: the mapped axes read off the arguments' shardings
+    (over ``Explicit`` mesh axes), as JAX's ``Infer``."""
+
+    def __repr__(self) -> str:
+        return "Infer"
+
+
+Infer = _InferFromArgs()
+
+
+def smap(f: F | None = None, /, *, in_axes: Any = Infer, out_axes: Any,
+         axis_name: str) -> Any:
+    """``shard_map`` over one mesh axis, with ``vmap``-style axes: ``in_axes`` (an int,
+    None, or a tuple with one entry per positional argument) names the dimension of
+    each argument split over ``axis_name``, and ``out_axes`` the dimension of each
+    result the devices' results are concatenated along (None: the same on every
+    device).  The mesh is the current one (``plait.set_mesh``).  plait's ``shard_map``
+    makes every mesh axis manual, so the mesh must have ``axis_name`` as its only axis.
+
+    Raises:
+      TypeError: malformed ``axis_name``, ``in_axes`` or ``out_axes``.
+      NotImplementedError: the mesh has other axes.
+    """
+    if f is None:
+        return functools.partial(smap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+    if isinstance(axis_name, list | tuple):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got "
+                        f"{axis_name}")
+    if in_axes is not None and in_axes is not Infer and not isinstance(in_axes, int | tuple):
+        raise TypeError("smap in_axes must be an int, None, Infer, or a tuple of entries "
+                        "corresponding to the positional arguments passed to the function, "
+                        f"but got {in_axes}.")
+    if in_axes is not Infer and not all(isinstance(a, int) for a in tree_leaves(in_axes)):
+        raise TypeError("smap in_axes must be an int, None, Infer, or (nested) container "
+                        f"with those types as leaves, but got {in_axes}.")
+    if not all(isinstance(a, int) for a in tree_leaves(out_axes)):
+        raise TypeError("smap out_axes must be an int, None, or (nested) container with "
+                        f"those types as leaves, but got {out_axes}.")
+
+    def spec(axis: int | None) -> PartitionSpec:
+        return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, axis_name)
+    in_specs = (None if in_axes is Infer else
+                tree_map(spec, in_axes, is_leaf=lambda a: a is None))
+    return shard_map(f, in_specs=in_specs, axis_names=frozenset({axis_name}),
+                     out_specs=tree_map(spec, out_axes, is_leaf=lambda a: a is None))
 
 
 def experimental_shard_map(f: Callable[..., Any], mesh: Mesh, in_specs: Any, out_specs: Any,

@@ -421,6 +421,7 @@ euler_gamma = _np.euler_gamma
 inf = _np.inf
 nan = _np.nan
 newaxis = None
+ComplexWarning = _np.exceptions.ComplexWarning  # (jax.numpy's is NumPy's)
 
 
 install_array_methods()
@@ -480,7 +481,7 @@ __all__ = [
     "complex128", "int2", "int4", "uint2", "uint4", "float8_e4m3fn", "float8_e5m2",
     "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3",
     "float8_e8m0fnu", "float4_e2m1fn", "dtype", "iinfo", "finfo", "issubdtype", "pi", "e", "inf",
-    "nan", "newaxis",
+    "nan", "newaxis", "ComplexWarning",
     # Composite elementwise functions.
     "divmod", "float_power", "frexp", "gcd", "isneginf", "isposinf", "lcm", "ldexp",
     "logaddexp2", "modf", "nan_to_num", "sinc",

@@ -11,6 +11,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.api.custom_derivatives import custom_jvp
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.host_values import scalar_literal
 from plait.frontend.core.tracing import Tracer
@@ -23,7 +24,6 @@ from plait.frontend.numpy._core import (
     promote_numeric,
     promote_to_inexact,
 )
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.ufuncs import (
     _arg,
     _broadcast_all,

@@ -17,6 +17,7 @@ from typing import Any
 import ml_dtypes
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import result_type
 from plait.frontend.core.x64_warnings import check_user_dtype
@@ -31,7 +32,6 @@ from plait.frontend.numpy._core import (
 )
 from plait.frontend.numpy.arithmetic import mod, power
 from plait.frontend.numpy.creation import arange, linspace, zeros
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.index_tricks import diag_indices
 from plait.frontend.numpy.manipulation import concatenate, moveaxis, ravel, reshape, tile
 from plait.frontend.numpy.reductions import _default_float, cumsum, diff, sum

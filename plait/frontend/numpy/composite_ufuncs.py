@@ -16,6 +16,7 @@ from plait.frontend import lax
 from plait.frontend.api.autodiff import jvp
 from plait.frontend.api.control_flow import while_loop
 from plait.frontend.api.custom_derivatives import custom_jvp
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import (
     as_array,
@@ -27,7 +28,6 @@ from plait.frontend.numpy._core import (
 )
 from plait.frontend.numpy.arithmetic import _float_divmod, floor_divide, remainder, replace_inf
 from plait.frontend.numpy.creation import asarray
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import broadcast_arrays
 from plait.frontend.numpy.ufuncs import (
     _arg,

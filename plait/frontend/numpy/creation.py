@@ -11,6 +11,7 @@ from typing import Literal as Static
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
@@ -27,7 +28,6 @@ from plait.frontend.numpy._core import (
     is_scalar,
 )
 from plait.frontend.numpy._core import shape as shape_of
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import broadcast_shapes, broadcast_to, reshape
 from plait.ir import dtypes as dt
 from plait.ir.atoms import Literal

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import (
     as_array,
@@ -16,7 +17,6 @@ from plait.frontend.numpy._core import (
     promote_dtypes_inexact,
     shape,
 )
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import concatenate
 from plait.frontend.numpy.searching import searchsorted
 from plait.frontend.numpy.ufuncs import abs as abs_

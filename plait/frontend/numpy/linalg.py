@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.lax import linalg as lax_linalg
 from plait.frontend.lax.ops import transpose
 from plait.frontend.numpy._core import check_arraylike, promote_dtypes_inexact
 from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.creation import asarray, eye
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.einsum import einsum
 from plait.frontend.numpy.linalg_eig import EigResult, eig, eigvals
 from plait.frontend.numpy.linalg_factored import (

@@ -13,13 +13,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from plait.frontend.api.custom_derivatives import custom_jvp
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.api.solves import custom_linear_solve
 from plait.frontend.core.array_base import Array
 from plait.frontend.lax import linalg as lax_linalg
 from plait.frontend.lax.ops import stop_gradient
 from plait.frontend.numpy._core import check_arraylike, promote_dtypes_inexact
 from plait.frontend.numpy.creation import asarray, empty, eye, zeros
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.functional import vectorize
 from plait.frontend.numpy.linalg_ops import matmul
 from plait.frontend.numpy.manipulation import argsort, broadcast_to, moveaxis

@@ -12,6 +12,7 @@ import operator
 from typing import Any
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.core.x64_warnings import check_user_dtype
@@ -23,7 +24,6 @@ from plait.frontend.numpy._core import (
     promote_dtypes,
 )
 from plait.frontend.numpy.creation import eye, zeros_like
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import (
     broadcast_shapes,
     broadcast_to,

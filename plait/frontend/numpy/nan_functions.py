@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy import ufuncs
 from plait.frontend.numpy._core import as_array, check_arraylike
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.reductions import (
     _cast,
     _input,

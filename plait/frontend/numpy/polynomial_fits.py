@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import has_value
 from plait.frontend.lax.ops import sort_key_val
 from plait.frontend.numpy._core import check_arraylike, promote_dtypes_inexact
 from plait.frontend.numpy.creation import arange, asarray, ones
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.linalg_eig import eigvals
 from plait.frontend.numpy.linalg_factored import inv, lstsq
 from plait.frontend.numpy.linalg_ops import dot, outer

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import has_value
 from plait.frontend.numpy._core import (
@@ -25,7 +26,6 @@ from plait.frontend.numpy._core import (
 )
 from plait.frontend.numpy.arithmetic import power
 from plait.frontend.numpy.creation import arange, full, zeros
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import atleast_1d, concatenate, flip, stack
 from plait.frontend.numpy.reductions import prod
 from plait.frontend.numpy.ufuncs import maximum, negative, true_divide

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
@@ -29,7 +30,6 @@ from plait.frontend.numpy._core import (
     check_arraylike,
     shape,
 )
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.manipulation import broadcast_to, concatenate
 from plait.frontend.numpy.ufuncs import (
     _const_like,

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
@@ -23,7 +24,6 @@ from plait.frontend.numpy._core import (
     promote_dtypes_inexact,
 )
 from plait.frontend.numpy.creation import asarray, full
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.linalg_ops import dot
 from plait.frontend.numpy.manipulation import (
     atleast_2d,

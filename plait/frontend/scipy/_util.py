@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, check_arraylike, promote_to_inexact
 from plait.frontend.numpy.creation import zeros_like
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.numpy.ufuncs import _lax_const
 from plait.ir.atoms import Literal
 

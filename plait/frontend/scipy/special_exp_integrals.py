@@ -16,10 +16,10 @@ from plait.frontend import lax
 from plait.frontend import numpy as pnp
 from plait.frontend.api.control_flow import while_loop
 from plait.frontend.api.custom_derivatives import custom_jvp
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.api.jit import jit
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import check_arraylike
-from plait.frontend.numpy.eager_programs import compiled_when_eager
 from plait.frontend.scipy._util import const as _c
 from plait.frontend.scipy._util import horner as _horner
 from plait.frontend.scipy._util import promote as _promote
