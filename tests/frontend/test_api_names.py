@@ -172,3 +172,15 @@ def test_shard_class_and_small_names() -> None:
     with plait.core.eval_context():
         assert plait.core.ensure_compile_time_eval is plait.ensure_compile_time_eval
         np.testing.assert_array_equal(plait.numpy.ones(2), jax.numpy.ones(2))
+
+
+@pytest.mark.parametrize("value", [2.0, 3, True, 1j, np.float16(2), np.ones((2, 3), np.int8)])
+def test_stage_lifts_constants_as_jax(value: Any) -> None:
+    mine, theirs = lax.stage(value), jax.lax.stage(value)
+    assert repr(mine) == repr(theirs)
+    assert str(plait.make_jaxpr(lambda x: lax.stage(value) + x)(1.0)) == \
+        str(jax.make_jaxpr(lambda x: jax.lax.stage(value) + x)(1.0))
+    x = plait.numpy.ones(2)
+    assert lax.stage(x) is x
+    with pytest.raises(TypeError, match="expected an array of a supported dtype"):
+        lax.stage("a")

@@ -16,7 +16,7 @@ import numpy as np
 
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
-from plait.frontend.core.host_values import scalar_literal
+from plait.frontend.core.host_values import scalar_literal, value_aval
 from plait.frontend.core.promotion import dtype_and_weak
 from plait.frontend.core.tracing import bind1, bind_n
 from plait.frontend.core.tree_util import tree_map
@@ -52,7 +52,7 @@ __all__ = [
     "bessel_i1e", "igamma", "igammac", "igamma_grad_a", "betainc",
     "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "population_count", "clz",
-    "stop_gradient",
+    "stop_gradient", "stage",
 ]
 
 
@@ -261,6 +261,20 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
         return bind1(P.convert_element_type_p, operand, new_dtype=d, weak_type=weak,
                      sharding=None)
     return _convert_constant(operand, d, weak)
+
+
+def stage(x: Any, /) -> Array:
+    """``x`` (an array, a NumPy array or a Python scalar) as an array of its own type: the
+    identity, which lifts a constant into the current trace (a literal or a constant of
+    the jaxpr) and, outside any trace, makes it a plait ``Array`` (as ``jax.lax.stage``).
+
+    Raises:
+      TypeError: ``x`` is not an array or a scalar.
+    """
+    if isinstance(x, Array):
+        return x
+    value_aval(x)  # (the check: an array or a scalar of a supported dtype)
+    return convert_element_type(x, *dtype_and_weak(x))
 
 
 def _convert_constant(x: Any, d: np.dtype[Any], weak: bool) -> Array:
