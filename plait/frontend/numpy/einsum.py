@@ -11,6 +11,7 @@ axes laid end to end); a size-1 axis whose label is longer elsewhere broadcasts.
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,7 +25,12 @@ from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.lax.ops import canonicalize_precision
 from plait.frontend.numpy._core import as_array, check_arraylike, convert
-from plait.frontend.numpy.einsum_paths import PathInfo, contraction_path, contraction_steps
+from plait.frontend.numpy.einsum_paths import (
+    Contraction,
+    PathInfo,
+    contraction_path,
+    contraction_steps,
+)
 from plait.ir import dtypes as dt
 from plait.ir.errors import IncompatibleShapesError
 from plait.ir.sharding import NamedSharding, PartitionSpec, type_sharding_of
@@ -220,8 +226,7 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
               dot_general: Callable[..., Any] = lax.dot_general,
               optimize: Any = "auto") -> Array:
     sizes = _sizes([a.shape for a in arrays], inputs)
-    steps = contraction_steps(inputs, output, sizes,
-                              contraction_path(inputs, output, sizes, optimize))
+    steps = _plan(tuple(inputs), output, tuple(sizes.items()), optimize)
     ops: list[Operand] = []
     for a, term in zip(arrays, inputs):
         labels = list(term)
@@ -249,6 +254,25 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
         ops.append((x, order))
     (result, _), = ops
     return result if requested is None or placed else reshard(result, requested)
+
+
+def _plan(inputs: tuple[str, ...], output: str, sizes: tuple[tuple[str, int], ...],
+          optimize: Any) -> Sequence[Contraction]:
+    """The contractions of ``optimize``'s path (cached per labels, sizes and a named
+    strategy: the tracing of an einsum pays for its search once)."""
+    if isinstance(optimize, str | bool):
+        return _cached_plan(inputs, output, sizes, optimize)
+    table = dict(sizes)
+    return contraction_steps(inputs, output, table,
+                             contraction_path(inputs, output, table, optimize))
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_plan(inputs: tuple[str, ...], output: str, sizes: tuple[tuple[str, int], ...],
+                 optimize: str | bool) -> tuple[Contraction, ...]:
+    table = dict(sizes)
+    return tuple(contraction_steps(inputs, output, table,
+                                   contraction_path(inputs, output, table, optimize)))
 
 
 def _pair(lhs: Operand, rhs: Operand, later: set[str], want: str,

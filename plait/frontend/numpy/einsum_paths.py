@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import bisect
 import decimal
-import functools
 import heapq
 import itertools
 import math
@@ -263,15 +262,7 @@ def contraction_path(inputs: Sequence[str], output: str, sizes: Mapping[str, int
         return [tuple(range(n))]
     if search is None:
         return [(0, 1)] * (n - 1)
-    return list(_searched(search, tuple(inputs), output,
-                          tuple(sorted((c, sizes[c]) for c in set("".join(inputs))))))
-
-
-@functools.lru_cache(maxsize=512)
-def _searched(search: Search, inputs: tuple[str, ...], output: str,
-              sizes: tuple[tuple[str, int], ...]) -> tuple[tuple[int, ...], ...]:
-    # (Cached: a program traced again, or an eager einsum called in a loop, searches once.)
-    return tuple(search([frozenset(t) for t in inputs], frozenset(output), dict(sizes)))
+    return search([frozenset(t) for t in inputs], frozenset(output), sizes)
 
 
 def _checked(path: Sequence[Any], n: int) -> Path:
