@@ -10,5 +10,6 @@ from plait.frontend.lax.linalg import __all__ as _linalg_all
 from plait.frontend.lax.linalg_eig import *  # noqa: F401,F403
 from plait.frontend.lax.linalg_factorizations import *  # noqa: F401,F403
 from plait.frontend.lax.linalg_schur import *  # noqa: F401,F403
+from plait.frontend.scipy.linalg_polar import qdwh as qdwh
 
-__all__ = _linalg_all + _updates_all
+__all__ = [*_linalg_all, *_updates_all, "qdwh"]

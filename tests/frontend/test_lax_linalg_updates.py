@@ -99,3 +99,28 @@ def test_cholesky_update_derivatives_and_errors() -> None:
                                          r"square matrix and a vector of the same size as "
                                          r"input. Got shapes \(3, 3\) and \(4,\) instead"):
         plinalg.cholesky_update(np.eye(3, dtype=np.float32), np.ones(4, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+@pytest.mark.parametrize("kw", [{}, {"max_iterations": 2}, {"eps": 1e-3}])
+def test_qdwh_is_jaxs(dtype: Any, kw: dict[str, Any]) -> None:
+    x = RNG.standard_normal((5, 3)).astype(dtype)
+    if dtype == np.complex64:
+        x = x + 1j * RNG.standard_normal((5, 3)).astype(np.float32)
+    ours, theirs = plinalg.qdwh(x, **kw), jax.lax.linalg.qdwh(x, **kw)
+    for mine, their in zip(ours, theirs):
+        assert repr(mine.dtype) == repr(their.dtype) and mine.weak_type == their.weak_type
+        np.testing.assert_array_equal(np.asarray(mine), np.asarray(their))
+    u, h, _, converged = ours
+    if bool(converged):  # (two iterations are not enough: JAX's flag says so too)
+        np.testing.assert_allclose(np.asarray(u @ h), x, rtol=1e-4, atol=1e-5)
+
+
+def test_qdwh_transforms_and_errors() -> None:
+    xs = RNG.standard_normal((2, 4, 4)).astype(np.float32)
+    assert_close(plait.vmap(plinalg.qdwh)(xs), jax.vmap(jax.lax.linalg.qdwh)(xs))
+    assert_close(plait.jit(plinalg.qdwh)(xs[0]), jax.lax.linalg.qdwh(xs[0]))
+    with pytest.raises(ValueError, match="The input matrix of shape M x N must have M >= N."):
+        plinalg.qdwh(xs[0, :2])
+    with pytest.raises(NotImplementedError, match="qdwh: dynamic_shape"):
+        plinalg.qdwh(xs[0], dynamic_shape=(3, 3))

@@ -14,6 +14,7 @@ the QDWH one only in forward mode (its ``while_loop``), as in JAX.
 
 from __future__ import annotations
 
+import operator
 from functools import partial
 from typing import Any
 
@@ -27,7 +28,7 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.lax import linalg as lax_linalg
 from plait.frontend.numpy import linalg as np_linalg
 
-__all__ = ["polar"]
+__all__ = ["polar", "qdwh"]
 
 _Params = tuple[Any, Any, Any]
 _CHOLESKY_CUTOFF = 100
@@ -64,7 +65,7 @@ def _cholesky_step(u: Array, params: _Params) -> Array:
     return out
 
 
-def _weights(eps: float) -> tuple[list[_Params], list[_Params]]:
+def _weights(eps: float, max_iterations: int) -> tuple[list[_Params], list[_Params]]:
     """The (QR, Cholesky) steps' parameters, from the lower bound ``l = eps`` on the
     scaled matrix's smallest singular value, updated as the iteration would raise it."""
     tol_l = 10.0 * eps / 2.0
@@ -72,7 +73,7 @@ def _weights(eps: float) -> tuple[list[_Params], list[_Params]]:
     qr_params: list[_Params] = []
     chol_params: list[_Params] = []
     k = 0
-    while bound + tol_l < 1 and k < _MAX_ITERATIONS:
+    while bound + tol_l < 1 and k < max_iterations:
         k += 1
         l2 = bound * bound
         dd = (4 * (1 / l2 - 1) / l2) ** (1 / 3)
@@ -89,9 +90,10 @@ def _weights(eps: float) -> tuple[list[_Params], list[_Params]]:
     return qr_params, chol_params
 
 
-def _qdwh(x: Array, eps: float | None) -> tuple[Array, Array]:
+def _qdwh(x: Array, eps: float | None,
+          max_iterations: int = _MAX_ITERATIONS) -> tuple[Array, Array, Array, Array]:
     """The polar factors ``(u, h)``, ``x = u h``, of a matrix with at least as many rows
-    as columns."""
+    as columns, the number of iterations taken and whether they converged."""
     if eps is None:
         eps = float(np.finfo(x.dtype).eps)
     one_norm = np_linalg.norm(x, ord=1)
@@ -100,7 +102,7 @@ def _qdwh(x: Array, eps: float | None) -> tuple[Array, Array]:
     alpha_inverse = pnp.where(one_norm == 0, 1, alpha_inverse)
     u = x * alpha_inverse.astype(x.dtype)
     tol_norm = pnp.cbrt(10.0 * eps / 2.0)
-    qr_params, chol_params = _weights(eps)
+    qr_params, chol_params = _weights(eps, max_iterations)
 
     def run(u: Array, params: list[_Params], step: Any,
             test: bool) -> tuple[Array, Any]:
@@ -128,21 +130,56 @@ def _qdwh(x: Array, eps: float | None) -> tuple[Array, Array]:
 
     def going(state: tuple[Any, Array, Any]) -> Any:
         k, _, moving = state
-        return pnp.logical_and(moving, k < _MAX_ITERATIONS)
+        return pnp.logical_and(moving, k < max_iterations)
 
-    _, u, _ = while_loop(going, halley, (len(qr_params) + len(chol_params), u, moving))
+    iterations, u, moving = while_loop(going, halley,
+                                       (len(qr_params) + len(chol_params), u, moving))
     u = 1.5 * u - 0.5 * u @ (_h(u) @ u)
     h = _h(u) @ x
-    return u, (h + _h(h)) / 2
+    return u, (h + _h(h)) / 2, iterations, pnp.logical_not(moving)
+
+
+def _qdwh_2d(x: Array, max_iterations: int, eps: float | None
+             ) -> tuple[Array, Array, Array, Array]:
+    return _qdwh(x, eps, max_iterations)
+
+
+_qdwh_jit = jit(_qdwh_2d, static_argnums=(1, 2))
+
+
+def qdwh(x: Any, *, is_hermitian: bool = False, max_iterations: int | None = None,
+         eps: float | None = None, dynamic_shape: tuple[int, int] | None = None
+         ) -> tuple[Array, Array, Array, Array]:
+    """The polar decomposition ``x = u h`` of an ``m x n`` matrix with ``m >= n`` by the
+    QR-based dynamically weighted Halley iteration (the module docstring), as
+    ``jax.lax.linalg.qdwh``: ``(u, h, num_iters, is_converged)``, the iteration stopping
+    when ``|u_k - u_k-1| < (5 eps)^(1/3)`` or after ``max_iterations`` (10) steps.
+    ``is_hermitian`` is accepted and unused, as in JAX.
+
+    Raises:
+      ValueError: ``x`` is not a matrix with ``m >= n``.
+      NotImplementedError: ``dynamic_shape`` (a matrix padded from a smaller one).
+    """
+    del is_hermitian  # (JAX's is unused too)
+    if dynamic_shape is not None:
+        raise NotImplementedError("qdwh: dynamic_shape (a matrix padded from a smaller "
+                                  "true shape) is not supported; pass the unpadded matrix")
+    arr = pnp.asarray(x)
+    if arr.ndim != 2:
+        raise ValueError(f"qdwh: expected a matrix, but got an array of shape {arr.shape}")
+    if arr.shape[0] < arr.shape[1]:
+        raise ValueError("The input matrix of shape M x N must have M >= N.")
+    iterations = _MAX_ITERATIONS if max_iterations is None else operator.index(max_iterations)
+    return _qdwh_jit(arr, iterations, None if eps is None else float(eps))
 
 
 def _polar_2d(a: Array, side: str, method: str, eps: float | None) -> tuple[Array, Array]:
     m, n = a.shape
     if method == "qdwh":
         if m >= n and side == "right":
-            unitary, posdef = _qdwh(a, eps)
+            unitary, posdef, _, _ = _qdwh(a, eps)
         elif m < n and side == "left":
-            unitary, posdef = _qdwh(_h(a), eps)
+            unitary, posdef, _, _ = _qdwh(_h(a), eps)
             unitary, posdef = _h(unitary), _h(posdef)
         else:
             raise NotImplementedError(
