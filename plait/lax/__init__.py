@@ -21,6 +21,7 @@ from plait.frontend.lax.names import __all__ as _names_all
 from plait.frontend.lax.ops import __all__ as _ops_all
 from plait.frontend.lax.parallel import __all__ as _parallel_all
 from plait.frontend.lax.ragged import __all__ as _ragged_all
+from plait.frontend.lax.scaled_dot import __all__ as _scaled_all
 from plait.frontend.lax.slicing import __all__ as _slicing_all
 from plait.frontend.lax.tokens import __all__ as _tokens_all
 from plait.frontend.lax.windowed import __all__ as _windowed_all
@@ -34,7 +35,7 @@ from plait.lax import linalg as linalg  # noqa: E402
 
 _lax_all = (_ops_all + _slicing_all + _conv_all + _windowed_all + _assoc_all
             + _conversions_all + _fft_all + _composite_all + _parallel_all + _ragged_all
-            + _tokens_all + _names_all)
+            + _tokens_all + _names_all + _scaled_all)
 _control = ["cond", "fori_loop", "map", "scan", "switch", "while_loop", "random_gamma_grad",
             "custom_linear_solve", "custom_root", "platform_dependent"]
 __all__ = list(_lax_all) + _control + [n for n in _prim_all if n not in _lax_all]

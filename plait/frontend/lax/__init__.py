@@ -15,6 +15,7 @@ from plait.frontend.lax.ops import *  # noqa: F403
 from plait.frontend.lax.ops import bind_dynamic_slice as bind_dynamic_slice
 from plait.frontend.lax.parallel import *  # noqa: F403
 from plait.frontend.lax.ragged import *  # noqa: F403
+from plait.frontend.lax.scaled_dot import *  # noqa: F403
 from plait.frontend.lax.slicing import *  # noqa: F403
 from plait.frontend.lax.tokens import *  # noqa: F403
 from plait.frontend.lax.windowed import *  # noqa: F403
