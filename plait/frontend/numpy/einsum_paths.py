@@ -32,6 +32,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 __all__ = ["STRATEGIES", "Contraction", "PathInfo", "contraction_path", "contraction_steps",
            "flop_count", "size_of"]
 
@@ -283,20 +285,22 @@ def _checked(path: Sequence[Any], n: int) -> Path:
     return out
 
 
+@attrs.frozen
 class Contraction:
-    """One step of a path: the operand positions it contracts (descending), their
-    labels, and the labels of its result (``result``) and what it sums away."""
+    """One step of a path (immutable: ``einsum`` caches its plans)."""
 
-    __slots__ = ("positions", "terms", "result", "removed", "flops", "scale")
-
-    def __init__(self, positions: tuple[int, ...], terms: list[str], result: str,
-                 removed: Labels, flops: int, scale: int) -> None:
-        self.positions = positions
-        self.terms = terms
-        self.result = result
-        self.removed = removed
-        self.flops = flops
-        self.scale = scale
+    positions: tuple[int, ...]
+    """The positions of the operands it contracts, in the current list, descending."""
+    terms: tuple[str, ...]
+    """Their labels, in that order."""
+    result: str
+    """The labels of its result, in order of first appearance among ``terms``."""
+    removed: Labels
+    """The labels it sums away."""
+    flops: int
+    """Its estimated cost (:func:`flop_count`)."""
+    scale: int
+    """The number of distinct labels it involves."""
 
 
 def contraction_steps(inputs: Sequence[str], output: str, sizes: Mapping[str, int],
@@ -312,7 +316,7 @@ def contraction_steps(inputs: Sequence[str], output: str, sizes: Mapping[str, in
         kept = every & frozenset(output).union(*map(frozenset, terms))
         joined = "".join(taken)
         result = output if n == len(path) - 1 else "".join(sorted(kept, key=joined.find))
-        steps.append(Contraction(positions, taken, result, every - kept,
+        steps.append(Contraction(positions, tuple(taken), result, every - kept,
                                  flop_count(every, bool(every - kept), len(taken), sizes),
                                  len(every)))
         terms.append(result)
