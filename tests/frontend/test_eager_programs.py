@@ -62,6 +62,8 @@ NUMPY_CASES: dict[str, Case] = {
     "cross": lambda m, a: m.cross(a["x"][:, :3], a["y"][:, :3]),
     "norm_p": lambda m, a: m.linalg.norm(a["x"], ord=3, axis=1),
     "slogdet": lambda m, a: m.linalg.slogdet(a["x"][:5, :5]),
+    "einsum_chain": lambda m, a: m.einsum("ij,kj,k->i", a["x"], a["y"], a["w"][:, 0]),
+    "einsum_diagonal_sum": lambda m, a: m.einsum("ij,ij,i->", a["x"], a["y"], a["p"][:, 0]),
 }
 
 SPECIAL_CASES: dict[str, Case] = {

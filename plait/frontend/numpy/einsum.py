@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
@@ -70,6 +71,19 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     if not operands:
         raise ValueError("einsum: no operands given")
     check_arraylike("einsum", *operands)
+    custom = {} if _dot_general is lax.dot_general else {"dot_general": _dot_general}
+    return _einsum(subscripts, *operands, optimize=optimize, precision=precision,
+                   preferred_element_type=preferred_element_type, out_sharding=out_sharding,
+                   **custom)
+
+
+# (As JAX's, whose einsum is a jit: called eagerly, the contractions run as one compiled
+# program, so that they round as JAX's do and dispatch once.)
+@compiled_when_eager(("subscripts", "optimize", "precision", "preferred_element_type",
+                      "out_sharding"))
+def _einsum(subscripts: str, *operands: Any, optimize: Any, precision: Any,
+            preferred_element_type: Any, out_sharding: Any,
+            dot_general: Callable[..., Any] = lax.dot_general) -> Array:
     arrays = [as_array(x) for x in operands]
     inputs, output = _parse(subscripts, [a.ndim for a in arrays])
     if preferred_element_type is None:
@@ -78,7 +92,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
         pet, weak = check_user_dtype(preferred_element_type, "einsum"), False
     requested = None if out_sharding is None else type_sharding_of(out_sharding, "einsum")
     result = _contract([as_array(convert(a, pet, False)) for a in arrays], inputs, output, pet,
-                       canonicalize_precision(precision), requested, _dot_general, optimize)
+                       canonicalize_precision(precision), requested, dot_general, optimize)
     return lax.convert_element_type(result, pet, weak)
 
 
