@@ -9,23 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from plait.frontend.api.control_flow import cond
 from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.host_values import value_aval
+from plait.frontend.lax.linalg_common import swap_last, tril
 from plait.frontend.lax.ops import (
     abs,
     add,
-    broadcast,
-    broadcasted_iota,
     concatenate,
     div,
     dot_general,
     eq,
     full_like,
-    ge,
     gt,
     integer_pow,
     mul,
@@ -35,7 +31,6 @@ from plait.frontend.lax.ops import (
     slice_in_dim,
     sqrt,
     sub,
-    transpose,
 )
 from plait.ir import dtypes as dt
 from plait.ir.primitives import Precision
@@ -48,20 +43,6 @@ def _floating(name: str, *xs: Any) -> None:
         d = value_aval(x).dtype
         if not dt.is_float(d):
             raise TypeError(f"{name}: expected floating-point operands, but got {d}")
-
-
-def _lower_triangle(x: Array, k: int) -> Array:
-    """``x`` with zeros above its ``k``-th diagonal (batch dimensions first)."""
-    *batch, n, m = x.shape
-    mask = ge(add(broadcasted_iota(dt.int32, (n, m), 0), np.int32(k)),
-              broadcasted_iota(dt.int32, (n, m), 1))
-    if batch:
-        mask = broadcast(mask, tuple(batch))
-    return select(mask, x, full_like(x, 0))
-
-
-def _swap_last(x: Array) -> Array:
-    return transpose(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
 
 
 @compiled_when_eager(("alpha", "beta", "symmetrize_output"))
@@ -84,11 +65,11 @@ def symmetric_product(a_matrix: Any, c_matrix: Any, *, alpha: float = 1.0, beta:
                          f"and {c_shape}")
     nb = len(a_shape) - 2
     batch = tuple(range(nb))
-    product = dot_general(a_matrix, _swap_last(a_matrix),
+    product = dot_general(a_matrix, swap_last(a_matrix, len(a_shape)),
                           (((nb + 1,), (nb,)), (batch, batch)), precision=Precision.HIGHEST)
     result = add(mul(alpha, product), mul(beta, c_matrix))
     if symmetrize_output:
-        result = add(_lower_triangle(result, 0), _swap_last(_lower_triangle(result, -1)))
+        result = add(tril(result), swap_last(tril(result, -1), result.ndim))
     return result
 
 

@@ -5,20 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.tracing import bind1
-from plait.frontend.lax.linalg_common import symmetrize
+from plait.frontend.lax.linalg_common import symmetrize, tril
 from plait.frontend.lax.ops import (
-    add,
-    broadcast,
-    broadcasted_iota,
     expand_dims,
-    full_like,
-    ge,
-    select_n,
     squeeze,
 )
 from plait.ir import dtypes as dt
@@ -32,18 +24,6 @@ def _check_square(name: str, aval: ShapedArray) -> None:
     if aval.ndim < 2 or aval.shape[-1] != aval.shape[-2]:
         raise TypeError(f"{name}: expected a square matrix (or a batch of them, [..., n, n]), "
                         f"but got {aval.str_short()}")
-
-
-def _tril(x: Array) -> Array:
-    """``x`` with zeros above the diagonal of its trailing matrices (as JAX's ``_tril``,
-    the mask in the default integer type, offset added)."""
-    *batch, n, m = x.shape
-    idx = dt.canonicalize(np.dtype(np.int64))
-    mask = ge(add(broadcasted_iota(idx, (n, m), 0), np.zeros((), idx)),
-              broadcasted_iota(idx, (n, m), 1))
-    if batch:
-        mask = broadcast(mask, batch)
-    return select_n(mask, full_like(x, 0), x)
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Array:
@@ -62,7 +42,7 @@ def cholesky(x: Any, *, symmetrize_input: bool = True) -> Array:
     _check_square("cholesky", aval)
     if symmetrize_input:
         x = symmetrize(x, aval)
-    return _tril(bind1(P.cholesky_p, x))
+    return tril(bind1(P.cholesky_p, x))
 
 
 def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = False,

@@ -270,23 +270,23 @@ def _contract(arrays: list[Array], inputs: list[str], output: str,
     return result if requested is None or placed else reshard(result, requested)
 
 
-def _plan(inputs: tuple[str, ...], output: str, sizes: tuple[tuple[str, int], ...],
-          optimize: Any) -> Sequence[Contraction]:
-    """The contractions of ``optimize``'s path (cached per labels, sizes and a named
-    strategy: the tracing of an einsum pays for its search once)."""
-    if isinstance(optimize, str | bool):
-        return _cached_plan(inputs, output, sizes, optimize)
-    table = dict(sizes)
-    return contraction_steps(inputs, output, table,
-                             contraction_path(inputs, output, table, optimize))
-
-
-@functools.lru_cache(maxsize=1024)
-def _cached_plan(inputs: tuple[str, ...], output: str, sizes: tuple[tuple[str, int], ...],
-                 optimize: str | bool) -> tuple[Contraction, ...]:
+def _steps(inputs: tuple[str, ...], output: str, sizes: tuple[tuple[str, int], ...],
+           optimize: Any) -> tuple[Contraction, ...]:
     table = dict(sizes)
     return tuple(contraction_steps(inputs, output, table,
                                    contraction_path(inputs, output, table, optimize)))
+
+
+_cached_steps = functools.lru_cache(maxsize=1024)(_steps)
+
+
+def _plan(inputs: tuple[str, ...], output: str, sizes: tuple[tuple[str, int], ...],
+          optimize: Any) -> tuple[Contraction, ...]:
+    """The contractions of ``optimize``'s path (cached per labels, sizes and a named
+    strategy: the tracing of an einsum pays for its search once; a given path is not
+    hashable, and is cheap to follow)."""
+    return (_cached_steps if isinstance(optimize, str | bool) else _steps)(
+        inputs, output, sizes, optimize)
 
 
 def _pair(lhs: Operand, rhs: Operand, later: set[str], want: str,

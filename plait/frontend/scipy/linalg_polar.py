@@ -139,12 +139,7 @@ def _qdwh(x: Array, eps: float | None,
     return u, (h + _h(h)) / 2, iterations, pnp.logical_not(moving)
 
 
-def _qdwh_2d(x: Array, max_iterations: int, eps: float | None
-             ) -> tuple[Array, Array, Array, Array]:
-    return _qdwh(x, eps, max_iterations)
-
-
-_qdwh_jit = jit(_qdwh_2d, static_argnums=(1, 2))
+_qdwh_jit = jit(_qdwh, static_argnums=(1, 2))
 
 
 def qdwh(x: Any, *, is_hermitian: bool = False, max_iterations: int | None = None,
@@ -170,7 +165,7 @@ def qdwh(x: Any, *, is_hermitian: bool = False, max_iterations: int | None = Non
     if arr.shape[0] < arr.shape[1]:
         raise ValueError("The input matrix of shape M x N must have M >= N.")
     iterations = _MAX_ITERATIONS if max_iterations is None else operator.index(max_iterations)
-    return _qdwh_jit(arr, iterations, None if eps is None else float(eps))
+    return _qdwh_jit(arr, None if eps is None else float(eps), iterations)
 
 
 def _polar_2d(a: Array, side: str, method: str, eps: float | None) -> tuple[Array, Array]:
