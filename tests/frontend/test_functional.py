@@ -296,7 +296,7 @@ def test_ufunc_properties_and_errors() -> None:
         (lambda L: _ufunc(L).reduce(X, axis=(0, 1)), NotImplementedError, "tuple of axes"),
         (lambda L: _ufunc(L).accumulate(X, axis=None), ValueError,
          "accumulate does not allow multiple axes"),
-        (lambda L: _ufunc(L).at(X, 0, 1.0), NotImplementedError, "inplace=True"),
+        (lambda L: _ufunc(L).at(X, 0, 1.0), NotImplementedError, "cannot operate inplace"),
         (lambda L: _ufunc(L)(X, X, out=X), NotImplementedError, "out argument"),
         (lambda L: _ufunc(L)(X, X, where=X > 0), NotImplementedError, "where argument"),
         (lambda L: _ufunc(L).reduceat(X, np.ones((2, 2), np.int32)), ValueError,
@@ -308,6 +308,123 @@ def test_ufunc_properties_and_errors() -> None:
         with pytest.raises(exc, match=msg or None):
             make(pnp)
     assert no_identity.identity is None
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy's built-in ufuncs
+
+BUILTIN = ["add", "subtract", "multiply", "negative", "maximum", "minimum", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "logaddexp",
+           "logaddexp2"]
+BITS = RNG.integers(0, 64, (3, 4)).astype(np.uint8)
+MASK = np.array([True, False, True])
+
+BUILTIN_METHODS: list[tuple[str, Callable[[Any], Any], tuple[Any, ...]]] = [
+    ("add.reduce", lambda L: L.add.reduce, (M,)),
+    ("add.reduce axes", lambda L: lambda a: L.add.reduce(a, axis=(0, 2), keepdims=True), (M,)),
+    ("add.reduce ints", lambda L: lambda a: L.add.reduce(a, axis=None), (INTS.astype(np.int8),)),
+    ("add.reduce bools", lambda L: L.add.reduce, (INTS > 0,)),
+    ("add.reduce where", lambda L: lambda a: L.add.reduce(a, axis=1, where=MASK, initial=1.0),
+     (X,)),
+    ("multiply.reduce", lambda L: lambda a: L.multiply.reduce(a, axis=1, dtype=np.float32),
+     (INTS,)),
+    ("maximum.reduce", lambda L: lambda a: L.maximum.reduce(a, axis=None, keepdims=True), (M,)),
+    ("minimum.reduce where", lambda L: lambda a: L.minimum.reduce(a, axis=1, where=MASK,
+                                                                  initial=0.0), (X,)),
+    ("bitwise_and.reduce", lambda L: lambda a: L.bitwise_and.reduce(a, axis=1), (BITS,)),
+    ("bitwise_or.reduce", lambda L: lambda a: L.bitwise_or.reduce(a, axis=None, initial=128),
+     (BITS,)),
+    ("bitwise_xor.reduce", lambda L: lambda a: L.bitwise_xor.reduce(a, keepdims=True), (INTS,)),
+    ("bitwise_and.reduce bools", lambda L: L.bitwise_and.reduce, (INTS > 0,)),
+    ("bitwise_xor.reduce where", lambda L: lambda a: L.bitwise_xor.reduce(
+        a, axis=1, where=np.array([True, False, True, True])), (INTS,)),
+    ("logical_and.reduce", lambda L: lambda a: L.logical_and.reduce(a, axis=1), (INTS,)),
+    ("logical_or.reduce", lambda L: L.logical_or.reduce, (X > 0.5,)),
+    ("logical_xor.reduce", lambda L: lambda a: L.logical_xor.reduce(a, axis=None), (INTS,)),
+    ("logaddexp.reduce", lambda L: L.logaddexp.reduce, (M,)),
+    ("logaddexp.reduce axes", lambda L: lambda a: L.logaddexp.reduce(
+        a, axis=(1, 2), keepdims=True, initial=0.5), (M * 30,)),
+    ("logaddexp.reduce where", lambda L: lambda a: L.logaddexp.reduce(a, axis=1, where=MASK),
+     (X,)),
+    ("logaddexp.reduce ints", lambda L: lambda a: L.logaddexp.reduce(a, axis=None), (INTS,)),
+    ("logaddexp.reduce -inf", lambda L: L.logaddexp.reduce,
+     (np.full((3, 2), -np.inf, np.float32),)),
+    ("logaddexp2.reduce", lambda L: lambda a: L.logaddexp2.reduce(a, axis=1, initial=1.0),
+     (X,)),
+    ("add.accumulate", lambda L: lambda a: L.add.accumulate(a, axis=1, dtype=np.float32),
+     (INTS,)),
+    ("multiply.accumulate", lambda L: L.multiply.accumulate, (M,)),
+    ("maximum.accumulate", lambda L: lambda a: L.maximum.accumulate(a, axis=1), (INTS,)),
+    ("logaddexp.accumulate", lambda L: lambda a: L.logaddexp.accumulate(a, axis=2), (M,)),
+    ("logical_or.accumulate", lambda L: L.logical_or.accumulate, (INTS > 2,)),
+    ("add.at", lambda L: lambda a: L.add.at(a, np.array([0, 0, 2]), 1.0, inplace=False),
+     (X[0],)),
+    ("add.at bools", lambda L: lambda a: L.add.at(a, np.array([0, 0]), 1, inplace=False),
+     (np.zeros(3, bool),)),
+    ("multiply.at", lambda L: lambda a: L.multiply.at(a, (np.array([0, 1, 0]), 2), 3,
+                                                      inplace=False), (INTS,)),
+    ("multiply.at bools", lambda L: lambda a: L.multiply.at(a, np.array([1, 1]), False,
+                                                            inplace=False), (INTS[0] > 0,)),
+    ("subtract.at", lambda L: lambda a, b: L.subtract.at(a, np.array([1, 1, 0]), b,
+                                                         inplace=False), (X[0], X[1])),
+    ("negative.at", lambda L: lambda a: L.negative.at(a, np.array([1, 2]), inplace=False),
+     (INTS[0],)),
+    ("maximum.at", lambda L: lambda a: L.maximum.at(a, np.array([0, 0]), 0.5, inplace=False),
+     (X[0],)),
+    ("multiply.outer", lambda L: L.multiply.outer, (INTS[0], X[0])),
+    ("logaddexp.outer", lambda L: L.logaddexp.outer, (X, X[0])),
+    ("add.reduceat", lambda L: lambda a: L.add.reduceat(a, np.array([0, 2, 1])), (INTS.T,)),
+    ("call", lambda L: L.logaddexp2, (X, X[0])),
+    ("call python scalars", lambda L: L.add, (1, 2))]
+
+
+@pytest.mark.parametrize("what, method, args", BUILTIN_METHODS,
+                         ids=[c[0] for c in BUILTIN_METHODS])
+def test_builtin_ufunc_methods_match_jax(what: str, method: Callable[[Any], Any],
+                                         args: tuple[Any, ...]) -> None:
+    _both(method, *args, what=what)
+
+
+def test_builtin_ufuncs_are_jax_s() -> None:
+    assert sorted(BUILTIN) == [n for n in dir(jnp) if isinstance(getattr(jnp, n), jnp.ufunc)]
+    assert sorted(BUILTIN) == [n for n in dir(pnp) if isinstance(getattr(pnp, n), pnp.ufunc)]
+    for name in BUILTIN:
+        u, uj = getattr(pnp, name), getattr(jnp, name)
+        assert isinstance(u, pnp.ufunc), name
+        assert (u.nin, u.nout, u.nargs, u.__name__, repr(u)) == (
+            uj.nin, uj.nout, uj.nargs, uj.__name__, repr(uj)), name
+        assert u.identity == uj.identity or (np.isneginf(u.identity)
+                                             and np.isneginf(uj.identity)), name
+
+
+def test_builtin_ufunc_gradients_match_jax() -> None:
+    def loss(L: Any) -> Any:
+        return lambda a: (L.logaddexp.reduce(a, axis=1).sum() + L.add.reduce(a ** 2)
+                          .sum() + L.multiply.at(a, (0, np.array([1, 1])), 2.0,
+                                                 inplace=False).sum())
+    _same(plait.grad(loss(pnp))(X), jax.grad(loss(jnp))(X), "grad")
+    _same(plait.vmap(pnp.logaddexp.reduce)(M), jax.vmap(jnp.logaddexp.reduce)(M), "vmap")
+
+
+def test_builtin_ufunc_errors() -> None:
+    cases: list[tuple[Callable[[Any], Any], type[Exception], str]] = [
+        (lambda L: L.bitwise_or.reduce(X), ValueError,
+         r"bitwise_or.reduce: integer argument required; got dtype=float32"),
+        (lambda L: L.negative.reduce(X), ValueError, "reduce only supported for binary ufuncs"),
+        (lambda L: L.minimum.reduce(X, where=X > 0), ValueError,
+         "reduction operation 'minimum' does not have an identity"),
+        (lambda L: L.maximum.reduce(np.zeros((0, 2))), ValueError,
+         "zero-size array to reduction operation max which has no identity"),
+        (lambda L: L.add.at(X, 0, 1.0), NotImplementedError,
+         r"pass inplace=False and capture the result; e.g. arr = jnp.add.at"),
+        (lambda L: L.add.reduce([1.0, 2.0]), TypeError, "add.reduce"),
+        (lambda L: L.add(X, X, out=X), NotImplementedError, "out argument"),
+        (lambda L: L.logaddexp.accumulate(X, out=X), NotImplementedError, "out argument")]
+    for make, exc, msg in cases:
+        with pytest.raises(exc):
+            make(jnp)
+        with pytest.raises(exc, match=msg):
+            make(pnp)
 
 
 # ---------------------------------------------------------------------------------------------

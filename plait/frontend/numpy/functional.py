@@ -14,7 +14,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from plait.frontend import lax
 from plait.frontend.api.control_flow import fori_loop, scan, switch
@@ -297,13 +297,24 @@ class ufunc:  # noqa: N801  (NumPy's name)
     ``reduceat``; every ufunc has ``at``."""
 
     def __init__(self, func: Callable[..., Any], /, nin: int, nout: int, *,
-                 name: str | None = None, identity: Any = None) -> None:
+                 name: str | None = None, nargs: int | None = None, identity: Any = None,
+                 call: Callable[..., Any] | None = None,
+                 reduce: Callable[..., Array] | None = None,
+                 accumulate: Callable[..., Array] | None = None,
+                 at: Callable[..., Array] | None = None,
+                 reduceat: Callable[..., Array] | None = None) -> None:
+        # call, reduce, accumulate, at and reduceat: faster versions of the generic
+        # methods (NumPy's built-in ufuncs have them: add.reduce is sum)
         self._func = func
         self.__name__: str = name or str(getattr(func, "__name__", "ufunc"))
         self.__doc__ = func.__doc__
         self._nin = operator.index(nin)
         self._nout = operator.index(nout)
+        self._nargs = operator.index(nargs or nin)
         self._identity = identity
+        self._call = call
+        self._special: dict[str, Callable[..., Array] | None] = {
+            "reduce": reduce, "accumulate": accumulate, "at": at, "reduceat": reduceat}
 
     @property
     def nin(self) -> int:
@@ -317,8 +328,8 @@ class ufunc:  # noqa: N801  (NumPy's name)
 
     @property
     def nargs(self) -> int:
-        """The number of arguments (``nin``)."""
-        return self._nin
+        """The number of arguments (``nin`` unless given)."""
+        return self._nargs
 
     @property
     def identity(self) -> Any:
@@ -326,7 +337,7 @@ class ufunc:  # noqa: N801  (NumPy's name)
         return self._identity
 
     def _key(self) -> tuple[Any, ...]:
-        return (self._func, self.__name__, self._identity, self._nin, self._nout)
+        return (self._func, self.__name__, self._identity, self._nin, self._nout, self._nargs)
 
     def __hash__(self) -> int:
         return hash(self._key())
@@ -343,12 +354,18 @@ class ufunc:  # noqa: N801  (NumPy's name)
         Raises:
           NotImplementedError: an ``out`` or ``where`` argument.
         """
+        if out is not None or where is not None:
+            self._refuse_out_or_where(out, where)
+        if self._call is not None:  # (it checks its arguments itself)
+            return self._call(*args)
         check_arraylike(self.__name__, *args)
+        return vectorize(self._func)(*args)
+
+    def _refuse_out_or_where(self, out: None, where: None) -> NoReturn:
+        """Raise for NumPy's ``out`` or ``where`` (one of them given)."""
         if out is not None:
             raise NotImplementedError(f"out argument of {self}")
-        if where is not None:
-            raise NotImplementedError(f"where argument of {self}")
-        return vectorize(self._func)(*args)
+        raise NotImplementedError(f"where argument of {self}")
 
     def _binary(self, method: str) -> None:
         if self._nin != 2:
@@ -389,6 +406,10 @@ class ufunc:  # noqa: N801  (NumPy's name)
             if mask.dtype != bool:
                 raise ValueError(f"where argument must have dtype=bool; got "
                                  f"dtype={mask.dtype}")
+        special = self._special["reduce"]
+        if special is not None:
+            return special(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                           where=where)
         arr = as_array(a)
         initial = self._identity if initial is None else initial
         d = self._result_dtype(arr, arr) if dtype is None else dtype
@@ -436,6 +457,9 @@ class ufunc:  # noqa: N801  (NumPy's name)
         self._binary("accumulate")
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
+        special = self._special["accumulate"]
+        if special is not None:
+            return special(a, axis=axis, dtype=dtype)
         check_arraylike(f"{self.__name__}.accumulate", a)
         arr = as_array(a)
         d = self._result_dtype(arr, arr) if dtype is None else dtype
@@ -482,10 +506,14 @@ class ufunc:  # noqa: N801  (NumPy's name)
           NotImplementedError: ``inplace=True``.
         """
         if inplace:
-            raise NotImplementedError("jax.numpy.ufunc.at does not support inplace=True, "
-                                      "because JAX arrays are immutable. Use inplace=False "
-                                      "to return an updated array.")
+            raise NotImplementedError(
+                "Because JAX arrays are immutable, jnp.ufunc.at() cannot operate inplace like "
+                "np.ufunc.at(). Instead, you can pass inplace=False and capture the result; "
+                f"e.g. arr = jnp.{self.__name__}.at(arr, ind, val, inplace=False)")
         extra = () if b is None else (b,)
+        special = self._special["at"]
+        if special is not None:
+            return special(a, indices, *extra)
         check_arraylike(f"{self.__name__}.at", a, *extra)
         arr = as_array(a)
         ops = [as_array(x) for x in extra]
@@ -526,6 +554,9 @@ class ufunc:  # noqa: N801  (NumPy's name)
         self._binary("reduceat")
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        special = self._special["reduceat"]
+        if special is not None:
+            return special(a, indices, axis=axis, dtype=dtype)
         check_arraylike(f"{self.__name__}.reduceat", a, indices)
         arr, ind = as_array(a), as_array(indices)
         if arr.ndim == 0:
