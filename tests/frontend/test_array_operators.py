@@ -131,3 +131,40 @@ def test_operators_take_other_objects_as_jax() -> None:
         assert np_.ones(1) + _Reflecting() == "radd"
         with pytest.raises(TypeError, match="unsupported operand"):
             np_.ones(1) * object()
+
+
+DUNDERS: list[tuple[str, Any]] = [
+    ("divmod", lambda np_: divmod(np_.array([1.5, -2.5, 3.0]), 2)),
+    ("rdivmod", lambda np_: divmod(7, np_.array([2, 3]))),
+    ("divmod ints", lambda np_: divmod(np_.array([-7, 7]), np_.array([2, -3]))),
+    ("round", lambda np_: round(np_.array(2.5))),
+    ("round ndigits", lambda np_: round(np_.array(2.567), 2)),
+    ("round array", lambda np_: round(np_.array([1.5, -2.5, 3.7]))),
+    ("round ndigits array", lambda np_: round(np_.array([1.25, 3.14159]), 3)),
+    ("in", lambda np_: (3.0 in np_.array([1.0, 3.0]), 5 in np_.array([1.0, 3.0]))),
+    ("atleast_1d many", lambda np_: np_.atleast_1d(1.0, np_.ones(2))),
+    ("atleast_2d many", lambda np_: np_.atleast_2d(1.0, np_.ones(2), np_.ones((1, 2, 3)))),
+    ("atleast_1d none", lambda np_: np_.atleast_1d()),
+    ("round weak", lambda np_: np_.round(2.567, 2)),
+    ("round complex", lambda np_: np_.round(np.complex64(2.567 + 1.3333j), 2))]
+
+
+@pytest.mark.parametrize("what, expr", DUNDERS, ids=[d[0] for d in DUNDERS])
+def test_python_builtins_on_arrays_as_jax(what: str, expr: Any) -> None:
+    got, want = expr(pjnp), expr(jjnp)
+    assert repr(got) == repr(want)
+
+
+@pytest.mark.parametrize("expr", [lambda np_: 1.0 in np_.ones((2, 2)),
+                                  lambda np_: np_.ones(2) in np_.ones(2),
+                                  lambda np_: "a" in np_.ones(2)])
+def test_contains_refuses_as_jax(expr: Any) -> None:
+    got, want = raised(lambda: expr(pjnp)), raised(lambda: expr(jjnp))
+    assert type(got) is type(want) and str(got) == str(want)
+
+
+def test_divmod_and_round_under_jit_as_jax() -> None:
+    x = np.array([1.5, -2.5, 3.25], np.float32)
+    for f in (lambda a: divmod(a, 2.0), lambda a: round(a, 1), lambda a: divmod(2.0, a)):
+        for g, w in zip(plait.tree.leaves(plait.jit(f)(x)), jax.tree.leaves(jax.jit(f)(x))):
+            assert repr(g) == repr(w)

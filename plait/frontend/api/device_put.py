@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from plait.frontend.api.layouts import Format, Layout
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.host_values import as_host_array, scalar_literal
+from plait.frontend.core.layouts import Format, Layout
 from plait.frontend.core.tracing import Tracer
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
 from plait.frontend.lax.parallel import with_sharding_constraint

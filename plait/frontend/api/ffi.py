@@ -20,9 +20,9 @@ import numpy as np
 from jaxlib import xla_client
 from jaxlib.mlir import ir
 
-from plait.frontend.api.layouts import Layout
 from plait.frontend.api.user_lowering import RuleContext, aval_to_ir_type
 from plait.frontend.core.host_values import value_aval
+from plait.frontend.core.layouts import Layout
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import bind_n
 from plait.ir.avals import AbstractToken, ShapedArray

@@ -24,7 +24,6 @@ import numpy as np
 from plait.frontend.api import dispatch
 from plait.frontend.api.compile import compile_traced, execute
 from plait.frontend.api.dispatch import FastPath
-from plait.frontend.api.layouts import Format, default_sharding_of
 from plait.frontend.api.refs import pure_with_refs
 from plait.frontend.api.stages import Lowered, Traced
 from plait.frontend.core import cache_log
@@ -40,6 +39,7 @@ from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl, committed_device
 from plait.frontend.core.compile_cache import compile_logger
 from plait.frontend.core.key_use import check_consumption, record_consumption
+from plait.frontend.core.layouts import Format, default_sharding_of
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.refs import Ref, check_distinct, read, ref_leaves, write
 from plait.frontend.core.spmd import arg_sharding

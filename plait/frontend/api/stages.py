@@ -5,28 +5,96 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from plait.frontend.api.compile import compile_traced, execute, lowerable
+from plait.frontend.core.apply_jaxpr import eval_jaxpr_bind
 from plait.frontend.core.arguments import ShapeDtypeStruct, arg_aval, arg_path
+from plait.frontend.core.layouts import Format, Layout
 from plait.frontend.core.spmd import spmd_layout
 from plait.frontend.core.trace_to_jaxpr import TracedFunction
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import Tracer
-from plait.frontend.core.tree_util import tree_flatten
+from plait.frontend.core.tree_util import PyTreeDef, tree_flatten, tree_map, tree_unflatten
 from plait.ir.avals import ShapedArray, buffer_avals, shaped_avals
 from plait.ir.errors import ArgumentError
 from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.sharding import NamedSharding
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.lower import ModuleText
-from plait.lowering.runtime import Executable
+from plait.lowering.runtime import Executable, sharding_for
 from plait.transforms.physicalize import physicalize
 
-__all__ = ["Traced", "Lowered", "Compiled"]
+__all__ = ["ArgInfo", "Traced", "Lowered", "Compiled"]
 
 
-class Traced:
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """One (dynamic) argument of a staged function: its type and whether it is donated,
+    as ``jax.stages.ArgInfo``."""
+
+    _aval: ShapedArray
+    donated: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The argument's shape."""
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        """The argument's dtype."""
+        return self._aval.dtype
+
+
+class _Stage:
+    """What every stage knows of the function's signature (as JAX's ``Stage``): its
+    dynamic arguments as ``(args, kwargs)`` (static ones left out) and its results."""
+
+    traced: TracedFunction
+    _donated: tuple[bool, ...]
+
+    @property
+    def args_info(self) -> Any:
+        """``(args, kwargs)`` with an :class:`ArgInfo` per array argument."""
+        infos = [ArgInfo(a, d) for a, d in zip(self.traced.in_avals, self._donated)]
+        args, kwargs = tree_unflatten(self.traced.in_tree, infos)
+        static_pos, static_kw = self.traced.static_key
+        skip = {i for i, _ in static_pos}
+        names = {k for k, _ in static_kw}
+        return (tuple(a for i, a in enumerate(args) if i not in skip),
+                {k: v for k, v in kwargs.items() if k not in names})
+
+    @property
+    def in_tree(self) -> PyTreeDef:
+        """The structure of ``(args, kwargs)``, static arguments left out."""
+        return tree_flatten(self.args_info)[1]
+
+    @property
+    def in_avals(self) -> Any:
+        """``(args, kwargs)`` with the type of each array argument."""
+        return tree_map(lambda info: info._aval, self.args_info)
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The flat indices of the donated arguments."""
+        return tuple(i for i, d in enumerate(self._donated) if d)
+
+    @property
+    def out_tree(self) -> PyTreeDef:
+        """The structure of the result."""
+        return self.traced.out_tree
+
+    @property
+    def out_info(self) -> Any:
+        """The result, as ``ShapeDtypeStruct``\\ s."""
+        return self.traced.out_tree.unflatten(
+            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+            for a in shaped_avals(self.traced.closed.out_avals))
+
+
+class Traced(_Stage):
     """A function staged out for one signature: its jaxpr and pytree structure."""
 
     def __init__(self, traced: TracedFunction, donated: tuple[bool, ...],
@@ -51,17 +119,31 @@ class Traced:
         """The staged program."""
         return self.traced.closed
 
-    @property
-    def in_avals(self) -> tuple[ShapedArray, ...]:
-        """Types of the flat (dynamic) arguments."""
-        return self.traced.in_avals
+    @api_boundary
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Evaluate the jaxpr on ``args`` (static arguments left out), equation by
+        equation, as JAX's ``Traced`` does.
+
+        Raises:
+          TypeError: the arguments do not have the traced structure.
+        """
+        leaves, tree = tree_flatten((args, kwargs))
+        if tree != self.in_tree:
+            raise TypeError(f"Traced: expected arguments of structure {self.in_tree} (static "
+                            f"arguments left out), but got {tree}")
+        closed = self.jaxpr
+        return self.traced.out_tree.unflatten(
+            eval_jaxpr_bind(closed.jaxpr, closed.consts, leaves))
 
     @property
-    def out_info(self) -> Any:
-        """The output structure as ``ShapeDtypeStruct``\\ s."""
-        return self.traced.out_tree.unflatten(
-            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-            for a in shaped_avals(self.jaxpr.out_avals))
+    def fun_name(self) -> str:
+        """The traced function's name."""
+        return self.traced.debug_info.func_name
+
+    @property
+    def out_avals(self) -> Any:
+        """The result, with the type of each array."""
+        return self.traced.out_tree.unflatten(shaped_avals(self.jaxpr.out_avals))
 
     def lower(self) -> Lowered:
         """Lower to StableHLO (unused arguments left out, as ``jit`` compiles it)."""
@@ -79,7 +161,7 @@ class Traced:
         return Lowered(self.traced, module, self._donated, self._keep_unused, self._shardings)
 
 
-class Lowered:
+class Lowered(_Stage):
     """A StableHLO module for one signature, ready to compile."""
 
     def __init__(self, traced: TracedFunction, module: ModuleText,
@@ -121,7 +203,7 @@ def _type_str(aval: ShapedArray) -> str:
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
-class Compiled:
+class Compiled(_Stage):
     """An executable for one signature; calling it with other types is an error."""
 
     def __init__(self, traced: TracedFunction, exe: Executable, donated: tuple[bool, ...],
@@ -176,7 +258,44 @@ class Compiled:
         """The optimized HLO XLA compiled."""
         return self.executable.hlo_text()
 
+    def runtime_executable(self) -> Any:
+        """jaxlib's loaded executable (for debugging; not a serialization)."""
+        return self.executable.loaded
+
     @property
-    def in_tree(self) -> Any:
-        """The pytree structure of ``(args, kwargs)`` the function takes."""
-        return self.traced.in_tree
+    def input_shardings(self) -> Any:
+        """``(args, kwargs)`` with the sharding each array argument is taken in
+        (``None`` for an argument the program does not use)."""
+        exe = self.executable
+        kept_shardings = iter(exe.in_shardings or [sharding_for(exe.device)] * sum(self._kept))
+        flat = [next(kept_shardings) if k else None for k in self._kept]
+        return self._args_like(flat)
+
+    @property
+    def output_shardings(self) -> Any:
+        """The result, with the sharding of each array."""
+        return self.traced.out_tree.unflatten(self.executable.out_shardings)
+
+    @property
+    def input_formats(self) -> Any:
+        """``(args, kwargs)`` with each array argument's :class:`Format` (XLA's default
+        layout and its sharding; an empty one for an unused argument)."""
+        flat = tree_flatten(self.input_shardings, is_leaf=lambda s: s is None)[0]
+        return self._args_like([Format() if s is None else Format(_default_layout(a), s)
+                                for a, s in zip(self.traced.in_avals, flat)])
+
+    @property
+    def output_formats(self) -> Any:
+        """The result, with each array's :class:`Format`."""
+        return self.traced.out_tree.unflatten(
+            Format(_default_layout(a), s)
+            for a, s in zip(self.executable.out_avals, self.executable.out_shardings))
+
+    def _args_like(self, flat: list[Any]) -> Any:
+        """``flat`` (one per dynamic argument) arranged as :attr:`args_info`."""
+        return tree_unflatten(self.in_tree, flat)
+
+
+def _default_layout(aval: ShapedArray) -> Layout:
+    """XLA's default (row-major) layout of an array of ``aval``'s rank."""
+    return Layout(range(len(aval.shape)), tiling=())

@@ -62,6 +62,19 @@ class ShapeDtypeStruct:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
+    def update(self, **changes: Any) -> ShapeDtypeStruct:
+        """A copy with the fields given changed (``shape``, ``dtype``, ``weak_type``,
+        ``sharding``), as ``jax.ShapeDtypeStruct.update``.
+
+        Raises:
+          TypeError: a field it does not have.
+        """
+        unknown = sorted(set(changes) - {"shape", "dtype", "weak_type", "sharding"})
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update: expected fields among ['dtype', "
+                            f"'sharding', 'shape', 'weak_type'], but got {unknown}")
+        return attrs.evolve(self, **changes)
+
     @classmethod
     def like(cls, x: Any) -> ShapeDtypeStruct:
         """The shape, dtype and weak type of ``x`` (an array, a scalar, a tracer or a

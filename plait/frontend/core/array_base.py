@@ -82,6 +82,12 @@ class Array:
         raise AttributeError(str(self._needs_concrete("sharding")))
 
     @property
+    def format(self) -> Any:
+        """The layout and sharding of a concrete array (a ``Format``); a traced value has
+        none: ``AttributeError``, as for :attr:`sharding`."""
+        raise AttributeError(str(self._needs_concrete("format")))
+
+    @property
     def addressable_shards(self) -> list[Any]:
         """The parts of the array this process's devices hold (``Shard`` objects)."""
         raise self._needs_concrete("addressable_shards")
@@ -227,6 +233,37 @@ class Array:
     def __rmod__(self, other: Any) -> Array:
         o = _operand(self, other, "%", True)
         return NotImplemented if o is NotImplemented else _pnp.remainder(o, self)
+
+    def __divmod__(self, other: Any) -> tuple[Array, Array]:
+        o = _operand(self, other, "divmod()")
+        return NotImplemented if o is NotImplemented else _pnp.divmod(self, o)
+
+    def __rdivmod__(self, other: Any) -> tuple[Array, Array]:
+        o = _operand(self, other, "divmod()", True)
+        return NotImplemented if o is NotImplemented else _pnp.divmod(o, self)
+
+    def __round__(self, ndigits: int | None = None) -> Array:
+        # As Python's round of a float: to an integer without ``ndigits``.
+        out = _pnp.round(self, decimals=ndigits or 0)
+        return out.astype(int) if ndigits is None else out
+
+    def __contains__(self, value: Any) -> bool:
+        """Whether ``value`` (a scalar) equals an element of this 1-d array (as JAX,
+        which departs from NumPy's rules here).
+
+        Raises:
+          TypeError: ``value`` is not array-like.
+          ValueError: this array is not 1-d, or ``value`` is not a scalar.
+        """
+        if not isinstance(value, _OPERANDS) and not hasattr(value, "__array__"):
+            raise TypeError(f"Array.__contains__: unsupported operand type {type(value)}.")
+        if self.ndim != 1:
+            raise ValueError(f"Array.__contains__: search array must be one-dimensional, got "
+                             f"arr.shape={self.shape}.")
+        if _pnp.ndim(value) != 0:
+            raise ValueError(f"Array.__contains__: query value must be a scalar, got "
+                             f"query.shape={_pnp.shape(value)}")
+        return _pnp.any(self == value)  # type: ignore[return-value]  # (bool() of it, by Python)
 
     def __pow__(self, other: Any) -> Array:
         o = _operand(self, other, "**")

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.layouts import Format, Layout
 from plait.frontend.core.tokens import Token
 from plait.frontend.core.tree_util import dispatch_registry
 from plait.ir import dtypes as dt
@@ -145,6 +146,12 @@ class ArrayImpl(Array):
             # A shard of a multi-device array: its buffer has jaxlib's own class.
             return runtime.sharding_for(s._device)
         return s
+
+    @property
+    def format(self) -> Format:
+        """The array's layout (XLA's default, row-major: plait uses no other) and
+        sharding."""
+        return Format(Layout(range(self.ndim), tiling=()), self.sharding)
 
     @property
     def is_fully_replicated(self) -> bool:

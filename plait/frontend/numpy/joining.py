@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -18,6 +18,12 @@ __all__ = ["atleast_3d", "column_stack", "dstack", "append", "array_split", "hsp
            "vsplit", "dsplit"]
 
 
+@overload
+def atleast_3d(a: Any, /) -> Array: ...
+@overload
+def atleast_3d(a: Any, b: Any, /, *arys: Any) -> list[Array]: ...
+@overload
+def atleast_3d() -> list[Array]: ...
 def atleast_3d(*arys: Any) -> Array | list[Array]:
     """Each argument with at least three dimensions: ``(n,)`` becomes ``(1, n, 1)``
     and ``(m, n)`` becomes ``(m, n, 1)``; a list when there is not exactly one."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -245,15 +245,43 @@ def vstack(arrays: Sequence[Any], dtype: Any = None) -> Array:
     return concatenate([atleast_2d(x) for x in _sequence("vstack", arrays)], 0, dtype)
 
 
-def atleast_1d(a: Any) -> Array:
-    """``a`` with at least one dimension."""
-    a = _as_array("atleast_1d", a)
+@overload
+def atleast_1d(a: Any, /) -> Array: ...
+@overload
+def atleast_1d(a: Any, b: Any, /, *arys: Any) -> list[Array]: ...
+@overload
+def atleast_1d() -> list[Array]: ...
+def atleast_1d(*arys: Any) -> Array | list[Array]:
+    """Each argument with at least one dimension; a list when there is not exactly one
+    argument (as JAX)."""
+    check_arraylike("atleast_1d", *arys)
+    if len(arys) != 1:
+        return [_atleast_1d(a) for a in arys]
+    return _atleast_1d(arys[0])
+
+
+def _atleast_1d(a: Any) -> Array:
+    a = as_array(a)
     return reshape(a, (1,)) if a.ndim == 0 else a
 
 
-def atleast_2d(a: Any) -> Array:
-    """``a`` with at least two dimensions (leading size-1 dimensions added)."""
-    a = _as_array("atleast_2d", a)
+@overload
+def atleast_2d(a: Any, /) -> Array: ...
+@overload
+def atleast_2d(a: Any, b: Any, /, *arys: Any) -> list[Array]: ...
+@overload
+def atleast_2d() -> list[Array]: ...
+def atleast_2d(*arys: Any) -> Array | list[Array]:
+    """Each argument with at least two dimensions (leading size-1 dimensions added); a
+    list when there is not exactly one argument (as JAX)."""
+    check_arraylike("atleast_2d", *arys)
+    if len(arys) != 1:
+        return [_atleast_2d(a) for a in arys]
+    return _atleast_2d(arys[0])
+
+
+def _atleast_2d(a: Any) -> Array:
+    a = as_array(a)
     return reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
 
 

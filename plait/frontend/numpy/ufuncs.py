@@ -13,6 +13,7 @@ import numpy as np
 
 from plait.frontend import lax
 from plait.frontend.api.eager_dispatch import dispatched
+from plait.frontend.api.eager_programs import compiled_when_eager
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.host_values import numpy_scalar_literal, scalar_literal
@@ -432,6 +433,7 @@ trunc = _int_identity("trunc", lambda x: where(lax.lt(x, _lax_const(x, 0)), lax.
                                                 lax.floor(x)))
 
 
+@compiled_when_eager(("decimals",))  # (XLA turns the division into a multiplication)
 def round(x: Any, decimals: int = 0) -> Array:
     """Round half to even, to ``decimals`` decimals (real and imaginary parts apart)."""
     a = _arg("round", x)
@@ -452,7 +454,8 @@ def round(x: Any, decimals: int = 0) -> Array:
         d = dtype_of(v)
         if d == dt.float16:
             v = lax.convert_element_type(v, dt.float32, as_array(v).weak_type)
-        factor = _const_like(v, 10.0 ** decimals)
+        # A weak factor (JAX's is): a weakly typed value stays weak.
+        factor = lax.convert_element_type(10.0 ** decimals, dtype_of(v), weak_type=True)
         out = lax.div(lax.round(lax.mul(v, factor), lax.RoundingMethod.TO_NEAREST_EVEN), factor)
         if d == dt.float16:
             out = lax.convert_element_type(out, d, as_array(out).weak_type)

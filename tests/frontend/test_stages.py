@@ -1,0 +1,106 @@
+"""The ahead-of-time stages' view of a function's signature (``args_info``,
+``in_tree``, ``in_avals``, ``out_avals``, ``donate_argnums``, shardings and formats of
+``Compiled``) and the formats of arrays, printed as JAX 0.10.2 prints them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import plait
+import plait.numpy as pnp
+from plait import sharding as psharding
+
+
+def _f(x: Any, n: int, y: Any = None, *, z: Any) -> Any:
+    return {"a": x * n, "b": (x + z, z)}
+
+
+def _views(stage: Any) -> list[str]:
+    """Everything a stage says of the signature, printed (``out_info`` as shapes and
+    dtypes: JAX's compiled one also has shardings and layouts, which plait's
+    ``ShapeDtypeStruct`` does not carry)."""
+    out = jax.tree.map(lambda s: (s.shape, s.dtype), stage.out_info)
+    return [str(v) for v in (stage.in_tree, stage.out_tree, stage.args_info, stage.in_avals,
+                             stage.donate_argnums, out)]
+
+
+def _staged(L: Any, np_: Any) -> tuple[Any, Any, Any]:
+    traced = L.jit(_f, static_argnums=1, donate_argnums=0).trace(
+        np_.ones(3), 2, z=np_.ones((), np.int32))
+    lowered = traced.lower()
+    return traced, lowered, lowered.compile()
+
+
+def test_stages_describe_the_signature_as_jax() -> None:
+    ours, theirs = _staged(plait, pnp), _staged(jax, jnp)
+    for stage, want in zip(ours, theirs):
+        assert _views(stage) == _views(want)
+    assert ours[0].fun_name == theirs[0].fun_name == "_f"
+    assert str(ours[0].out_avals) == str(theirs[0].out_avals)
+    info = plait.tree.leaves(ours[0].args_info)[0]
+    assert isinstance(info, plait.stages.ArgInfo)
+    assert (info.shape, info.dtype, info.donated) == ((3,), np.float32, True)
+    compiled, want = ours[2], theirs[2]
+    for name in ("input_shardings", "output_shardings", "input_formats", "output_formats"):
+        assert str(getattr(compiled, name)) == str(getattr(want, name)), name
+    assert type(compiled.runtime_executable()) is type(want.runtime_executable())
+
+
+def test_unused_arguments_have_no_sharding() -> None:
+    def f(L: Any, np_: Any) -> Any:
+        return L.jit(lambda a, b, k=1.0: a * k).lower(np_.ones(2), np_.ones(3), k=2.0).compile()
+    ours, theirs = f(plait, pnp), f(jax, jnp)
+    for name in ("in_avals", "args_info", "input_shardings", "input_formats"):
+        assert str(getattr(ours, name)) == str(getattr(theirs, name)), name
+    np.testing.assert_array_equal(ours(np.ones(2, np.float32), np.ones(3, np.float32), k=3.0),
+                                  np.full(2, 3.0))
+
+
+def test_sharded_program_shardings_and_formats() -> None:
+    def compiled(L: Any, sh: Any, np_: Any) -> Any:
+        mesh = sh.Mesh(np.array(L.devices()).reshape(4, 2), ("x", "y"))
+        rows = sh.NamedSharding(mesh, sh.PartitionSpec("x", None))
+        f = L.jit(lambda a, b: (a @ b, a.sum()),
+                  in_shardings=(rows, sh.NamedSharding(mesh, sh.PartitionSpec(None, "y"))),
+                  out_shardings=(rows, sh.NamedSharding(mesh, sh.PartitionSpec())))
+        return f.lower(np_.ones((8, 4)), np_.ones((4, 6))).compile()
+    ours, theirs = compiled(plait, psharding, pnp), compiled(jax, jax.sharding, jnp)
+    for name in ("input_shardings", "output_shardings", "input_formats", "output_formats"):
+        assert str(getattr(ours, name)) == str(getattr(theirs, name)), name
+
+
+def test_traced_is_callable_without_static_arguments() -> None:
+    ours, _, _ = _staged(plait, pnp)
+    theirs, _, _ = _staged(jax, jnp)
+    args = (np.arange(3.0, dtype=np.float32),)
+    got = ours(*args, z=np.int32(4))
+    want = theirs(*args, z=np.int32(4))
+    assert str(plait.tree.structure(got)) == str(jax.tree.structure(want))
+    for g, w in zip(plait.tree.leaves(got), jax.tree.leaves(want)):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(TypeError, match=r"expected arguments of structure "
+                                        r"PyTreeDef\(\(\(\*,\), \{'z': \*\}\)\) \(static "
+                                        r"arguments left out\), but got"):
+        ours(*args, 2, z=np.int32(4))
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3, 4)])
+def test_array_format_as_jax(shape: tuple[int, ...]) -> None:
+    theirs: Any = jnp.ones(shape)  # (JAX's Array stub has no format)
+    assert str(pnp.ones(shape).format) == str(theirs.format)
+
+
+def test_shape_dtype_struct_update() -> None:
+    for L in (plait, jax):
+        s = L.ShapeDtypeStruct((2, 3), np.float32)
+        assert (s.update(shape=(4,)).shape, s.update(dtype=np.int32).dtype) == (
+            (4,), np.int32)
+        assert s.update(weak_type=True).weak_type
+    with pytest.raises(TypeError, match=r"expected fields among \['dtype', 'sharding', "
+                                        r"'shape', 'weak_type'\], but got \['foo'\]"):
+        plait.ShapeDtypeStruct((2,), np.float32).update(foo=1)
