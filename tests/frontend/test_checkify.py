@@ -195,7 +195,8 @@ def test_bad_input_is_named() -> None:
 
 @settings(max_examples=20, deadline=None)
 @given(xs=st.lists(st.floats(-4, 4, width=32), min_size=1, max_size=6),
-       limit=st.floats(-4, 4, width=32))
+       # (no subnormal limit: XLA's CPU flushes it to zero, in JAX too, unlike NumPy)
+       limit=st.floats(-4, 4, width=32, allow_subnormal=False))
 def test_the_first_failure_in_a_loop_is_reported_with_its_values(xs: list[float],
                                                                  limit: float) -> None:
     """Property, against a Python loop: the scan reports the first element over ``limit``."""
