@@ -105,6 +105,7 @@ from plait.frontend.api.environment import (
     default_backend,
     device_count,
     device_get,
+    devices,
     effects_barrier,
     enable_x64,
     live_arrays,
@@ -149,7 +150,6 @@ from plait.ir.caches import cache_info, clear_caches
 from plait.ir.dtypes import float0
 from plait.ir.sharding import NamedSharding, set_mesh
 from plait.ir.sharding import PartitionSpec as P
-from plait.lowering.runtime import devices
 
 jacobian = jacrev
 """``jacrev`` (JAX's alias)."""

@@ -134,3 +134,33 @@ def test_bad_slices_raise_clear_errors() -> None:
         plait.ds(0, 2, 0)
     with pytest.raises(TypeError, match="the start of a Slice must be an integer scalar"):
         pjnp.asarray(X)[plait.ds(1.5, 2), ::2]
+
+
+@pytest.mark.parametrize("allow", [True, False, (False, True)])
+@pytest.mark.parametrize("start", [-2, 1, -7])
+def test_allow_negative_indices_as_jax(allow: Any, start: int) -> None:
+    """``allow_negative_indices=False`` leaves a negative start to the clamping."""
+    def f(L: Any, traced: bool) -> Any:
+        def g(i: Any) -> Any:
+            return (L.lax.dynamic_slice(X, (i, i), (2, 2), allow_negative_indices=allow),
+                    L.lax.dynamic_update_slice(X, np.ones((2, 2), np.float32), (i, 0),
+                                               allow_negative_indices=allow),
+                    L.lax.dynamic_index_in_dim(X, i, 1, allow_negative_indices=any(
+                        np.atleast_1d(allow))))
+        return L.jit(g)(np.int32(start)) if traced else g(start)
+    for traced in (False, True):
+        if not traced and start < 0 and not all(np.atleast_1d(allow)):
+            with pytest.raises(ValueError, match=f"Index {start} is out of bounds for "
+                                                 "dimension 4 if allow_negative_indices=False"):
+                f(plait, traced)
+            with pytest.raises(ValueError):
+                f(jax, traced)
+            continue
+        for ours, theirs in zip(f(plait, traced), f(jax, traced)):
+            _eq(ours, theirs)
+
+
+def test_allow_negative_indices_refuses_a_wrong_count() -> None:
+    with pytest.raises(TypeError, match=r"expected allow_negative_indices to be a bool or 2 "
+                                        r"bools \(one per dimension\), but got \(True,\)"):
+        plait.lax.dynamic_slice(X, (0, 0), (1, 1), allow_negative_indices=(True,))

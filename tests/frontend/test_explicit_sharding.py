@@ -106,6 +106,32 @@ CASES: dict[str, Callable[[Any, Any, Any, Any, Any, Any], Any]] = {
     "reshard replicated": lambda lib, jnp, lax, x, y, w: lib.reshard(x, lib.P()),
     "zeros out_sharding": lambda lib, jnp, lax, x, y, w: jnp.zeros(
         (8, 4), out_sharding=lib.P("X")) + x,
+    "reshape ambiguous out_sharding": lambda lib, jnp, lax, x, y, w: jnp.reshape(
+        x, (4, 8), out_sharding=lib.P("X", "Y")),
+    "lax.reshape out_sharding": lambda lib, jnp, lax, x, y, w: lax.reshape(
+        x, (4, 8), out_sharding=lib.P("X")),
+    "ravel out_sharding": lambda lib, jnp, lax, x, y, w: jnp.ravel(y, out_sharding=lib.P("X")),
+    "broadcast_to out_sharding": lambda lib, jnp, lax, x, y, w: jnp.broadcast_to(
+        y[:, None, :], (8, 2, 4), out_sharding=lib.P("X", "Y")),
+    "zeros_like out_sharding": lambda lib, jnp, lax, x, y, w: jnp.zeros_like(
+        y, out_sharding=lib.P(None, "Y")),
+    "full_like out_sharding": lambda lib, jnp, lax, x, y, w: jnp.full_like(
+        y, 2.0, out_sharding=lib.P("Y")),
+    "arange out_sharding": lambda lib, jnp, lax, x, y, w: jnp.arange(
+        8.0, out_sharding=lib.P("X")) + y[:, 0],
+    "asarray out_sharding": lambda lib, jnp, lax, x, y, w: jnp.asarray(
+        y, out_sharding=lib.P(None, "Y")),
+    "repeat out_sharding": lambda lib, jnp, lax, x, y, w: jnp.repeat(
+        y, 2, axis=1, out_sharding=lib.P("X", "Y")),
+    "tensordot out_sharding": lambda lib, jnp, lax, x, y, w: jnp.tensordot(
+        x, w, 1, out_sharding=lib.P("X")),
+    "iota out_sharding": lambda lib, jnp, lax, x, y, w: lax.broadcasted_iota(
+        jnp.int32, (8, 4), 1, out_sharding=lib.P("X", "Y")),
+    "lax.full sharding": lambda lib, jnp, lax, x, y, w: lax.full(
+        (8, 4), 1.0, sharding=lib.NamedSharding(lib.sharding.get_abstract_mesh(),
+                                                lib.P("X"))),
+    "reduce_sum out_sharding": lambda lib, jnp, lax, x, y, w: lax.reduce_sum(
+        x, (1,), out_sharding=lib.P("X")),
     "cond": lambda lib, jnp, lax, x, y, w: lax.cond(True, lambda z: z * 2, lambda z: z, x),
     "fori": lambda lib, jnp, lax, x, y, w: lax.fori_loop(0, 3, lambda i, z: z * 2, x),
     "scan sharded xs": lambda lib, jnp, lax, x, y, w: lax.scan(

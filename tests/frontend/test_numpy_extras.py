@@ -323,3 +323,38 @@ def test_asarray_and_array_take_jax_array_objects_as_jax() -> None:
         np.testing.assert_array_equal(ours, theirs)
     jitted = plait.jit(lambda x: pnp.asarray(_Wrapped(pnp, x)) * 2)(v)
     np.testing.assert_array_equal(jitted, v * 2)
+
+
+_M = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4) % 7
+SIGNATURE_CASES: list[tuple[str, Callable[[Any], Any]]] = [
+    ("argmax out=None", lambda L: L.argmax(_M, 1, None, True)),
+    ("argmin out=None", lambda L: L.argmin(_M, axis=None, out=None)),
+    ("cumsum out=None", lambda L: L.cumsum(_M, 2, None, None)),
+    ("cumprod out=None", lambda L: L.cumprod(_M, axis=0, out=None)),
+    ("outer out=None", lambda L: L.outer(_M[0], _M[1, 0], None)),
+    ("stack out=None dtype", lambda L: L.stack([_M, _M], 1, None, np.int32)),
+    ("round out=None", lambda L: L.round(_M / 3, 1, None)),
+    ("around", lambda L: L.around(_M / 3, decimals=2)),
+    ("ravel F", lambda L: L.ravel(_M, order="F")),
+    ("ravel C", lambda L: L.ravel(_M, "C")),
+    ("size axis", lambda L: (L.size(_M, 1), L.size(_M, (0, -1)), L.size(_M))),
+    ("broadcast_to array=", lambda L: L.broadcast_to(array=_M[0, 0], shape=(2, 4)))]
+
+
+@pytest.mark.parametrize("what, make", SIGNATURE_CASES, ids=[c[0] for c in SIGNATURE_CASES])
+def test_jax_signatures_accepted(what: str, make: Callable[[Any], Any]) -> None:
+    """Arguments JAX's functions take (``out=None``, ``order=``, ``axis=``) by position
+    and keyword, with JAX's results."""
+    ours, theirs = make(pnp), make(jnp)
+    assert repr(ours) == repr(theirs)
+
+
+@pytest.mark.parametrize("make", [lambda L: L.argmax(_M, out=_M), lambda L: L.cumsum(_M, out=_M),
+                                  lambda L: L.outer(_M, _M, out=_M),
+                                  lambda L: L.round(_M, out=_M),
+                                  lambda L: L.stack([_M], out=_M)])
+def test_out_arrays_are_refused_as_jax(make: Callable[[Any], Any]) -> None:
+    with pytest.raises(NotImplementedError, match="out"):
+        make(pnp)
+    with pytest.raises(Exception):  # noqa: B017  (JAX's types vary: its jit hashes out)
+        make(jnp)

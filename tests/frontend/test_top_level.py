@@ -29,6 +29,10 @@ def test_devices_and_backend_match_jax() -> None:
     assert plait.default_backend() == jax.default_backend() == "cpu"
     with pytest.raises(RuntimeError, match="Unknown backend 'gpu'"):
         plait.device_count("gpu")
+    assert [d.id for d in plait.devices("cpu")] == [d.id for d in jax.devices("cpu")]
+    assert len(plait.devices(backend="cpu")) == len(jax.devices(backend="cpu"))
+    with pytest.raises(RuntimeError, match="Unknown backend 'gpu'"):
+        plait.devices("gpu")
 
 
 @pytest.mark.parametrize("value", [1.0, 2, True, np.float32(1), np.ones((2, 3), np.int8),

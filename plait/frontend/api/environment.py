@@ -21,7 +21,7 @@ from plait.ir import config as _config
 from plait.ir.avals import ShapedArray
 from plait.lowering import guards, runtime
 
-__all__ = ["device_count", "local_device_count", "default_backend", "block_until_ready",
+__all__ = ["devices", "device_count", "local_device_count", "default_backend", "block_until_ready",
            "device_get", "typeof", "print_environment_info", "enable_x64", "live_arrays",
            "effects_barrier"]
 
@@ -29,6 +29,17 @@ __all__ = ["device_count", "local_device_count", "default_backend", "block_until
 def _check_backend(backend: Any) -> None:
     if backend not in (None, "cpu"):
         raise RuntimeError(f"Unknown backend {backend!r}: plait runs on 'cpu' only")
+
+
+def devices(backend: str | None = None) -> list[Any]:
+    """The devices (of every process, in a distributed run); ``backend`` may only be
+    ``'cpu'``, as on a machine with no accelerator.
+
+    Raises:
+      RuntimeError: another backend.
+    """
+    _check_backend(backend)
+    return runtime.devices()
 
 
 def device_count(backend: str | None = None) -> int:

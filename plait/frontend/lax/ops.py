@@ -306,9 +306,12 @@ def _axes(axes: Any) -> tuple[int, ...]:
     return tuple(int(a) for a in axes)
 
 
-def reduce_sum(operand: Any, axes: Sequence[int]) -> Array:
-    """Sum over ``axes``."""
-    return bind1(P.reduce_sum_p, operand, axes=_axes(axes), out_sharding=None)
+def reduce_sum(operand: Any, axes: Sequence[int], *, out_sharding: Any = None) -> Array:
+    """Sum over ``axes`` (the result's type sharded by ``out_sharding`` if given)."""
+    ax = _axes(axes)
+    return bind1(P.reduce_sum_p, operand, axes=ax,
+                 out_sharding=_out_sharding(out_sharding, "reduce_sum",
+                                            len(_shape_of(operand)) - len(ax)))
 
 
 def reduce_prod(operand: Any, axes: Sequence[int]) -> Array:
@@ -413,19 +416,24 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Array:
     return dot_general(lhs, rhs, (((nl - 1,), (nl - 2,)), (batch, batch)), precision)
 
 
-def broadcast(operand: Any, sizes: Sequence[int]) -> Array:
-    """``operand`` with leading dimensions ``sizes`` added."""
+def broadcast(operand: Any, sizes: Sequence[int], *, out_sharding: Any = None) -> Array:
+    """``operand`` with leading dimensions ``sizes`` added (its type sharded by
+    ``out_sharding`` if given)."""
     x_shape = tuple(np.shape(operand)) if _aval(operand) is None else _aval(operand).shape
     sizes = _shape(sizes)
     n = len(sizes)
-    return broadcast_in_dim(operand, sizes + x_shape, tuple(range(n, n + len(x_shape))))
+    return broadcast_in_dim(operand, sizes + x_shape, tuple(range(n, n + len(x_shape))),
+                            out_sharding=out_sharding)
 
 
 def reshape(operand: Any, new_sizes: Sequence[int],
-            dimensions: Sequence[int] | None = None) -> Array:
-    """``operand`` with shape ``new_sizes`` (after transposing by ``dimensions``)."""
+            dimensions: Sequence[int] | None = None, *, out_sharding: Any = None) -> Array:
+    """``operand`` with shape ``new_sizes`` (after transposing by ``dimensions``; its type
+    sharded by ``out_sharding`` if given)."""
     dims = None if dimensions is None else _axes(dimensions)
-    return bind1(P.reshape_p, operand, new_sizes=_shape(new_sizes), dimensions=dims, sharding=None)
+    shape = _shape(new_sizes)
+    return bind1(P.reshape_p, operand, new_sizes=shape, dimensions=dims,
+                 sharding=_out_sharding(out_sharding, "reshape", len(shape)))
 
 
 def transpose(operand: Any, permutation: Sequence[int]) -> Array:
@@ -524,23 +532,36 @@ def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[in
 _I32 = ShapedArray((), dt.int32)
 
 
-def _index_operands(indices: Sequence[Any], shape: Sequence[int]) -> list[Literal | Array]:
-    """Start indices as operands, a negative index counting from the end as in JAX:
-    static ones are wrapped here, traced ones by a ``select_n`` on their sign."""
+def _index_operands(indices: Sequence[Any], shape: Sequence[int],
+                    allow_negative: bool | Sequence[bool] = True) -> list[Literal | Array]:
+    """Start indices as operands, a negative index counting from the end as in JAX
+    (where ``allow_negative``, one flag or one per dimension, says so): static ones are
+    wrapped here, traced ones by a ``select_n`` on their sign."""
     if len(indices) != len(shape):
         raise TypeError(f"expected {len(shape)} start indices for an operand of shape "
                         f"{tuple(shape)}, but got {len(indices)}")
+    wraps = ([bool(allow_negative)] * len(shape) if isinstance(allow_negative, bool | np.bool_)
+             else [bool(w) for w in allow_negative])
+    if len(wraps) != len(shape):
+        raise TypeError(f"expected allow_negative_indices to be a bool or {len(shape)} bools "
+                        f"(one per dimension), but got {allow_negative!r}")
     out: list[Literal | Array] = []
-    for i, d in zip(indices, shape):
+    for i, d, wrap in zip(indices, shape, wraps):
         if isinstance(i, int | np.integer) and not isinstance(i, bool):
             i = int(i)
+            if i < 0 and not wrap:
+                raise ValueError(f"Index {i} is out of bounds for dimension {d} if "
+                                 "allow_negative_indices=False")
             out.append(Literal(i + d if i < 0 else i, _I32))
         else:
-            out.append(_wrap_negative(i, d))
+            i, av = _start_index(i)
+            out.append(select_n(lt(i, 0), i, add(convert_element_type(i, av.dtype), d))
+                       if wrap else i)
     return out
 
 
-def _wrap_negative(i: Any, size: int) -> Array:
+def _start_index(i: Any) -> tuple[Any, ShapedArray]:
+    """A traced start index and its type, checked to be a scalar integer."""
     av = _aval(i)
     if av is None:
         i = np.asarray(i)
@@ -548,9 +569,7 @@ def _wrap_negative(i: Any, size: int) -> Array:
     if not dt.is_integer(av.dtype) or av.shape:
         raise TypeError("expected a scalar integer start index, but got "
                         f"{av.str_short(short_dtypes=False)}")
-    negative = lt(i, 0)
-    wrapped = add(convert_element_type(i, av.dtype), size)
-    return select_n(negative, i, wrapped)
+    return i, av
 
 
 def _shape_of(x: Any) -> tuple[int, ...]:
@@ -564,11 +583,13 @@ def _dtype_of(x: Any) -> np.dtype[Any]:
     return np.dtype(av.dtype) if av is not None else dt.canonicalize(np.result_type(x))
 
 
-def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Array:
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """A slice of static size ``slice_sizes`` at traced ``start_indices`` (negative ones
-    count from the end; the slice is then clamped into bounds)."""
-    return bind_dynamic_slice(operand, _index_operands(start_indices, _shape_of(operand)),
-                              slice_sizes)
+    count from the end, unless ``allow_negative_indices`` is false for their dimension;
+    the slice is then clamped into bounds)."""
+    return bind_dynamic_slice(operand, _index_operands(start_indices, _shape_of(operand),
+                                                       allow_negative_indices), slice_sizes)
 
 
 def bind_dynamic_slice(operand: Any, start_indices: Sequence[Any],
@@ -579,11 +600,13 @@ def bind_dynamic_slice(operand: Any, start_indices: Sequence[Any],
     return bind1(P.dynamic_slice_p, operand, *starts, slice_sizes=_shape(slice_sizes))
 
 
-def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Array:
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """``operand`` with ``update`` written at ``start_indices`` (negative ones count from
-    the end; the window is then clamped into bounds)."""
+    the end, unless ``allow_negative_indices`` is false for their dimension; the window
+    is then clamped into bounds)."""
     return bind1(P.dynamic_update_slice_p, operand, update,
-                 *_index_operands(start_indices, _shape_of(operand)))
+                 *_index_operands(start_indices, _shape_of(operand), allow_negative_indices))
 
 
 def rev(operand: Any, dimensions: Sequence[int]) -> Array:
@@ -606,10 +629,13 @@ def empty(shape: Sequence[int], dtype: Any, *, out_sharding: None = None) -> Arr
     return bind1(P.empty_p, dtype=dt.canonicalize(dtype), out_sharding=None, shape=_shape(shape))
 
 
-def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
-    """Indices along ``dimension`` of an array of ``shape``."""
-    return bind1(P.iota_p, dtype=dt.canonicalize(dtype), shape=_shape(shape),
-                 dimension=int(dimension), sharding=None)
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int, *,
+                     out_sharding: Any = None) -> Array:
+    """Indices along ``dimension`` of an array of ``shape`` (its type sharded by
+    ``out_sharding`` if given)."""
+    dims = _shape(shape)
+    return bind1(P.iota_p, dtype=dt.canonicalize(dtype), shape=dims, dimension=int(dimension),
+                 sharding=_out_sharding(out_sharding, "broadcasted_iota", len(dims)))
 
 
 _PRECISION_NAMES = {"highest": P.Precision.HIGHEST, "float32": P.Precision.HIGHEST,
@@ -745,8 +771,10 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = 
     return k, v
 
 
-def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
-    """An array of ``shape`` filled with the scalar ``fill_value``.
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *,
+         sharding: Any = None) -> Array:
+    """An array of ``shape`` filled with the scalar ``fill_value`` (its type sharded by
+    ``sharding`` if given).
 
     Without ``dtype`` the result has the dtype of ``fill_value`` (weakly typed
     for a Python scalar), as in JAX.
@@ -762,12 +790,13 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
     d, weak = dtype_and_weak(fill_value)
     if dtype is not None:
         d, weak = dt.canonicalize(dtype), False
-    return broadcast(convert_element_type(fill_value, d, weak), dims)
+    return broadcast(convert_element_type(fill_value, d, weak), dims, out_sharding=sharding)
 
 
-def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] | None = None
-              ) -> Array:
-    """An array like ``x`` (its shape and dtype, unless given) filled with ``fill_value``.
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] | None = None,
+              sharding: Any = None) -> Array:
+    """An array like ``x`` (its shape and dtype, unless given) filled with ``fill_value``
+    (its type sharded by ``sharding`` if given).
 
     The result is weakly typed when ``x`` is and no ``dtype`` is given, as in JAX.
     """
@@ -776,7 +805,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
     if dtype is not None:
         d, weak = dt.canonicalize(dtype), False
     dims = x_shape if shape is None else _shape(shape)
-    return broadcast(convert_element_type(fill_value, d, weak), dims)
+    return broadcast(convert_element_type(fill_value, d, weak), dims, out_sharding=sharding)
 
 
 def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Array:
@@ -807,26 +836,31 @@ def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
     return slice(operand, start, limit, strides)
 
 
-def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0) -> Array:
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0, *,
+                         allow_negative_indices: bool = True) -> Array:
     """A dynamic slice of ``slice_size`` along ``axis``."""
     shape = _shape_of(operand)
     starts: list[Any] = [0] * len(shape)
     sizes = list(shape)
     starts[axis], sizes[axis] = start_index, slice_size
-    return dynamic_slice(operand, starts, sizes)
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative_indices)
 
 
-def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True) -> Array:
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices: bool = True) -> Array:
     """The traced ``index`` along ``axis``."""
-    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    out = dynamic_slice_in_dim(operand, index, 1, axis,
+                               allow_negative_indices=allow_negative_indices)
     return out if keepdims else squeeze(out, (axis,))
 
 
-def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int) -> Array:
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Array:
     """Write ``update`` at ``start_index`` along ``axis``."""
     starts: list[Any] = [0] * len(_shape_of(operand))
     starts[axis] = start_index
-    return dynamic_update_slice(operand, update, starts)
+    return dynamic_update_slice(operand, update, starts,
+                                allow_negative_indices=allow_negative_indices)
 
 
 def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Array:

@@ -158,14 +158,16 @@ def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Array:
     return gather(src, indices, dn, slice_sizes)
 
 
-def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int) -> Array:
+def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Array:
     """``operand`` with the slice at ``index`` along ``axis`` replaced by ``update`` (which
     may lack that axis)."""
     shape = _shape_of(operand)
     axis = int(axis)
     if len(_shape_of(update)) == len(shape) - 1:
         update = expand_dims(update, (axis,))
-    return dynamic_update_slice_in_dim(operand, update, index, axis)
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
 
 
 def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Array, Array]:

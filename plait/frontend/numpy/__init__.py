@@ -5,6 +5,8 @@ JAX's "Type promotion semantics" (Python scalars are weakly typed).  Every funct
 on concrete arrays and inside traces.
 """
 
+from collections.abc import Sequence as _Sequence
+
 import ml_dtypes as _ml_dtypes
 import numpy as _np
 
@@ -12,6 +14,7 @@ from plait.frontend.core.array_base import Array as ndarray
 from plait.frontend.core.dtype_queries import issubdtype
 from plait.frontend.core.promotion import promote_types, result_type
 from plait.frontend.numpy import bit_views  # noqa: F401  (Array.view reads it here)
+from plait.frontend.numpy._core import canonical_axis as _canonical_axis
 from plait.frontend.numpy._core import ndim, shape
 from plait.frontend.numpy._scalar_types import scalar_type as _scalar_type
 from plait.frontend.numpy.arithmetic import (
@@ -443,11 +446,14 @@ radians = deg2rad
 bitwise_invert = invert
 
 
-def size(a: object) -> int:
-    """The number of elements of an array-like value."""
+def size(a: object, axis: int | _Sequence[int] | None = None) -> int:
+    """The number of elements of an array-like value (along ``axis`` if given)."""
+    dims = shape(a)
+    axes = range(len(dims)) if axis is None else (
+        [axis] if isinstance(axis, int) else list(axis))
     n = 1
-    for d in shape(a):
-        n *= d
+    for i in axes:
+        n *= dims[_canonical_axis(i, len(dims))]
     return n
 
 

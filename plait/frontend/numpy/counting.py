@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.promotion import result_type
 from plait.frontend.numpy import reductions, ufuncs
@@ -35,7 +36,7 @@ def _sum_into_bins(bin_index: Array, weights: Array, n_bins: int) -> Array:
 
 
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
-             length: int | None = None) -> Array:
+             length: int | None = None, out_sharding: Any = None) -> Array:
     """How often each non-negative int occurs in the 1-d ``x`` (summing ``weights``).
 
     As in JAX, negative values count in bin 0 and values past ``length`` are
@@ -68,7 +69,8 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *,
             raise ValueError(f"bincount: expected weights of shape {tuple(shape(values))}, "
                              f"but got {tuple(shape(w))}")
     index = ufuncs.clip(values.astype(dt.int32), 0, None)  # negative values count in bin 0
-    return _sum_into_bins(index, w, n_bins)
+    counts = _sum_into_bins(index, w, n_bins)
+    return counts if out_sharding is None else reshard(counts, out_sharding)
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,

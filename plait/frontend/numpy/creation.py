@@ -67,7 +67,12 @@ def _default_float() -> np.dtype[Any]:
     return dt.canonicalize(dt.float64)
 
 
-def _place(x: Array, device: Any) -> Array:
+def _place(x: Array, device: Any, out_sharding: Any = None) -> Array:
+    """``x`` on ``device`` or with its type sharded by ``out_sharding``, if given."""
+    if out_sharding is not None:
+        if device is not None:
+            raise ValueError("pass only one of device= and out_sharding=")
+        return reshard(x, out_sharding)  # type: ignore[no-any-return]  # (one array in)
     # ``device=``: a concrete result moves there; a traced one is left to its trace.
     if device is None or not isinstance(x, ArrayImpl):
         return x
@@ -158,26 +163,29 @@ def _is_spec(a: Any) -> bool:
         hasattr(a, "shape") and hasattr(a, "dtype")
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+               out_sharding: Any = None) -> Array:
     """Zeros with the shape, dtype and weak type of ``a``."""
-    return _place(_like("zeros_like", a, 0, dtype, shape), device)
+    return _place(_like("zeros_like", a, 0, dtype, shape), device, out_sharding)
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+              out_sharding: Any = None) -> Array:
     """Ones with the shape, dtype and weak type of ``a``."""
-    return _place(_like("ones_like", a, 1, dtype, shape), device)
+    return _place(_like("ones_like", a, 1, dtype, shape), device, out_sharding)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
-              device: Any = None) -> Array:
+              device: Any = None, out_sharding: Any = None) -> Array:
     """``fill_value`` with the shape, dtype and weak type of ``a``."""
-    return _place(_like("full_like", a, fill_value, dtype, shape), device)
+    return _place(_like("full_like", a, fill_value, dtype, shape), device, out_sharding)
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Array:
+def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+               out_sharding: Any = None) -> Array:
     """An array like ``a``; plait fills it with zeros."""
     # JAX 0.10.2's warning for a narrowed dtype names ones_like here; so does plait's.
-    return _place(_like("ones_like", a, 0, dtype, shape), device)
+    return _place(_like("ones_like", a, 0, dtype, shape), device, out_sharding)
 
 
 def _concrete_scalar(name: str, what: str, v: Any) -> Any:
@@ -194,7 +202,7 @@ def _concrete_scalar(name: str, what: str, v: Any) -> Any:
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
-           device: Any = None) -> Array:
+           device: Any = None, out_sharding: Any = None) -> Array:
     """Evenly spaced values ``start, start + step, ...`` below ``stop`` (static bounds).
 
     Computed as ``start + step * iota`` in the result dtype (in ``float32`` for
@@ -205,7 +213,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
       TypeError: a traced bound, or a bool dtype.
       ValueError: a complex or non-scalar bound.
     """
-    return _place(_arange(start, stop, step, dtype), device)
+    return _place(_arange(start, stop, step, dtype), device, out_sharding)
 
 
 def _arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Array:
@@ -351,7 +359,7 @@ def _check_int_range(x: Any, d: np.dtype[Any]) -> None:
 
 
 def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
-            device: Any = None) -> Array:
+            device: Any = None, out_sharding: Any = None) -> Array:
     """``a`` as an array (a no-op for arrays of the right dtype).
 
     Python scalars give weakly typed arrays; nested lists and tuples may mix
@@ -366,7 +374,7 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool |
     out = _asarray(a, None if dtype is None else _user_dtype(dtype, "asarray"))
     if copy and out is a:
         out = lax.copy(out)  # an Array asked to be copied: a new buffer
-    return _place(out, device)
+    return _place(out, device, out_sharding)
 
 
 def _assemble(rows: list[Array]) -> Array:
@@ -459,7 +467,7 @@ def _flat(a: Any) -> list[Any]:
 
 
 def array(a: Any, dtype: Any = None, *, copy: bool = True, order: str | None = "K",
-          ndmin: int = 0, device: Any = None) -> Array:
+          ndmin: int = 0, device: Any = None, out_sharding: Any = None) -> Array:
     """A copy of ``a`` as an array (see :func:`asarray`) with at least ``ndmin``
     dimensions (leading ones added); arrays are immutable, so with ``copy=False``
     the result is ``a`` itself when no conversion is needed."""
@@ -468,7 +476,7 @@ def array(a: Any, dtype: Any = None, *, copy: bool = True, order: str | None = "
         out = lax.copy(out)
     if out.ndim < ndmin:
         out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
-    return _place(out, device)
+    return _place(out, device, out_sharding)
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Array:

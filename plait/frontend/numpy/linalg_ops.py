@@ -168,15 +168,18 @@ def inner(a: Any, b: Any, *, precision: Any = None,
                         preferred_element_type=preferred_element_type)
 
 
-def outer(a: Any, b: Any) -> Array:
-    """Outer product of the flattened arrays."""
+def outer(a: Any, b: Any, out: None = None) -> Array:
+    """Outer product of the flattened arrays (``out`` is refused, as in JAX)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
     a, b = promote("outer", ravel(a), ravel(b))
     return multiply(a[:, None], b[None, :])
 
 
 def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any = None,
-              preferred_element_type: Any = None) -> Array:
-    """Contract ``axes`` of ``a`` with ``axes`` of ``b``."""
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Array:
+    """Contract ``axes`` of ``a`` with ``axes`` of ``b`` (the result's type sharded by
+    ``out_sharding`` if given)."""
     preferred_element_type = _pet(preferred_element_type, "tensordot")
     a, b = promote("tensordot", a, b)
     na, nb = ndim(a), ndim(b)
@@ -199,4 +202,4 @@ def tensordot(a: Any, b: Any, axes: int | Sequence[Any] = 2, *, precision: Any =
             raise TypeError(f"tensordot: shape mismatch: dimension {x} of a {shape(a)} and "
                             f"dimension {y} of b {shape(b)} differ")
     return _dot_general(a, b, (ca, cb), precision=precision,
-                        preferred_element_type=preferred_element_type)
+                        preferred_element_type=preferred_element_type, out_sharding=out_sharding)

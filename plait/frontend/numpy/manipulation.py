@@ -11,6 +11,7 @@ from typing import Any, cast, overload
 import numpy as np
 
 from plait.frontend import lax
+from plait.frontend.api.explicit_sharding import reshard
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.x64_warnings import check_user_dtype
 from plait.frontend.numpy._core import (
@@ -58,9 +59,11 @@ def _sequence(name: str, arrays: Any) -> list[Any]:
     return list(arrays)
 
 
-def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None) -> Array:
+def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None,
+            out_sharding: Any = None) -> Array:
     """The elements of ``a`` in a new shape; one dimension may be ``-1`` (``copy`` is
-    accepted for the array API; arrays are immutable, so it changes nothing).
+    accepted for the array API; arrays are immutable, so it changes nothing), its type
+    sharded by ``out_sharding`` if given.
 
     Raises:
       ValueError: the sizes differ, or more than one dimension is ``-1``.
@@ -86,15 +89,23 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None) -
         raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size {size}) "
                                       "into shape "
                          f"{tuple(dims)} (size {math.prod(dims)})")
-    if tuple(dims) == arr.shape:
+    if tuple(dims) == arr.shape and out_sharding is None:
         return arr
-    return lax.reshape(arr, dims)
+    return lax.reshape(arr, dims, out_sharding=out_sharding)
 
 
-def ravel(a: Any) -> Array:
-    """The elements as a 1-d array."""
+def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Array:
+    """The elements as a 1-d array, in row-major (``order='C'``) or column-major
+    (``'F'``) order.
+
+    Raises:
+      NotImplementedError: another ``order``.
+    """
     a = _as_array("ravel", a)
-    return reshape(a, (a.size,))
+    if order not in ("C", "F"):
+        raise NotImplementedError(f"ravel: only order='C' and 'F' are supported, but got "
+                                  f"{order!r}")
+    return reshape(transpose(a) if order == "F" else a, (a.size,), out_sharding=out_sharding)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Array:
@@ -213,12 +224,14 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
 concat = concatenate
 
 
-def stack(arrays: Sequence[Any], axis: int = 0, dtype: Any = None) -> Array:
+def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Array:
     """Join arrays of equal shape along a new ``axis``.
 
     Raises:
       ValueError: no arrays, or arrays of different shapes.
     """
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
     xs = _sequence("stack", arrays)
     if not xs:
         raise ValueError("stack: need at least one array to stack")
@@ -304,17 +317,18 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def broadcast_to(a: Any, shape: int | Sequence[int]) -> Array:
-    """``a`` broadcast to ``shape`` (NumPy rules).
+def broadcast_to(array: Any, shape: int | Sequence[int], *, out_sharding: Any = None) -> Array:
+    """``array`` broadcast to ``shape`` (NumPy rules), its type sharded by
+    ``out_sharding`` if given.
 
     Raises:
       IncompatibleShapesError: ``a``'s shape does not broadcast to ``shape`` (a
         ``ValueError``).
     """
-    arr = _as_array("broadcast_to", a)
+    arr = _as_array("broadcast_to", array)
     target = _index_tuple(shape)
     s = arr.shape
-    if s == target:
+    if s == target and out_sharding is None:
         return arr
     lead = len(target) - len(s)
     if lead < 0 or any(d != 1 and d != target[lead + i] for i, d in enumerate(s)):
@@ -325,7 +339,7 @@ def broadcast_to(a: Any, shape: int | Sequence[int]) -> Array:
     if len(kept) < len(s):
         arr = lax.reshape(arr, tuple(s[i] for i in kept))
         dims = tuple(lead + i for i in kept)
-    return lax.broadcast_in_dim(arr, target, dims)
+    return lax.broadcast_in_dim(arr, target, dims, out_sharding=out_sharding)
 
 
 def broadcast_arrays(*args: Any) -> list[Array]:
@@ -419,11 +433,17 @@ def tile(a: Any, reps: int | Sequence[int]) -> Array:
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
-           total_repeat_length: int | None = None) -> Array:
+           total_repeat_length: int | None = None, out_sharding: Any = None) -> Array:
     """Each element repeated ``repeats`` times along ``axis`` (flattened when ``None``);
     ``repeats`` is an int or an array of one count per element, concrete unless
     ``total_repeat_length`` fixes the length of the result (then the result is cut to it,
-    or padded by repeating the last element, as JAX's)."""
+    or padded by repeating the last element, as JAX's); its type sharded by
+    ``out_sharding`` if given."""
+    out = _repeat(a, repeats, axis, total_repeat_length)
+    return out if out_sharding is None else reshard(out, out_sharding)
+
+
+def _repeat(a: Any, repeats: Any, axis: int | None, total_repeat_length: int | None) -> Array:
     a = _as_array("repeat", a)
     if np.ndim(repeats) != 0 or isinstance(repeats, list | tuple):
         check_arraylike("repeat", repeats)

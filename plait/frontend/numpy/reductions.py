@@ -423,7 +423,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
 
 
 def _arg(name: str, op: Callable[[Any, int, Any], Any]) -> Callable[..., Array]:
-    def arg(a: Any, axis: int | None = None, keepdims: bool = False) -> Array:
+    def arg(a: Any, axis: int | None = None, out: None = None, keepdims: bool = False) -> Array:
+        _no_out(name, out)
         a = _input(name, a)
         nd = a.ndim
         if axis is None:
@@ -435,8 +436,8 @@ def _arg(name: str, op: Callable[[Any, int, Any], Any]) -> Callable[..., Array]:
             dims = (ax,)
         if shape(a)[ax] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
-        out = op(a, ax, _default_int())
-        return _keep(out, dims, nd, keepdims)
+        found = op(a, ax, _default_int())
+        return _keep(found, dims, nd, keepdims)
     arg.__name__ = arg.__qualname__ = name
     arg.__doc__ = (f"Index of the first {name[3:]}imum along ``axis`` (of the flattened "
                    "array when ``None``).")
@@ -449,7 +450,9 @@ argmin = _arg("argmin", lax.argmin)
 
 def _cumulative(name: str, op: Callable[..., Any], promote_integers: bool = False
                 ) -> Callable[..., Array]:
-    def cumulative(a: Any, axis: int | None = None, dtype: Any = None) -> Array:
+    def cumulative(a: Any, axis: int | None = None, dtype: Any = None,
+                   out: None = None) -> Array:
+        _no_out(name, out)
         a = _input(name, a)
         if axis is None or a.ndim == 0:
             a = lax.reshape(a, (a.size,)) if a.ndim != 1 else a

@@ -433,9 +433,12 @@ trunc = _int_identity("trunc", lambda x: where(lax.lt(x, _lax_const(x, 0)), lax.
                                                 lax.floor(x)))
 
 
-@compiled_when_eager(("decimals",))  # (XLA turns the division into a multiplication)
-def round(x: Any, decimals: int = 0) -> Array:
-    """Round half to even, to ``decimals`` decimals (real and imaginary parts apart)."""
+@compiled_when_eager(("decimals", "out"))  # (XLA turns the division into a multiplication)
+def round(x: Any, decimals: int = 0, out: None = None) -> Array:
+    """Round half to even, to ``decimals`` decimals (real and imaginary parts apart;
+    ``out`` is refused, as in JAX)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     a = _arg("round", x)
     decimals = operator.index(decimals)
     if dt.is_integer(a.dtype):
