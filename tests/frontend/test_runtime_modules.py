@@ -147,3 +147,21 @@ def test_checkpoint_managers_read_what_each_other_wrote(tmp_path: Any) -> None:
             padded = mod.GlobalAsyncCheckpointManager().deserialize_with_paths(
                 [sharding], paths[1:2], global_shapes=[(7,)], dtypes=[np.float32])[0]
             np.testing.assert_array_equal(np.asarray(padded), [0, 1, 2, 3, 4, 0, 0])
+
+
+def test_device_put_copy_semantics_as_jaxs() -> None:
+    """``may_alias``, ``donate`` and ``src``: which results are new arrays, which inputs
+    stay valid (JAX's donation is best effort: on the CPU the input stays), the refusal."""
+    def run(L: Any) -> list[Any]:
+        x = L.numpy.arange(3.0)
+        tree = {"a": L.numpy.ones(2), "b": L.numpy.zeros(2)}
+        put = L.device_put(tree, donate={"a": True, "b": False})
+        return [L.device_put(x) is x, L.device_put(x, may_alias=False) is x,
+                L.device_put(x, donate=True) is x, x.is_deleted(),
+                put["a"] is tree["a"], put["b"] is tree["b"], tree["a"].is_deleted(),
+                np.asarray(L.device_put(x, may_alias=False)).tolist(),
+                np.asarray(L.device_put(np.ones(2), src=L.devices()[0])).tolist()]
+    assert run(plait) == run(jax)
+    with pytest.raises(ValueError, match="may_alias and donate cannot be True at the same "
+                                         "time."):
+        plait.device_put(plait.numpy.ones(2), donate=True, may_alias=True)

@@ -23,7 +23,8 @@ def _is_placement(x: Any) -> bool:
         or hasattr(x, "id")
 
 
-def device_put(x: Any, device: Any = None) -> Any:
+def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = False,
+               may_alias: Any = None) -> Any:
     """Put every array leaf of pytree ``x`` on ``device``: a device (the default device if
     ``None``), a ``SingleDeviceSharding``, a :class:`~plait.sharding.NamedSharding` (each
     of the mesh's devices gets its part; a bare ``PartitionSpec`` lays out over the mesh
@@ -31,21 +32,56 @@ def device_put(x: Any, device: Any = None) -> Any:
 
     Python scalars become weakly typed arrays, as in JAX; traced values are
     returned as they are, or constrained to a ``NamedSharding``.  The transfers are
-    explicit ones for the transfer guards (``plait.transfer_guard``).
+    explicit ones for the transfer guards (``plait.transfer_guard``).  As in JAX,
+    ``may_alias=False`` (a bool or a pytree prefix of them) always makes new buffers,
+    and so does ``donate`` (by default an array already in place is returned as it
+    is); donation is JAX's "best effort": on the CPU the input stays valid, as JAX's
+    does.  ``src`` is accepted (a plait array knows where it lives).
 
     Raises:
       TypeError: a leaf that is not array data (a string, an arbitrary object).
       OverflowError: a Python int that does not fit the default integer dtype.
-      ValueError: an array's dimensions do not divide over the mesh.
+      ValueError: an array's dimensions do not divide over the mesh, or ``donate`` and
+        ``may_alias`` both true for a leaf.
       JaxRuntimeError: a transfer guard set to ``'disallow_explicit'`` refuses a transfer.
     """
+    del src
     leaves, tree = tree_flatten(x)
-    if _is_placement(device):
-        places = [device] * len(leaves)
-    else:
-        places = broadcast_prefix(device, x, "device_put device", _is_placement)
+    places = _per_leaf(device, x, "device_put device", _is_placement)
+    donates = _per_leaf(donate, x, "device_put donate", _is_flag)
+    aliases = _per_leaf(may_alias, x, "device_put may_alias", _is_flag)
     with guards.explicit_put():
-        return tree_unflatten(tree, [_put(leaf, p) for leaf, p in zip(leaves, places)])
+        return tree_unflatten(tree, [_put_copied(leaf, p, d, a) for leaf, p, d, a
+                                     in zip(leaves, places, donates, aliases)])
+
+
+def _is_flag(x: Any) -> bool:
+    return x is None or isinstance(x, bool | np.bool_)
+
+
+def _per_leaf(value: Any, x: Any, what: str, is_value: Any) -> list[Any]:
+    if is_value(value):
+        return [value] * len(tree_flatten(x)[0])
+    return broadcast_prefix(value, x, what, is_value)
+
+
+def _put_copied(leaf: Any, place: Any, donate: Any, may_alias: Any) -> Any:
+    """:func:`_put`, with JAX's copy semantics: an input that may not be aliased (or is
+    donated) is never returned as it is."""
+    if may_alias and donate:
+        raise ValueError("may_alias and donate cannot be True at the same time.")
+    alias = not donate if may_alias is None else bool(may_alias)
+    out = _put(leaf, place)
+    if out is leaf and not alias and type(leaf) is ArrayImpl:
+        return _fresh(leaf)
+    return out
+
+
+def _fresh(leaf: ArrayImpl) -> ArrayImpl:
+    """A copy of ``leaf`` in new buffers, laid out as ``leaf`` is."""
+    s = leaf.sharding
+    place = s if isinstance(s, NamedSharding) else next(iter(leaf.devices()))
+    return ArrayImpl.from_numpy(np.asarray(leaf), leaf.weak_type, place)
 
 
 def _put(leaf: Any, place: Any) -> Any:
