@@ -217,6 +217,45 @@ class Mesh(_AxisTypeQueries):
         return np.arange(self.size).reshape(self.axis_sizes)
 
     @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        """``(name, size)`` of each axis, in order."""
+        return tuple(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def empty(self) -> bool:
+        """Whether the mesh has no devices."""
+        return self.size == 0
+
+    @property
+    def local_devices(self) -> list[Any]:
+        """The mesh's devices this process drives."""
+        return [d for d in self.devices.flat if d.process_index == d.client.process_index()]
+
+    @property
+    def is_multi_process(self) -> bool:
+        """Whether some of the mesh's devices belong to other processes."""
+        return self.size != len(self.local_devices)
+
+    @property
+    def local_mesh(self) -> Mesh:
+        """The part of the mesh this process drives (the mesh itself in one process).
+
+        Raises:
+          NotImplementedError: a mesh over several processes.
+        """
+        if self.is_multi_process:
+            raise NotImplementedError("Mesh.local_mesh of a mesh over several processes is "
+                                      "not implemented")
+        return self
+
+    def update(self, devices: Any = None, axis_names: str | Sequence[str] | None = None,
+               axis_types: AxisType | Sequence[AxisType] | None = None) -> Mesh:
+        """A mesh with the parts given replaced."""
+        return Mesh(self.devices if devices is None else devices,
+                    self.axis_names if axis_names is None else axis_names,
+                    axis_types=self.axis_types if axis_types is None else axis_types)
+
+    @property
     def abstract_mesh(self) -> AbstractMesh:
         """The mesh without its devices."""
         return abstract_mesh_of(self)

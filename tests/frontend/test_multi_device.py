@@ -869,3 +869,13 @@ def test_shard_map_takes_and_returns_key_arrays_as_jax() -> None:
                     np.asarray(lib.jit(f)(keys)[0])))
     for ours, theirs in zip(out[0], out[1]):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_mesh_queries_and_update_as_jax() -> None:
+    def describe(L: Any, mesh_type: Any, axis_type: Any) -> list[Any]:
+        m = mesh_type(np.array(L.devices()).reshape(4, 2), ("x", "y"))
+        return [m.shape_tuple, m.empty, m.is_multi_process, [d.id for d in m.local_devices],
+                m.local_mesh == m, m.update(axis_names=("a", "b")).axis_names,
+                str(m.update(axis_types=(axis_type.Explicit,) * 2).axis_types),
+                m.update(devices=np.array(L.devices()[:4]).reshape(2, 2)).shape_tuple]
+    assert describe(plait, Mesh, AxisType) == describe(jax, jax.sharding.Mesh, JAxisType)
