@@ -137,7 +137,7 @@ class _Binary(ufunc):
         Raises:
           NotImplementedError: an ``out`` or ``where`` argument.
         """
-        if out is None and where is None:  # (the fast path: this is every a + b of NumPy code)
+        if out is None and where is None:  # (the fast path: every call of pnp.add(x, y))
             return self._typed(x, y)
         self._refuse_out_or_where(out, where)
 

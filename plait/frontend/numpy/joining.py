@@ -12,7 +12,14 @@ import numpy as np
 from plait.frontend import lax
 from plait.frontend.core.array_base import Array
 from plait.frontend.numpy._core import as_array, canonical_axis, check_arraylike
-from plait.frontend.numpy.manipulation import _sequence, atleast_2d, concatenate, ravel, transpose
+from plait.frontend.numpy.manipulation import (
+    _sequence,
+    atleast_2d,
+    concatenate,
+    each_array,
+    ravel,
+    transpose,
+)
 
 __all__ = ["atleast_3d", "column_stack", "dstack", "append", "array_split", "hsplit",
            "vsplit", "dsplit"]
@@ -27,10 +34,7 @@ def atleast_3d() -> list[Array]: ...
 def atleast_3d(*arys: Any) -> Array | list[Array]:
     """Each argument with at least three dimensions: ``(n,)`` becomes ``(1, n, 1)``
     and ``(m, n)`` becomes ``(m, n, 1)``; a list when there is not exactly one."""
-    check_arraylike("atleast_3d", *arys)
-    if len(arys) != 1:
-        return [_atleast_3d(a) for a in arys]
-    return _atleast_3d(arys[0])
+    return each_array("atleast_3d", arys, _atleast_3d)
 
 
 def _atleast_3d(a: Any) -> Array:

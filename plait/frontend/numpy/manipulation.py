@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast, overload
 
 import numpy as np
@@ -267,10 +267,15 @@ def atleast_1d() -> list[Array]: ...
 def atleast_1d(*arys: Any) -> Array | list[Array]:
     """Each argument with at least one dimension; a list when there is not exactly one
     argument (as JAX)."""
-    check_arraylike("atleast_1d", *arys)
-    if len(arys) != 1:
-        return [_atleast_1d(a) for a in arys]
-    return _atleast_1d(arys[0])
+    return each_array("atleast_1d", arys, _atleast_1d)
+
+
+def each_array(name: str, arys: tuple[Any, ...],
+               one: Callable[[Any], Array]) -> Array | list[Array]:
+    """``one`` of each of ``arys`` (checked to be arrays): the array alone, or a list when
+    there is not exactly one (the ``atleast_*d`` functions)."""
+    check_arraylike(name, *arys)
+    return one(arys[0]) if len(arys) == 1 else [one(a) for a in arys]
 
 
 def _atleast_1d(a: Any) -> Array:
@@ -287,10 +292,7 @@ def atleast_2d() -> list[Array]: ...
 def atleast_2d(*arys: Any) -> Array | list[Array]:
     """Each argument with at least two dimensions (leading size-1 dimensions added); a
     list when there is not exactly one argument (as JAX)."""
-    check_arraylike("atleast_2d", *arys)
-    if len(arys) != 1:
-        return [_atleast_2d(a) for a in arys]
-    return _atleast_2d(arys[0])
+    return each_array("atleast_2d", arys, _atleast_2d)
 
 
 def _atleast_2d(a: Any) -> Array:
