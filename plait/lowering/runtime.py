@@ -461,19 +461,25 @@ class _Callbacks:
         return outs
 
 
+CompilerOptions = tuple[tuple[str, Any], ...]
+"""XLA's debug options to override, as sorted ``(name, value)`` pairs (``jit``'s
+``compiler_options``)."""
+
+
 def compile_text(text: str, out_avals: Sequence[ShapedArray], device: Any = None,
                  host_callbacks: Sequence[Callable[..., Any]] = (), *,
-                 spmd: SpmdLayout | None = None) -> Executable:
+                 spmd: SpmdLayout | None = None,
+                 compiler_options: CompilerOptions = ()) -> Executable:
     """Compile a StableHLO module given as MLIR text; ``out_avals`` type its results;
     its host-callback custom calls call ``host_callbacks`` by index.  With ``spmd``, the
-    module is an SPMD program over a mesh."""
+    module is an SPMD program over a mesh.  ``compiler_options`` override XLA's."""
     if spmd is not None:
-        return _compile_spmd(text, out_avals, spmd, host_callbacks)
+        return _compile_spmd(text, out_avals, spmd, host_callbacks, compiler_options)
     dev = device if device is not None else default_device()
     # (A dynamic dimension: refined into bytecode, which compile_and_load takes too.)
     module_code: str | bytes = refine_shapes(text) if "?x" in text else text
     devices = _xc.DeviceList((dev,))
-    options = single_device_options(dev)
+    options = with_overrides(single_device_options(dev), compiler_options)
     if host_callbacks:
         callbacks = _Callbacks(host_callbacks)
         # (Only the overload taking a parsed module accepts Python callables.)
@@ -490,6 +496,14 @@ def _compile(module: str | bytes, devices: Any, options: Any) -> Any:
     loaded = compiler.backend_compile_and_load(client(), module, devices, options)
     _compile_count[0] += 1
     return loaded
+
+
+def with_overrides(options: Any, compiler_options: CompilerOptions) -> Any:
+    """``options`` with XLA's debug options in ``compiler_options`` overridden (an unknown
+    name is XLA's error when compiling, as in JAX)."""
+    if compiler_options:
+        options.env_option_overrides = list(compiler_options)
+    return options
 
 
 def single_device_options(device: Any) -> Any:
@@ -516,9 +530,11 @@ class SpmdLayout:
 
 
 def _compile_spmd(text: str, out_avals: Sequence[ShapedArray], spmd: SpmdLayout,
-                  host_callbacks: Sequence[Callable[..., Any]]) -> Executable:
+                  host_callbacks: Sequence[Callable[..., Any]],
+                  compiler_options: CompilerOptions) -> Executable:
     mesh = spmd.mesh
-    devices, options = multi_device.device_list(mesh), multi_device.compile_options(mesh)
+    devices = multi_device.device_list(mesh)
+    options = with_overrides(multi_device.compile_options(mesh), compiler_options)
     callbacks = None
     if host_callbacks:
         callbacks = _Callbacks(host_callbacks)

@@ -104,3 +104,35 @@ def test_shape_dtype_struct_update() -> None:
     with pytest.raises(TypeError, match=r"expected fields among \['dtype', 'sharding', "
                                         r"'shape', 'weak_type'\], but got \['foo'\]"):
         plait.ShapeDtypeStruct((2,), np.float32).update(foo=1)
+
+
+def test_compiler_options_reach_xla(tmp_path: Any) -> None:
+    """``jit(compiler_options=)`` and ``Lowered.compile(compiler_options)`` set XLA's
+    options: ``xla_dump_to`` makes XLA write the program's dumps there, as JAX's does."""
+    def dumps(L: Any, where: str, via_compile: bool) -> list[str]:
+        options = {"xla_dump_to": str(tmp_path / where)}
+
+        def f(x: Any) -> Any:
+            return x * 3.0
+        if via_compile:
+            out = L.jit(f).lower(np.float32(1)).compile(options)(np.float32(2))
+        else:
+            out = L.jit(f, compiler_options=options)(np.float32(2))
+        assert float(out) == 6.0
+        return sorted(p.name.split(".", 1)[1] for p in (tmp_path / where).iterdir()
+                      if p.name.endswith(".txt"))
+    for via_compile in (False, True):
+        ours, theirs = dumps(plait, f"p{via_compile}", via_compile), dumps(
+            jax, f"j{via_compile}", via_compile)
+        assert ours and len(ours) == len(theirs)
+
+
+def test_compiler_options_errors_as_jax() -> None:
+    for L in (plait, jax):
+        with pytest.raises(Exception, match="No such compile option: 'no_such_option'"):
+            L.jit(lambda x: x * 2, compiler_options={"no_such_option": 1})(1.0)
+    with pytest.raises(TypeError, match=r"jit: expected compiler_options to map option names "
+                                        r"to str, bool, int or float values, but got"):
+        plait.jit(lambda x: x, compiler_options={"xla_dump_to": None})
+    with pytest.raises(TypeError, match="Lowered.compile: expected compiler_options"):
+        plait.jit(lambda x: x).lower(1.0).compile({1: 2})  # type: ignore[dict-item]

@@ -7,7 +7,7 @@ Shared by :mod:`plait.frontend.api.jit` and its ahead-of-time stages.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,20 +35,41 @@ def lowerable(traced: TracedFunction, keep_unused: bool) -> tuple[ClosedJaxpr, t
     return prune_unused(traced.closed)
 
 
+def compiler_option_pairs(options: Mapping[str, Any] | None,
+                          where: str) -> runtime.CompilerOptions:
+    """``compiler_options`` (option names to values) as the sorted pairs compilation
+    takes.
+
+    Raises:
+      TypeError: not a mapping of ``str`` names to ``str``, ``bool``, ``int`` or ``float``.
+    """
+    if options is None:
+        return ()
+    if not isinstance(options, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str | bool | int | float)
+            for k, v in options.items()):
+        raise TypeError(f"{where}: expected compiler_options to map option names to str, "
+                        f"bool, int or float values, but got {options!r}")
+    return tuple(sorted(options.items()))
+
+
 def compile_traced(traced: TracedFunction, donated: tuple[bool, ...], keep_unused: bool,
                    stacklevel: int, in_shardings: Sequence[NamedSharding | None] = (),
-                   out_shardings: Sequence[NamedSharding | None] = (), device: Any = None
+                   out_shardings: Sequence[NamedSharding | None] = (), device: Any = None,
+                   compiler_options: runtime.CompilerOptions = ()
                    ) -> tuple[Executable, tuple[bool, ...], tuple[bool, ...]]:
     """Compile ``traced`` as jit does: the executable, which flat arguments it takes, and
     which of them it really reuses of ``donated``.  ``in_shardings`` (per flat argument)
     and ``out_shardings`` (per result) lay them out over a mesh; otherwise the program
-    runs on ``device`` (the default device if None)."""
+    runs on ``device`` (the default device if None).  ``compiler_options`` override
+    XLA's."""
     closed, kept = lowerable(traced, keep_unused)
     info = traced.debug_info
     kept_donated = tuple(d for d, k in zip(donated, kept) if k)
     kept_in = tuple(s for s, k in zip(in_shardings, kept) if k) if in_shardings else ()
     exe = executable_for(closed, info.func_name, info.result_paths, kept_donated, device,
-                         in_shardings=kept_in, out_shardings=out_shardings)
+                         in_shardings=kept_in, out_shardings=out_shardings,
+                         compiler_options=compiler_options)
     if any(kept_donated):
         usable = iter(effective_donations(buffer_avals(closed.in_avals), closed.out_avals,
                                           kept_donated, stacklevel + 1))

@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 
 from plait.frontend.api import dispatch
-from plait.frontend.api.compile import compile_traced, execute
+from plait.frontend.api.compile import compile_traced, compiler_option_pairs, execute
 from plait.frontend.api.dispatch import FastPath
 from plait.frontend.api.refs import pure_with_refs
 from plait.frontend.api.stages import Lowered, Traced
@@ -69,7 +69,7 @@ from plait.ir.errors import ArgumentError, RefError
 from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
 from plait.ir.sharding import NamedSharding, PartitionSpec, current_mesh, resolve
-from plait.lowering.runtime import Executable, devices, sharding_for
+from plait.lowering.runtime import CompilerOptions, Executable, devices, sharding_for
 from plait.transforms.key_reuse import jaxpr_signature
 
 __all__ = ["jit", "Jitted", "JitFunction"]
@@ -144,8 +144,11 @@ class JitFunction:
                  static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...],
                  keep_unused: bool = False, in_shardings: Any = None,
                  out_shardings: Any = None, donate_argnames: tuple[str, ...] = (),
-                 inline: bool = False, device: Any = None) -> None:
+                 inline: bool = False, device: Any = None,
+                 compiler_options: CompilerOptions = ()) -> None:
         self.fun = fun
+        self.compiler_options = compiler_options
+        """XLA options every compilation of ``fun`` overrides."""
         self.donate_argnames = donate_argnames
         self.device = device
         """The device every call runs on (``jit(device=)``); ``None``: where the
@@ -444,7 +447,7 @@ class JitFunction:
             entry.executable, entry.kept, entry.donated = compile_traced(
                 entry.traced, entry.donated, self.keep_unused, stacklevel=3,
                 in_shardings=entry.layouts, out_shardings=self._out_layouts(entry),
-                device=entry.device)
+                device=entry.device, compiler_options=self.compiler_options)
             outs = entry.traced.closed.out_avals
             # (A program with host callbacks runs through Executable.execute, which
             # waits for it and reports a callback's exception; float0 and token results
@@ -485,7 +488,7 @@ class JitFunction:
                            "a Ref; ahead-of-time stages take only functions without Refs "
                            "(call it instead)") from None
         return Traced(entry.traced, entry.donated, self.keep_unused, entry.layouts,
-                      self._out_layouts(entry))
+                      self._out_layouts(entry), self.compiler_options)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace and lower to StableHLO for these arguments."""
@@ -548,7 +551,8 @@ def jit(fun: Callable[P, R], *, static_argnums: int | Sequence[int] | None = Non
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
         in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
-        backend: str | None = None, device: Any = None) -> Jitted[P, R]: ...
+        backend: str | None = None, device: Any = None,
+        compiler_options: dict[str, Any] | None = None) -> Jitted[P, R]: ...
 
 
 @overload
@@ -557,7 +561,8 @@ def jit(fun: None = None, *, static_argnums: int | Sequence[int] | None = None,
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
         in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
-        backend: str | None = None, device: Any = None
+        backend: str | None = None, device: Any = None,
+        compiler_options: dict[str, Any] | None = None
         ) -> Callable[[Callable[P, R]], Jitted[P, R]]: ...
 
 
@@ -566,7 +571,8 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Sequence[str] | None = None, keep_unused: bool = False,
         in_shardings: Any = None, out_shardings: Any = None, inline: bool = False,
-        backend: str | None = None, device: Any = None
+        backend: str | None = None, device: Any = None,
+        compiler_options: dict[str, Any] | None = None
         ) -> Jitted[P, R] | Callable[[Callable[P, R]], Jitted[P, R]]:
     """Compile ``fun`` with XLA: traced on the first call per input signature.
 
@@ -583,7 +589,9 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
     call made while tracing another function adds ``fun``'s equations to that trace
     instead of a ``jit`` equation.  ``backend`` may only be ``'cpu'``, plait's one
     platform; ``device`` (one of :func:`~plait.devices`) runs every call there (not with
-    ``in_shardings``).  Without ``fun``, returns a decorator taking it (``@jit(static_argnums=0)``).
+    ``in_shardings``).  ``compiler_options`` (XLA option names to ``str``, ``bool``,
+    ``int`` or ``float`` values) override XLA's options when ``fun`` is compiled.  Without
+    ``fun``, returns a decorator taking it (``@jit(static_argnums=0)``).
     """
     if fun is None:
         def decorate(f: Callable[P, R]) -> Jitted[P, R]:
@@ -591,7 +599,7 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
                        donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                        keep_unused=keep_unused, in_shardings=in_shardings,
                        out_shardings=out_shardings, inline=inline, backend=backend,
-                       device=device)
+                       device=device, compiler_options=compiler_options)
         return decorate
     if not callable(fun):
         raise ArgumentError(f"jit: expected a callable, but got {type(fun).__name__}")
@@ -610,6 +618,7 @@ def jit(fun: Callable[P, R] | None = None, *, static_argnums: int | Sequence[int
         raise ArgumentError(f"jit: arguments {sorted(set(donate) & set(nums))} cannot be both "
                             "static and donated")
     jitted: Jitted[P, R] = JitFunction(fun, nums, names, donate, keep_unused, in_shardings,
-                                       out_shardings, donate_names, inline,
-                                       device).dispatcher()
+                                       out_shardings, donate_names, inline, device,
+                                       compiler_option_pairs(compiler_options, "jit")
+                                       ).dispatcher()
     return jitted

@@ -6,9 +6,15 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
-from plait.frontend.api.compile import compile_traced, execute, lowerable
+from plait.frontend.api.compile import (
+    compile_traced,
+    compiler_option_pairs,
+    execute,
+    lowerable,
+)
 from plait.frontend.core.apply_jaxpr import eval_jaxpr_bind
 from plait.frontend.core.arguments import ShapeDtypeStruct, arg_aval, arg_path
 from plait.frontend.core.layouts import Format, Layout
@@ -23,7 +29,7 @@ from plait.ir.jaxpr import ClosedJaxpr
 from plait.ir.sharding import NamedSharding
 from plait.lowering import lower_closed_jaxpr, runtime
 from plait.lowering.lower import ModuleText
-from plait.lowering.runtime import Executable, sharding_for
+from plait.lowering.runtime import CompilerOptions, Executable, sharding_for
 from plait.transforms.physicalize import physicalize
 
 __all__ = ["ArgInfo", "Traced", "Lowered", "Compiled"]
@@ -100,13 +106,15 @@ class Traced(_Stage):
     def __init__(self, traced: TracedFunction, donated: tuple[bool, ...],
                  keep_unused: bool = False,
                  in_shardings: tuple[NamedSharding | None, ...] = (),
-                 out_shardings: tuple[NamedSharding | None, ...] = ()) -> None:
+                 out_shardings: tuple[NamedSharding | None, ...] = (),
+                 compiler_options: CompilerOptions = ()) -> None:
         if any(type(c) is Tracer for c in traced.closed.consts):
             raise ArgumentError("cannot lower a function that closes over traced values")
         self.traced = traced
         self._donated = donated
         self._keep_unused = keep_unused
         self._shardings = (in_shardings, out_shardings)
+        self._compiler_options = compiler_options
 
     @property
     def shardings(self) -> tuple[Any, Any]:
@@ -158,7 +166,8 @@ class Traced(_Stage):
             physicalize(closed), info.func_name, info.result_paths, donated,
             mesh=spmd.mesh if spmd else None, in_shardings=spmd.in_shardings if spmd else (),
             out_shardings=spmd.out_shardings if spmd else ())
-        return Lowered(self.traced, module, self._donated, self._keep_unused, self._shardings)
+        return Lowered(self.traced, module, self._donated, self._keep_unused, self._shardings,
+                       self._compiler_options)
 
 
 class Lowered(_Stage):
@@ -166,12 +175,14 @@ class Lowered(_Stage):
 
     def __init__(self, traced: TracedFunction, module: ModuleText,
                  donated: tuple[bool, ...], keep_unused: bool = False,
-                 shardings: tuple[Any, Any] = ((), ())) -> None:
+                 shardings: tuple[Any, Any] = ((), ()),
+                 compiler_options: CompilerOptions = ()) -> None:
         self.traced = traced
         self.module = module
         self._shardings = shardings
         self._donated = donated
         self._keep_unused = keep_unused
+        self._compiler_options = compiler_options
 
     def compiler_ir(self, dialect: str = "stablehlo") -> Any:
         """The module as a ``jaxlib.mlir.ir.Module``."""
@@ -190,12 +201,21 @@ class Lowered(_Stage):
         estimates the optimized program."""
         return runtime.hlo_cost_analysis(self.module.text)
 
-    def compile(self) -> Compiled:
-        """Compile for the default device."""
+    def compile(self, compiler_options: Mapping[str, Any] | None = None) -> Compiled:
+        """Compile for the default device; ``compiler_options`` (XLA option names to
+        values) override XLA's options, in place of those given to ``jit``.
+
+        Raises:
+          TypeError: ``compiler_options`` is not a mapping of names to ``str``, ``bool``,
+            ``int`` or ``float`` values.
+        """
+        options = self._compiler_options if compiler_options is None else \
+            compiler_option_pairs(compiler_options, "Lowered.compile")
         # Frames up to the user's call: compile_traced, compile.
         ins, outs = self._shardings
         exe, kept, donated = compile_traced(self.traced, self._donated, self._keep_unused,
-                                            stacklevel=2, in_shardings=ins, out_shardings=outs)
+                                            stacklevel=2, in_shardings=ins, out_shardings=outs,
+                                            compiler_options=options)
         return Compiled(self.traced, exe, donated, kept)
 
 

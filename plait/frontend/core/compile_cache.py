@@ -44,12 +44,14 @@ def const_key(consts: Sequence[Any]) -> tuple[Any, ...]:
 def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] = (),
                    donated: Sequence[bool] = (), device: Any = None,
                    in_shardings: Sequence[NamedSharding | None] = (),
-                   out_shardings: Sequence[NamedSharding | None] = ()) -> Executable:
+                   out_shardings: Sequence[NamedSharding | None] = (),
+                   compiler_options: runtime.CompilerOptions = ()) -> Executable:
     """The compiled executable of ``closed`` (compiled on the first request only).
 
     ``in_shardings``/``out_shardings`` (per argument and result, ``None`` where
     unspecified) lay the values out over a mesh; a program with a mesh (in them or in
     its equations) is compiled for the mesh's devices, ``device`` ignored.
+    ``compiler_options`` override XLA's options (part of the cache key).
     """
     dev = device if device is not None else runtime.default_device()
     donated = tuple(donated) if any(donated) else ()
@@ -57,25 +59,28 @@ def executable_for(closed: ClosedJaxpr, name: str, result_paths: Sequence[str] =
     outs = tuple(out_shardings) or (None,) * len(closed.jaxpr.outvars)
     spmd = spmd_layout(closed.jaxpr, buffer_avals(closed.in_avals), ins, outs)
     if spmd is not None:
-        return _spmd_executable(closed, name, result_paths, donated, spmd)
-    key = (closed.jaxpr, const_key(closed.consts), donated, dev)
+        return _spmd_executable(closed, name, result_paths, donated, spmd, compiler_options)
+    key = (closed.jaxpr, const_key(closed.consts), donated, dev, compiler_options)
     exe = _cache.get(key)
     if exe is None:
         cache_log.explain(
             f"executable cache miss: compiling {name} ({len(closed.jaxpr.eqns)} equations); "
             f"no structurally equal program was compiled before for {dev}")
-        exe = _cache[key] = _compile(closed, name, result_paths, donated, dev)
+        exe = _cache[key] = _compile(closed, name, result_paths, donated, dev,
+                                     compiler_options=compiler_options)
     return exe
 
 
 def _spmd_executable(closed: ClosedJaxpr, name: str, result_paths: Sequence[str],
-                     donated: tuple[bool, ...], spmd: SpmdLayout) -> Executable:
-    key = (closed.jaxpr, const_key(closed.consts), donated, spmd)
+                     donated: tuple[bool, ...], spmd: SpmdLayout,
+                     compiler_options: runtime.CompilerOptions) -> Executable:
+    key = (closed.jaxpr, const_key(closed.consts), donated, spmd, compiler_options)
     exe = _cache.get(key)
     if exe is None:
         cache_log.explain(f"executable cache miss: compiling {name} "
                           f"({len(closed.jaxpr.eqns)} equations) over {spmd.mesh}")
-        exe = _cache[key] = _compile(closed, name, result_paths, donated, None, spmd)
+        exe = _cache[key] = _compile(closed, name, result_paths, donated, None, spmd,
+                                     compiler_options)
     return exe
 
 
@@ -84,8 +89,8 @@ compile_logger = logging.getLogger("plait.compiles")
 
 
 def _compile(closed: ClosedJaxpr, name: str, result_paths: Sequence[str],
-             donated: tuple[bool, ...], dev: Any, spmd: SpmdLayout | None = None
-             ) -> Executable:
+             donated: tuple[bool, ...], dev: Any, spmd: SpmdLayout | None = None,
+             compiler_options: runtime.CompilerOptions = ()) -> Executable:
     """Lower and compile ``closed``, on ``dev`` or over ``spmd``'s mesh; each step is
     reported to the monitoring listeners and, with ``log_compiles``, logged as JAX logs
     it."""
@@ -106,10 +111,12 @@ def _compile(closed: ClosedJaxpr, name: str, result_paths: Sequence[str],
         compile_logger.warning("Finished jaxpr to MLIR module conversion %s in %.9f sec", what,
                                lowered - start)
     if spmd is None:
-        exe = runtime.compile_text(module.text, module.out_avals, dev, module.host_callbacks)
+        exe = runtime.compile_text(module.text, module.out_avals, dev, module.host_callbacks,
+                                   compiler_options=compiler_options)
     else:
         exe = runtime.compile_text(module.text, module.out_avals,
-                                   host_callbacks=module.host_callbacks, spmd=spmd)
+                                   host_callbacks=module.host_callbacks, spmd=spmd,
+                                   compiler_options=compiler_options)
     done = time.perf_counter()
     monitoring.record_phase(monitoring.COMPILE, lowered, done, fun_name=what)
     if _values.log_compiles:
