@@ -136,3 +136,21 @@ def test_compiler_options_errors_as_jax() -> None:
         plait.jit(lambda x: x, compiler_options={"xla_dump_to": None})
     with pytest.raises(TypeError, match="Lowered.compile: expected compiler_options"):
         plait.jit(lambda x: x).lower(1.0).compile({1: 2})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("axis_type", ["Explicit", "Auto"])
+def test_shape_dtype_struct_sharding_lays_the_argument_out(axis_type: str) -> None:
+    """A ``ShapeDtypeStruct``'s sharding is the layout the program takes (and, over
+    ``Explicit`` axes, part of its type), as in JAX."""
+    def staged(L: Any) -> list[Any]:
+        mesh = L.make_mesh((4, 2), ("x", "y"),
+                           axis_types=(getattr(L.sharding.AxisType, axis_type),) * 2)
+        s = L.sharding.NamedSharding(mesh, L.P("x", "y"))
+        sds = L.ShapeDtypeStruct((8, 4), np.float32, sharding=s)
+        traced = L.jit(lambda x: x.sum(0) * 2).trace(sds)
+        compiled = traced.lower().compile()
+        x = L.device_put(np.arange(32.0, dtype=np.float32).reshape(8, 4), s)
+        return [str(list(traced.jaxpr.in_avals)), str(list(traced.jaxpr.out_avals)),
+                str(compiled.input_shardings), str(compiled.output_shardings), repr(sds),
+                np.asarray(compiled(x)).tolist()]
+    assert staged(plait) == staged(jax)

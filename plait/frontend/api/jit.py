@@ -28,6 +28,7 @@ from plait.frontend.api.refs import pure_with_refs
 from plait.frontend.api.stages import Lowered, Traced
 from plait.frontend.core import cache_log
 from plait.frontend.core.arguments import (
+    ShapeDtypeStruct,
     arg_aval,
     arg_path,
     fun_name,
@@ -254,8 +255,10 @@ class JitFunction:
     def _layouts(self, leaves: Sequence[Any], call: FlatCall | None
                  ) -> tuple[NamedSharding | None, ...]:
         """Per flat argument, where the program takes it: the ``in_shardings`` given, else
-        the layout of an argument already over a mesh."""
-        own = tuple(arg_sharding(x) if type(x) is ArrayImpl else None for x in leaves)
+        the layout of an argument already over a mesh (or a ``ShapeDtypeStruct``'s)."""
+        own = tuple(arg_sharding(x) if type(x) is ArrayImpl else
+                    _struct_sharding(x) if type(x) is ShapeDtypeStruct else None
+                    for x in leaves)
         if self.in_shardings is None or call is None:
             return own
         return tuple(e if e is not None else o for e, o in zip(self._explicit_in(call), own))
@@ -538,6 +541,13 @@ def _resolved(shardings: Sequence[Any], what: str) -> list[NamedSharding | None]
                                 f"but got {type(s).__name__}: {s!r}")
         out.append(s)
     return out
+
+
+def _struct_sharding(x: ShapeDtypeStruct) -> NamedSharding | None:
+    """The mesh layout a ``ShapeDtypeStruct`` stands for (its ``sharding``, or that of
+    its ``Format``), as ``jit`` takes an array laid out so."""
+    s = default_sharding_of(x.sharding, "ShapeDtypeStruct sharding")
+    return s if isinstance(s, NamedSharding) else None
 
 
 def _hashable(shardings: Any) -> Any:

@@ -20,6 +20,7 @@ from plait.ir.avals import AbstractValue, ShapedArray, abstract_token
 from plait.ir.debug_info import DebugInfo
 from plait.ir.dims import dimension_value, is_symbolic
 from plait.ir.errors import ArgumentError, RefError, StaticArgumentError
+from plait.ir.sharding import NamedSharding
 
 __all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "arg_aval", "debug_info_for",
            "result_paths", "mark_static", "unmark_static", "arg_path", "fun_name",
@@ -60,7 +61,8 @@ class ShapeDtypeStruct:
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        layout = "" if self.sharding is None else f", sharding={self.sharding}"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{layout}{weak})"
 
     def update(self, **changes: Any) -> ShapeDtypeStruct:
         """A copy with the fields given changed (``shape``, ``dtype``, ``weak_type``,
@@ -136,7 +138,10 @@ def abstractify(x: Any, path: str, what: str) -> ShapedArray:
     if isinstance(aval, ShapedArray):
         return aval
     if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, dt.canonicalize(x.dtype), x.weak_type)
+        aval = ShapedArray(x.shape, dt.canonicalize(x.dtype), x.weak_type)
+        # (A mesh's Explicit axes in its sharding enter the type, as an array's do.)
+        layout = getattr(x.sharding, "sharding", x.sharding)  # (a Format's own)
+        return aval.update(sharding=layout) if isinstance(layout, NamedSharding) else aval
     if isinstance(x, np.ndarray | np.generic):
         if x.dtype not in dt._SHORT:
             raise ArgumentError(f"{what}: expected an array of a supported dtype at {path}, "
