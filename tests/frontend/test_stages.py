@@ -154,3 +154,19 @@ def test_shape_dtype_struct_sharding_lays_the_argument_out(axis_type: str) -> No
                 str(compiled.input_shardings), str(compiled.output_shardings), repr(sds),
                 np.asarray(compiled(x)).tolist()]
     assert staged(plait) == staged(jax)
+
+
+def test_shape_structs_of_results_carry_explicit_shardings() -> None:
+    """``eval_shape`` and ``out_info`` give the sharding in the result's type (over an
+    abstract mesh), as JAX's do, and such a struct types a later trace."""
+    def shapes(L: Any) -> list[str]:
+        mesh = L.make_mesh((4, 2), ("x", "y"))
+        s = L.sharding.NamedSharding(mesh, L.P("x", "y"))
+        sds = L.ShapeDtypeStruct((8, 4), np.float32, sharding=s)
+        out = L.eval_shape(lambda x: x.sum(0) * 2, sds)
+        return [str(out), str(L.eval_shape(lambda x: x * 2, L.device_put(np.ones((8, 4),
+                                                                                 np.float32), s))),
+                str(L.jit(lambda x: x.sum(0)).trace(sds).out_info),
+                str(list(L.jit(lambda x: x * 3).trace(out).jaxpr.in_avals)),
+                str(L.eval_shape(lambda x: x * 2, np.ones(3)))]
+    assert shapes(plait) == shapes(jax)

@@ -69,7 +69,7 @@ from plait.ir.config import values as _config
 from plait.ir.errors import ArgumentError, RefError
 from plait.ir.jaxpr import consts_as_invars
 from plait.ir.primitives import jit_p
-from plait.ir.sharding import NamedSharding, PartitionSpec, current_mesh, resolve
+from plait.ir.sharding import Mesh, NamedSharding, PartitionSpec, current_mesh, resolve
 from plait.lowering.runtime import CompilerOptions, Executable, devices, sharding_for
 from plait.transforms.key_reuse import jaxpr_signature
 
@@ -547,7 +547,8 @@ def _struct_sharding(x: ShapeDtypeStruct) -> NamedSharding | None:
     """The mesh layout a ``ShapeDtypeStruct`` stands for (its ``sharding``, or that of
     its ``Format``), as ``jit`` takes an array laid out so."""
     s = default_sharding_of(x.sharding, "ShapeDtypeStruct sharding")
-    return s if isinstance(s, NamedSharding) else None
+    # (One over an abstract mesh, as eval_shape gives, only types the argument.)
+    return s if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) else None
 
 
 def _hashable(shardings: Any) -> Any:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, ParamSpec, overload
 
 from plait.frontend.api.refs import with_finals
-from plait.frontend.core.arguments import ShapeDtypeStruct, static_args
+from plait.frontend.core.arguments import ShapeDtypeStruct, static_args, struct_of
 from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
@@ -63,8 +63,7 @@ def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (),
             closed: ClosedJaxpr = traced.closed
             if not return_shape:
                 return closed
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                      for a in shaped_avals(closed.out_avals)]
+            shapes = [struct_of(a) for a in shaped_avals(closed.out_avals)]
             out = tree_unflatten(traced.out_tree, shapes)
             return closed, out[0] if refs else out
         return carrying_refs(attempt)
@@ -93,8 +92,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
         call = flatten_call(f, args, kwargs, (), ())
         traced = trace_function(traced_leaves, call, "eval_shape", refs=token)
-        shapes = iter([ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-                       for a in shaped_avals(traced.closed.out_avals)])
+        shapes = iter([struct_of(a) for a in shaped_avals(traced.closed.out_avals)])
         out = tree_unflatten(tree[0], [given[i] if i in given else next(shapes)
                                        for i in range(tree[0].num_leaves)])
         return out[0] if refs else out

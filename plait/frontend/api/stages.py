@@ -16,7 +16,7 @@ from plait.frontend.api.compile import (
     lowerable,
 )
 from plait.frontend.core.apply_jaxpr import eval_jaxpr_bind
-from plait.frontend.core.arguments import ShapeDtypeStruct, arg_aval, arg_path
+from plait.frontend.core.arguments import arg_aval, arg_path, struct_of
 from plait.frontend.core.layouts import Format, Layout
 from plait.frontend.core.spmd import spmd_layout
 from plait.frontend.core.trace_to_jaxpr import TracedFunction
@@ -96,8 +96,7 @@ class _Stage:
     def out_info(self) -> Any:
         """The result, as ``ShapeDtypeStruct``\\ s."""
         return self.traced.out_tree.unflatten(
-            ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
-            for a in shaped_avals(self.traced.closed.out_avals))
+            struct_of(a) for a in shaped_avals(self.traced.closed.out_avals))
 
 
 class Traced(_Stage):

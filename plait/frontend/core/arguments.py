@@ -95,6 +95,13 @@ class ShapeDtypeStruct:
         return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
 
 
+def struct_of(aval: ShapedArray) -> ShapeDtypeStruct:
+    """The ``ShapeDtypeStruct`` of a type (its sharding over ``Explicit`` mesh axes too,
+    as JAX's ``eval_shape`` gives it)."""
+    return ShapeDtypeStruct(aval.shape, aval.dtype, aval.weak_type,
+                            sharding=aval.explicit_sharding)
+
+
 def fun_name(fun: Any) -> str:
     """The name of a callable, as JAX reports it."""
     name = getattr(fun, "__name__", None)
