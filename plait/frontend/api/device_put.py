@@ -47,9 +47,9 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
     """
     del src
     leaves, tree = tree_flatten(x)
-    places = _per_leaf(device, x, "device_put device", _is_placement)
-    donates = _per_leaf(donate, x, "device_put donate", _is_flag)
-    aliases = _per_leaf(may_alias, x, "device_put may_alias", _is_flag)
+    places = _per_leaf(device, x, len(leaves), "device_put device", _is_placement)
+    donates = _per_leaf(donate, x, len(leaves), "device_put donate", _is_flag)
+    aliases = _per_leaf(may_alias, x, len(leaves), "device_put may_alias", _is_flag)
     with guards.explicit_put():
         return tree_unflatten(tree, [_put_copied(leaf, p, d, a) for leaf, p, d, a
                                      in zip(leaves, places, donates, aliases)])
@@ -59,9 +59,10 @@ def _is_flag(x: Any) -> bool:
     return x is None or isinstance(x, bool | np.bool_)
 
 
-def _per_leaf(value: Any, x: Any, what: str, is_value: Any) -> list[Any]:
+def _per_leaf(value: Any, x: Any, n: int, what: str, is_value: Any) -> list[Any]:
+    """``value`` for each of the ``n`` leaves of ``x`` (one value, or a pytree prefix)."""
     if is_value(value):
-        return [value] * len(tree_flatten(x)[0])
+        return [value] * n
     return broadcast_prefix(value, x, what, is_value)
 
 

@@ -35,6 +35,7 @@ from plait.frontend.core.arguments import (
     infer_static,
     mark_static,
     static_args,
+    struct_sharding,
 )
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl, committed_device
@@ -257,7 +258,7 @@ class JitFunction:
         """Per flat argument, where the program takes it: the ``in_shardings`` given, else
         the layout of an argument already over a mesh (or a ``ShapeDtypeStruct``'s)."""
         own = tuple(arg_sharding(x) if type(x) is ArrayImpl else
-                    _struct_sharding(x) if type(x) is ShapeDtypeStruct else None
+                    _laid_out(struct_sharding(x)) if type(x) is ShapeDtypeStruct else None
                     for x in leaves)
         if self.in_shardings is None or call is None:
             return own
@@ -543,12 +544,10 @@ def _resolved(shardings: Sequence[Any], what: str) -> list[NamedSharding | None]
     return out
 
 
-def _struct_sharding(x: ShapeDtypeStruct) -> NamedSharding | None:
-    """The mesh layout a ``ShapeDtypeStruct`` stands for (its ``sharding``, or that of
-    its ``Format``), as ``jit`` takes an array laid out so."""
-    s = default_sharding_of(x.sharding, "ShapeDtypeStruct sharding")
-    # (One over an abstract mesh, as eval_shape gives, only types the argument.)
-    return s if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) else None
+def _laid_out(s: NamedSharding | None) -> NamedSharding | None:
+    """A struct's sharding as the layout ``jit`` takes the argument in: one over an
+    abstract mesh (as ``eval_shape`` gives) only types the argument."""
+    return s if s is not None and isinstance(s.mesh, Mesh) else None
 
 
 def _hashable(shardings: Any) -> Any:

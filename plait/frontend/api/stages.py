@@ -285,10 +285,12 @@ class Compiled(_Stage):
     def input_shardings(self) -> Any:
         """``(args, kwargs)`` with the sharding each array argument is taken in
         (``None`` for an argument the program does not use)."""
+        return self._args_like(self._flat_input_shardings())
+
+    def _flat_input_shardings(self) -> list[Any]:
         exe = self.executable
         kept_shardings = iter(exe.in_shardings or [sharding_for(exe.device)] * sum(self._kept))
-        flat = [next(kept_shardings) if k else None for k in self._kept]
-        return self._args_like(flat)
+        return [next(kept_shardings) if k else None for k in self._kept]
 
     @property
     def output_shardings(self) -> Any:
@@ -299,22 +301,17 @@ class Compiled(_Stage):
     def input_formats(self) -> Any:
         """``(args, kwargs)`` with each array argument's :class:`Format` (XLA's default
         layout and its sharding; an empty one for an unused argument)."""
-        flat = tree_flatten(self.input_shardings, is_leaf=lambda s: s is None)[0]
-        return self._args_like([Format() if s is None else Format(_default_layout(a), s)
-                                for a, s in zip(self.traced.in_avals, flat)])
+        return self._args_like([Format() if s is None else Format(Layout.default(a.ndim), s)
+                                for a, s in zip(self.traced.in_avals,
+                                                self._flat_input_shardings())])
 
     @property
     def output_formats(self) -> Any:
         """The result, with each array's :class:`Format`."""
         return self.traced.out_tree.unflatten(
-            Format(_default_layout(a), s)
+            Format(Layout.default(a.ndim), s)
             for a, s in zip(self.executable.out_avals, self.executable.out_shardings))
 
     def _args_like(self, flat: list[Any]) -> Any:
         """``flat`` (one per dynamic argument) arranged as :attr:`args_info`."""
         return tree_unflatten(self.in_tree, flat)
-
-
-def _default_layout(aval: ShapedArray) -> Layout:
-    """XLA's default (row-major) layout of an array of ``aval``'s rank."""
-    return Layout(range(len(aval.shape)), tiling=())

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from plait.frontend.core.array_likes import aval_mappings
+from plait.frontend.core.layouts import default_sharding_of
 from plait.frontend.core.promotion import python_scalar_dtype
 from plait.frontend.core.refs import Ref
 from plait.frontend.core.tokens import Token
@@ -95,6 +96,13 @@ class ShapeDtypeStruct:
         return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
 
 
+def struct_sharding(x: ShapeDtypeStruct) -> NamedSharding | None:
+    """The ``NamedSharding`` a struct stands for (its ``sharding``, or its ``Format``'s,
+    whose layout must be the default), else ``None``."""
+    s = default_sharding_of(x.sharding, "ShapeDtypeStruct sharding")
+    return s if isinstance(s, NamedSharding) else None
+
+
 def struct_of(aval: ShapedArray) -> ShapeDtypeStruct:
     """The ``ShapeDtypeStruct`` of a type (its sharding over ``Explicit`` mesh axes too,
     as JAX's ``eval_shape`` gives it)."""
@@ -147,8 +155,8 @@ def abstractify(x: Any, path: str, what: str) -> ShapedArray:
     if isinstance(x, ShapeDtypeStruct):
         aval = ShapedArray(x.shape, dt.canonicalize(x.dtype), x.weak_type)
         # (A mesh's Explicit axes in its sharding enter the type, as an array's do.)
-        layout = getattr(x.sharding, "sharding", x.sharding)  # (a Format's own)
-        return aval.update(sharding=layout) if isinstance(layout, NamedSharding) else aval
+        layout = struct_sharding(x)
+        return aval.update(sharding=layout) if layout is not None else aval
     if isinstance(x, np.ndarray | np.generic):
         if x.dtype not in dt._SHORT:
             raise ArgumentError(f"{what}: expected an array of a supported dtype at {path}, "

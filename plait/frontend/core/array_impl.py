@@ -151,7 +151,7 @@ class ArrayImpl(Array):
     def format(self) -> Format:
         """The array's layout (XLA's default, row-major: plait uses no other) and
         sharding."""
-        return Format(Layout(range(self.ndim), tiling=()), self.sharding)
+        return Format(Layout.default(self.ndim), self.sharding)
 
     @property
     def is_fully_replicated(self) -> bool:

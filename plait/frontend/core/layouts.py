@@ -60,6 +60,12 @@ class Layout:
         return (f"Layout(major_to_minor={self.major_to_minor}, tiling={self.tiling}, "
                 f"sub_byte_element_size_in_bits={self.sub_byte_element_size_in_bits})")
 
+    @classmethod
+    def default(cls, ndim: int) -> Layout:
+        """XLA's default layout of an array of ``ndim`` dimensions (row-major), as JAX
+        reports it (``tiling=()``)."""
+        return cls(range(ndim), tiling=())
+
     def update(self, **changes: Any) -> Layout:
         """A copy with the fields given changed."""
         fields = dict(zip(self.__slots__, self._key()))
