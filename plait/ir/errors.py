@@ -20,6 +20,7 @@ __all__ = [
     "TreePrefixError",
     "TransformError",
     "CheckError",
+    "CheckifyRuntimeError",
     "CallbackError",
     "InconclusiveDimensionOperation",
     "UnsupportedTransformError",
@@ -88,6 +89,13 @@ class RuleNotImplementedError(PlaitError, NotImplementedError):
 
 class CheckError(PlaitError, RuntimeError):
     """A ``checkify.check`` failed where the reference interpreter evaluated it."""
+
+
+class CheckifyRuntimeError(PlaitError, ValueError):
+    """A failed ``checkify`` check, raised by ``Error.throw``, ``check_error`` or a
+    ``check`` run outside any trace.  JAX's ``checkify.JaxRuntimeError``, a
+    ``ValueError`` (not the runtime's ``JaxRuntimeError``): ``plait.experimental.checkify``
+    exports it by that name."""
 
 
 class TransformError(PlaitError, ValueError):

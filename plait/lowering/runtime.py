@@ -13,6 +13,7 @@ from typing import Any, Final
 import attrs
 import jaxlib._jax as _jax
 import numpy as np
+from jaxlib import _hlo  # type: ignore[attr-defined]  # a compiled module, no stub
 from jaxlib import xla_client as _xc
 from jaxlib._jax import JaxRuntimeError
 
@@ -588,11 +589,24 @@ _context: Any = None
 def hlo_cost_analysis(text: str) -> dict[str, float]:
     """XLA's cost estimates (``flops``, ``transcendentals``, ``bytes accessed`` ...) of a
     StableHLO module before optimization, as JAX's ``Lowered.cost_analysis`` gives them."""
-    computation = _jax.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False,
-                                                            return_tuple=False)
-    cost: dict[str, float] = _jax.hlo_module_cost_analysis(client(),
-                                                           computation.get_hlo_module())
+    cost: dict[str, float] = _jax.hlo_module_cost_analysis(
+        client(), hlo_computation(text).get_hlo_module())
     return cost
+
+
+def hlo_computation(text: str) -> Any:
+    """A StableHLO module as XLA's HLO (a jaxlib ``XlaComputation``), as JAX's
+    ``Lowered.compiler_ir("hlo")`` gives it."""
+    return _jax.mlir.mlir_module_to_xla_computation(text, use_tuple_args=False,
+                                                    return_tuple=False)
+
+
+def hlo_text(text: str, debug_info: bool) -> str:
+    """A StableHLO module printed as HLO text, in XLA's short parsable form (with the
+    source metadata when ``debug_info``)."""
+    options = _hlo.HloPrintOptions.short_parsable()
+    options.print_metadata = debug_info
+    return str(hlo_computation(text).as_hlo_module().to_string(options))
 
 
 def parse_module(text: str | bytes) -> Any:

@@ -18,6 +18,7 @@ from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.builder import Builder
 from plait.ir.primitive import Primitive
+from plait.ir.primitives.random import impl_of
 from plait.ir.sharding import NamedSharding, PartitionSpec
 
 __all__ = ["Emitter", "Zero", "is_zero", "target_sharding"]
@@ -92,10 +93,14 @@ class Emitter:
         return self.broadcast_in_dim(lit, aval.shape, ())
 
     def zeros(self, aval: AbstractValue) -> Atom:
-        """Zeros of type ``aval`` (float0 zeros become bool zeros, never used)."""
+        """Zeros of type ``aval``; for a key type, keys whose data is zeros (a
+        placeholder, such as an unfilled checkify payload)."""
         aval = shaped(aval)
         if aval.dtype == dt.float0:
             raise TypeError("cannot materialize float0 zeros")
+        if dt.is_key(aval.dtype):
+            data = self.full(ShapedArray(aval.shape + dt.key_shape(aval.dtype), dt.uint32), 0)
+            return self.bind1(P.random_wrap_p, data, impl=impl_of(aval.dtype))
         return self.full(aval, 0)
 
     def instantiate(self, x: Atom | Zero) -> Atom:

@@ -225,6 +225,31 @@ def _scatter(b: Builder, eqn: Eqn, atoms: Sequence[Atom]) -> Sequence[Atom]:
     return b.bind(P.scatter_p, tuple(atoms), params, eqn.source_info)
 
 
+def _compare_keys(reduce: Primitive) -> PhysicalRule:
+    """``eq``/``ne`` of key arrays: their data compared, then all (``eq``) or any
+    (``ne``) of each key's words."""
+    def rule(b: Builder, eqn: Eqn, atoms: Sequence[Atom]) -> Sequence[Atom]:
+        if not _is_key(eqn.invars[0]):
+            return b.bind(eqn.primitive, tuple(atoms), eqn.params, eqn.source_info)
+        out = shaped(eqn.outvars[0].aval).shape
+        data = dt.key_shape(shaped(eqn.invars[0].aval).dtype)
+        full = out + data
+        words = tuple(range(len(out), len(full)))
+        operands = []
+        for x, logical in zip(atoms, eqn.invars):
+            nd = shaped(logical.aval).ndim  # (a rank-0 key broadcasts against the other)
+            if nd != len(out):
+                dims = tuple(range(len(out) - nd, len(out))) + words
+                x = b.bind1(P.broadcast_in_dim_p, x, shape=full, broadcast_dimensions=dims,
+                            sharding=None)
+            operands.append(x)
+        same = b.bind1(eqn.primitive, *operands)
+        return b.bind(reduce, (same,), {"axes": words}, eqn.source_info)
+    return rule
+
+
+_rules[P.eq_p] = _compare_keys(P.reduce_and_p)
+_rules[P.ne_p] = _compare_keys(P.reduce_or_p)
 _with_params(P.gather_p, _gather_params)
 _rules[P.scatter_p] = _scatter
 _rules[P.dynamic_slice_p] = _dynamic_slice

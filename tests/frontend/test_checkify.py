@@ -49,6 +49,14 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
         L.jnp.array([1., -1., 3.]), L.jnp.array([0, 0, 7]))[0].get()),
     ("checkify of vmap", lambda L: L.ck.checkify(L.m.vmap(_positive(L)), errors=L.ck.all_checks)(
         L.jnp.array([1., -1., 3.]), L.jnp.array([0, 0, 7]))[0].get()),
+    ("payload reprs", lambda L: [L.ck.checkify(f)(L.jnp.float32(NAN))[0].get() for f in [
+        lambda x: L.ck.check(x > 0, "in {}", {"a": x * 0, "b": (x, 2.0 * x)}),
+        lambda x: L.ck.check(x > 0, "in {t!r} {u}", t=[x, L.jnp.arange(2)], u=x),
+        lambda x: L.m.jit(lambda y: L.ck.check(y > 0, "{}", {"y": y}))(x)]]),
+    ("key payloads", lambda L: [L.m.jit(L.ck.checkify(
+        lambda k, j: L.ck.check(L.jnp.all(k == j), "keys {} {}", k, j[0])))(
+            L.m.random.split(L.m.random.key(1)), L.m.random.split(L.m.random.key(i)))[0].get()
+        for i in (1, 2)]),
     ("nested vmap", lambda L: L.m.vmap(L.m.vmap(L.ck.checkify(
         lambda x: L.ck.check(x < 3, "x={}", x))))(L.jnp.arange(6.).reshape(2, 3))[0].get()),
     ("checkify of grad", lambda L: L.ck.checkify(L.m.grad(L.jnp.sqrt),
@@ -240,8 +248,10 @@ def test_check_error_is_functionalized_by_an_outer_checkify_as_jax(x: float,
 
 def test_check_error_raises_outside_checkify_as_jax() -> None:
     assert _rechecked(PLAIT, 3.0, False) == _rechecked(JAX, 3.0, False) == 3.0
-    with pytest.raises(Exception, match=r"must be positive! -1.0 and -2.0 \(`check` failed\)"):
+    # (JAX's checkify.JaxRuntimeError is a ValueError, which chex, for one, catches.)
+    with pytest.raises(ValueError, match=r"must be positive! -1.0 and -2.0 \(`check` failed\)"):
         _rechecked(JAX, -1.0, False)
+    assert issubclass(pcheckify.JaxRuntimeError, ValueError)
     with pytest.raises(pcheckify.JaxRuntimeError,
                        match=r"must be positive! -1.0 and -2.0 \(`check` failed\)"):
         _rechecked(PLAIT, -1.0, False)
@@ -278,3 +288,13 @@ def test_check_error_refuses_other_values_as_jax() -> None:
         with pytest.raises(TypeError, match="check_error takes an Error as argument, got type "
                            "<class 'int'> instead."):
             ck.check_error(1)
+
+
+def test_check_run_directly_formats_the_values_as_given() -> None:
+    def fail(L: Any) -> str:
+        with pytest.raises(ValueError) as info:
+            L.ck.check(L.jnp.array(False), "x {} {y}", {"a": L.jnp.float32(1)},
+                       y=np.array(2, np.int8))
+        return str(info.value)
+
+    assert fail(PLAIT) == fail(JAX) == "x {'a': Array(1., dtype=float32)} 2 (`check` failed)"

@@ -137,12 +137,28 @@ def test_the_alias_serves_parts_of_jaxs_internals() -> None:
         print(traceback_util._exclude_paths, jax.version.__version__ == jax.__version__)
         print(jax._src.distributed.global_state.client)
         print(jax._src.xla_bridge.backends_are_initialized())  # (after the jit above)
+        print(list(jax._src.xla_bridge._backends), jax._src.xla_bridge._backends.get("cpu")
+              is plait.lowering.runtime.client())  # (chex's question)
     """)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[:2] == ["True True", "1"]  # (under jit it is False: 1 + False)
     assert "has no attribute 'call_p': of JAX's internals it serves only" in lines[2]
-    assert lines[3:] == ["False True", "['/nowhere/lib'] True", "None", "True"]
+    assert lines[3:] == ["False True", "['/nowhere/lib'] True", "None", "True",
+                         "['cpu'] True"]
+
+
+def test_the_alias_has_no_backends_before_the_runtime_starts() -> None:
+    done = _python("""
+        import plait, plait.compat
+        plait.compat.alias_jax()
+        import jax, chex
+        print(dict(jax._src.xla_bridge._backends))
+        chex.set_n_cpu_devices(2)  # (refused once a backend exists)
+        print(len(jax.devices()))
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["{}", "2"]
 
 
 def test_jaxs_tutorials_on_primitives_and_interpreters_run_on_plait() -> None:

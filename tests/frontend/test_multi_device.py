@@ -223,6 +223,11 @@ def test_pmap_variants_match_jax() -> None:
         (lambda p: p(lambda u: {"s": u.sum(), "t": (u, u * 2)}, axis_name="i"),
          lambda f: f(a)),
         (lambda p: p(lambda u: u * 2), lambda f: f(a[:4])),
+        # (Keyword arguments are mapped over their first axis, whatever in_axes says.)
+        (lambda p: p(lambda u, v, w=1.0: u * v - w, in_axes=(0, None)),
+         lambda f: f(a, b, w=a * 3)),
+        (lambda p: p(lambda u, v: {"d": u - v["x"]}, axis_name="i"),
+         lambda f: f(a, v={"x": a.T.T})),
     ]
     for make, call in cases:
         ours, theirs = make(plait.pmap), make(jax.pmap)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import jax
@@ -337,6 +338,14 @@ SIGNATURE_CASES: list[tuple[str, Callable[[Any], Any]]] = [
     ("around", lambda L: L.around(_M / 3, decimals=2)),
     ("ravel F", lambda L: L.ravel(_M, order="F")),
     ("ravel C", lambda L: L.ravel(_M, "C")),
+    # (Of Arrays: JAX's reshape of a NumPy array returns a NumPy array.)
+    ("reshape F", lambda L: L.reshape(L.asarray(_M), (4, -1), order="F")),
+    ("reshape F of 1-d", lambda L: L.reshape(L.asarray(_M.ravel()), (3, 8), "F")),
+    ("reshape F to 1-d", lambda L: L.reshape(L.asarray(_M), -1, order="F")),
+    ("method reshape F", lambda L: L.asarray(_M).reshape((6, 4), order="F")),
+    ("item of size 1", lambda L: L.asarray(_M[:1, :1, 1:2]).item()),
+    ("item flat index", lambda L: L.asarray(_M).item(7)),
+    ("item per axis", lambda L: L.asarray(_M).item(1, 2, 3)),
     ("size axis", lambda L: (L.size(_M, 1), L.size(_M, (0, -1)), L.size(_M))),
     ("broadcast_to array=", lambda L: L.broadcast_to(array=_M[0, 0], shape=(2, 4)))]
 
@@ -347,6 +356,36 @@ def test_jax_signatures_accepted(what: str, make: Callable[[Any], Any]) -> None:
     and keyword, with JAX's results."""
     ours, theirs = make(pnp), make(jnp)
     assert repr(ours) == repr(theirs)
+
+
+def test_reshape_f_composes_as_jax() -> None:
+    """A column-major reshape under ``jit``, ``grad`` and ``vmap``, against JAX."""
+    def f(L: Any, x: Any) -> Any:
+        return (L.reshape(x, (-1, 4), order="F") * L.arange(4.0)).sum()
+
+    pairs: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]] = [
+        (plait.jit(partial(f, pnp)), jax.jit(partial(f, jnp))),
+        (plait.grad(partial(f, pnp)), jax.grad(partial(f, jnp))),
+        (plait.vmap(partial(f, pnp)), jax.vmap(partial(f, jnp)))]
+    for ours, theirs in pairs:
+        np.testing.assert_allclose(ours(_M), theirs(_M), rtol=1e-6)
+
+
+@pytest.mark.parametrize("make, error", [
+    (lambda L: L.reshape(L.asarray(_M), (4, 6), order="A"), NotImplementedError),
+    (lambda L: L.reshape(L.asarray(_M), (4, 6), order="X"), ValueError),
+    (lambda L: L.asarray(_M).item(), ValueError),
+    (lambda L: L.asarray(_M).item(24), IndexError)])
+def test_reshape_and_item_errors_as_jax(make: Callable[[Any], Any], error: type) -> None:
+    with pytest.raises(error):
+        make(jnp)
+    with pytest.raises(error):
+        make(pnp)
+
+
+def test_item_of_a_key_array_is_refused() -> None:
+    with pytest.raises(TypeError, match="expected an array of numbers, but got a key array"):
+        plait.random.key(0).item()
 
 
 @pytest.mark.parametrize("make", [lambda L: L.argmax(_M, out=_M), lambda L: L.cumsum(_M, out=_M),

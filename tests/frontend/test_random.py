@@ -5,6 +5,7 @@ primitives' reference rules; JAX's errors for bad keys."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import hypothesis.strategies as st
@@ -223,7 +224,9 @@ def test_key_arrays_print_like_jax() -> None:
     lambda k: pr.uniform(k, (5,)),
     lambda k: pr.randint(k, (5,), 0, 100),
     lambda k: pr.key_data(pr.split(k)[1]),
-], ids=["split", "fold_in", "bits16", "bits32", "uniform", "randint", "index"])
+    lambda k: pr.split(k, 3) == pr.split(k, 3)[::-1],
+    lambda k: pr.split(k, (2, 3))[0, 1] != pr.split(k, (2, 3)),
+], ids=["split", "fold_in", "bits16", "bits32", "uniform", "randint", "index", "eq", "ne"])
 def test_reference_interpreter_matches_compiled(fn: Callable[[Any], Any]) -> None:
     key = pr.key(11)
     closed = plait.make_jaxpr(fn)(key)
@@ -232,6 +235,34 @@ def test_reference_interpreter_matches_compiled(fn: Callable[[Any], Any]) -> Non
     assert not any("key<" in str(v.aval) for v in physical.jaxpr.invars)
     ref = eval_jaxpr(closed.jaxpr, closed.consts, np.asarray(key))
     np.testing.assert_array_equal(ref[0], np.asarray(fn(key)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda R, k: R.split(k, 3) == R.split(k, 3)[::-1],
+    lambda R, k: R.split(k, (2, 3))[0, 1] != R.split(k, (2, 3)),
+    lambda R, k: R.fold_in(k, 1) == k,
+    lambda R, k: (R.split(k, 2) == R.split(k, 2)).all(),
+], ids=["eq", "ne broadcast", "eq scalar", "all"])
+def test_keys_compare_as_jax(fn: Callable[[Any, Any], Any]) -> None:
+    """``==`` and ``!=`` of key arrays (chex compares trees holding keys): eagerly, under
+    ``jit`` and ``vmap``."""
+    assert_same(fn(pr, pr.key(3)), fn(jr, jr.key(3)))
+    assert_same(plait.jit(partial(fn, pr))(pr.key(3)), jax.jit(partial(fn, jr))(jr.key(3)))
+    assert_same(plait.vmap(partial(fn, pr))(pr.split(pr.key(5), 4)),
+                jax.vmap(partial(fn, jr))(jr.split(jr.key(5), 4)))
+
+
+def test_key_comparisons_print_as_jax() -> None:
+    def f(a: Any, b: Any) -> Any:
+        return a == b, a[0] != b
+
+    assert str(plait.make_jaxpr(f)(pr.split(pr.key(0)), pr.split(pr.key(1)))) == \
+        str(jax.make_jaxpr(f)(jr.split(jr.key(0)), jr.split(jr.key(1))))
+
+
+def test_keys_of_two_implementations_do_not_compare() -> None:
+    with pytest.raises(TypeError):
+        pr.key(0) == pr.key(0, impl="rbg")  # noqa: B015
 
 
 def test_physicalize_leaves_programs_without_keys_alone() -> None:

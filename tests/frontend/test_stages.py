@@ -170,3 +170,30 @@ def test_shape_structs_of_results_carry_explicit_shardings() -> None:
                 str(list(L.jit(lambda x: x * 3).trace(out).jaxpr.in_avals)),
                 str(L.eval_shape(lambda x: x * 2, np.ones(3)))]
     assert shapes(plait) == shapes(jax)
+
+
+def _entry(hlo: str) -> list[str]:
+    """The entry computation's instructions: type, opcode and attributes, without the
+    operands' names (JAX names values after its source locations)."""
+    body = hlo[hlo.index("ENTRY"):].splitlines()[1:]
+    rhs = [line.split("=", 1)[1].strip() for line in body if "=" in line]
+    return [r[:r.index("(")] + r[r.rindex(")"):] for r in rhs]
+
+
+def test_hlo_dialect_as_jax() -> None:
+    """``compiler_ir("hlo")`` is XLA's computation of the module and ``as_text("hlo")``
+    its HLO text: the entry computation and program shape are JAX's."""
+    def f(J: Any, L: Any) -> Any:
+        return J.jit(lambda x, y: (L.square(x) + y[0] * y[1],)).lower(
+            np.ones((2, 3), np.float32), (np.float32(2), np.ones(3, np.float32)))
+
+    ours, theirs = f(plait, pnp), f(jax, jnp)
+    assert _entry(ours.as_text("hlo")) == _entry(theirs.as_text("hlo"))
+    assert str(ours.compiler_ir("hlo").program_shape()) == \
+        str(theirs.compiler_ir("hlo").program_shape())
+    assert _entry(ours.compiler_ir(dialect="hlo").as_hlo_text()) == _entry(ours.as_text("hlo"))
+    assert ours.as_text() == ours.as_text("stablehlo")
+    with pytest.raises(ValueError, match="unknown dialect: mhlo"):
+        ours.compiler_ir("mhlo")
+    with pytest.raises(ValueError, match="unknown dialect: mhlo"):
+        theirs.compiler_ir("mhlo")

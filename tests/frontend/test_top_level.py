@@ -51,6 +51,19 @@ def test_block_until_ready_and_device_get_keep_the_tree() -> None:
     np.testing.assert_array_equal(host["b"][0], jax.device_get(jnp.arange(3)))
 
 
+@pytest.mark.parametrize("J", [plait, jax], ids=["plait", "jax"])
+def test_device_get_passes_traced_values_and_keys_through(J: Any) -> None:
+    """As JAX's: a traced value is returned as it is (chex's ``without_device`` variant
+    calls it inside ``grad``), and so is a typed key; a raw key's bits are copied."""
+    assert J.grad(lambda x: J.device_get(x) * 3.0)(1.0) == 3.0
+    assert J.jit(lambda x: J.device_get({"x": x})["x"] * 3.0)(1.0) == 3.0
+    key = J.random.key(0)
+    got = J.device_get(key)
+    assert type(got) is type(key) and got.dtype == key.dtype
+    np.testing.assert_array_equal(J.random.key_data(got), J.random.key_data(key))
+    assert type(J.device_get(J.random.PRNGKey(0))) is np.ndarray
+
+
 def test_enable_x64_is_a_context_manager() -> None:
     with plait.enable_x64():
         assert pnp.ones(1).dtype == np.float64

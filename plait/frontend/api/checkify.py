@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
-from jaxlib._jax import JaxRuntimeError
 
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
 from plait.frontend.core.array_base import Array
+from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.tracing import Tracer, bind_n, current_trace
 from plait.frontend.core.tree_util import (
@@ -27,7 +27,11 @@ from plait.frontend.core.tree_util import (
 )
 from plait.frontend.lax import ops as lax
 from plait.ir import primitives as P
+from plait.ir.errors import CheckifyRuntimeError
 from plait.transforms.checkify import Site, checkify_jaxpr
+
+JaxRuntimeError = CheckifyRuntimeError
+"""JAX's name for a failed check's exception (a ``ValueError``)."""
 
 __all__ = ["checkify", "check", "debug_check", "Error", "JaxRuntimeError", "FailedCheckError",
            "NaNError", "OOBError", "DivisionByZeroError", "user_checks", "nan_checks",
@@ -97,16 +101,18 @@ class Error:
         code = int(np.asarray(self._code)[where])
         site = self._sites[code]
         start = sum(len(s.payload) for s in self._sites[:code])
-        values = [np.asarray(p)[where] for p in self._payloads[start:start + len(site.payload)]]
+        values = [_payload_value(p, where)
+                  for p in self._payloads[start:start + len(site.payload)]]
         return _message(site, values)
 
-    def get_exception(self) -> JaxRuntimeError | None:
+    def get_exception(self) -> CheckifyRuntimeError | None:
         """The failure as an exception (not raised), or ``None``."""
         msg = self.get()
-        return None if msg is None else JaxRuntimeError(msg)
+        return None if msg is None else CheckifyRuntimeError(msg)
 
     def throw(self) -> None:
-        """Raise the failure as a ``JaxRuntimeError``; nothing if no check failed."""
+        """Raise the failure as a :class:`JaxRuntimeError` (a ``ValueError``); nothing if no
+        check failed."""
         exc = self.get_exception()
         if exc is not None:
             raise exc
@@ -131,6 +137,13 @@ register_pytree_node(Error, lambda e: ((e._flag, e._code, *e._payloads), e._site
 
 init_error: Final = Error(np.bool_(False), np.int32(0), [], ())
 """The error of a run where nothing failed (``init_error.get()`` is ``None``)."""
+
+
+def _payload_value(payload: Any, where: tuple[int, ...]) -> Any:
+    """A failed check's value, as an Array (JAX formats a message with Arrays:
+    ``Array(nan, dtype=float32)``); ``where`` picks a mapped element."""
+    x = payload[where] if where else payload
+    return x if isinstance(x, Array) else ArrayImpl.from_numpy(np.asarray(x))
 
 
 def _message(site: Site, values: list[Any]) -> str:
@@ -198,9 +211,8 @@ def _check(pred: Any, msg: str, fmt_args: tuple[Any, ...], fmt_kwargs: dict[str,
                         f"{getattr(pred, 'aval', pred)}: reduce it with jnp.all or jnp.any")
     if current_trace() is None:  # (run directly: the values are known)
         if not debug and not bool(pred):
-            values = [np.asarray(x) for x in leaves]
-            args, kwargs = tree_unflatten(tree, values)
-            raise JaxRuntimeError(f"{msg.format(*args, **kwargs)} (`check` failed)")
+            args, kwargs = tree_unflatten(tree, leaves)
+            raise CheckifyRuntimeError(f"{msg.format(*args, **kwargs)} (`check` failed)")
         return
     bind_n(P.check_p, pred, *leaves, message=P.CheckMessage(msg, tree), debug=debug)
 

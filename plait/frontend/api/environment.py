@@ -18,6 +18,7 @@ from plait.frontend.core.array_impl import ArrayImpl, cached_scalar_buffers
 from plait.frontend.core.refs import AbstractRef, Ref
 from plait.frontend.core.tree_util import tree_map
 from plait.ir import config as _config
+from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray
 from plait.lowering import guards, runtime
 
@@ -88,14 +89,21 @@ def live_arrays(platform: str | None = None) -> list[Array]:
 
 def device_get(x: Any) -> Any:
     """The pytree ``x`` with its Arrays copied to the host as NumPy arrays (explicit
-    transfers for the transfer guards, ``plait.transfer_guard``).
+    transfers for the transfer guards, ``plait.transfer_guard``).  As in JAX, traced
+    values and key arrays are left as they are.
 
     Raises:
       JaxRuntimeError: the device-to-host transfer guard is ``'disallow_explicit'`` and
         an Array needs a copy (a sub-byte dtype, on the CPU).
     """
     with guards.explicit_get():
-        return tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array) else leaf, x)
+        return tree_map(_host_copy, x)
+
+
+def _host_copy(leaf: Any) -> Any:
+    if type(leaf) is ArrayImpl and not dt.is_key(leaf.dtype):
+        return np.asarray(leaf)
+    return leaf
 
 
 @overload

@@ -15,10 +15,11 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from plait.ir.errors import JaxAliasError
+from plait.lowering import runtime
 
 __all__ = ["JAX_API_VERSION", "alias_jax", "jax_alias_installed"]
 
@@ -109,6 +110,27 @@ name); and ``jax._src.api``, ``jax._src.lax.lax`` and ``jax._src.lib.mlir.dialec
 which JAX's tutorial on primitives imports.  The rest of ``jax._src`` is not served."""
 
 
+class _StartedBackends(Mapping[str, Any]):
+    """JAX's ``xla_bridge._backends`` (its clients by platform): empty until the runtime
+    starts, then plait's one client.  chex reads it to tell whether setting the number
+    of CPU devices still has an effect."""
+
+    def _live(self) -> dict[str, Any]:
+        return {runtime.client().platform: runtime.client()} if runtime.started() else {}
+
+    def __getitem__(self, platform: str) -> Any:
+        return self._live()[platform]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._live())
+
+    def __len__(self) -> int:
+        return len(self._live())
+
+
+backends = _StartedBackends()
+
+
 class TypedInt(int):
     """JAX's Python ``int`` carrying a dtype (``jax._src.literals``). plait's literals are
     plain Python scalars, so no value plait makes is one; the class is served for libraries
@@ -158,7 +180,8 @@ _INTERNAL_PARTS: Final = {
     "jax._src.state.types": {"AbstractRef": "plait.frontend.core.refs:AbstractRef"},
     "jax._src.util": {"safe_map": "plait.api_util:safe_map"},  # (JAX's interpreter tutorial)
     # (flax's sharding guide asks whether the runtime has started.)
-    "jax._src.xla_bridge": {"backends_are_initialized": "plait.lowering.runtime:started"},
+    "jax._src.xla_bridge": {"backends_are_initialized": "plait.lowering.runtime:started",
+                            "_backends": "plait.frontend.api.jax_alias:backends"},
     "jax._src.tree_util": {
         "*": "plait.tree_util",
         "_registry": "plait.frontend.core.tree_util:node_types"},
@@ -172,7 +195,8 @@ _INTERNAL_PARTS: Final = {
 from (``module:name``; ``"*"`` names a module all of whose public names are served).
 numpyro calls ``jax._src.core.trace_state_clean`` to skip caching
 while tracing; flax and equinox register their files with ``jax._src.traceback_util``
-(so that they count as internal code: ``_exclude_paths`` is plait's list itself); flax
+(so that they count as internal code: ``_exclude_paths`` is plait's list itself); chex
+reads ``jax._src.xla_bridge._backends``; flax
 subclasses ``jax._src.dtypes.ExtendedDType``; equinox waits for pending effects at exit
 with ``jax._src.dispatch.wait_for_tokens`` (plait's ``effects_barrier``); flax nnx tests
 ``type in jax._src.tree_util._registry`` (the types plait's registry flattens as nodes)

@@ -42,7 +42,8 @@ def pmap(fun: Callable[..., Any], axis_name: str | None = None, *, in_axes: Any 
          ) -> Callable[..., Any]:
     """Run ``fun`` on several devices at once, device ``i`` on element ``i`` of the mapped
     axis of each argument (``in_axes``: per positional argument, as in ``vmap``; ``None``:
-    the whole argument on every device); results are stacked along ``out_axes``.
+    the whole argument on every device; keyword arguments are mapped over their first
+    axis); results are stacked along ``out_axes``.
 
     The mapped size must not exceed the number of devices (or of ``devices``).  Inside
     ``fun``, collectives over ``axis_name`` act across the devices.
@@ -62,9 +63,6 @@ def pmap(fun: Callable[..., Any], axis_name: str | None = None, *, in_axes: Any 
     @functools.wraps(fun)
     @api_boundary
     def pmapped(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            raise TypeError(f"pmap'd functions take positional arguments only, but got "
-                            f"keywords {sorted(kwargs)}")
         static = {i % len(args): args[i] for i in statics if -len(args) <= i < len(args)}
         dyn = tuple(a for i, a in enumerate(args) if i not in static)
         axes_prefix = in_axes
@@ -73,8 +71,11 @@ def pmap(fun: Callable[..., Any], axis_name: str | None = None, *, in_axes: Any 
                 raise ValueError(f"pmap in_axes: expected one entry per positional argument "
                                  f"({len(args)}), but got {len(in_axes)}")
             axes_prefix = tuple(a for i, a in enumerate(in_axes) if i not in static)
-        leaves, tree = tree_flatten(dyn)
-        per_leaf = broadcast_prefix(axes_prefix, dyn, "pmap in_axes")
+        # (As in JAX, in_axes covers the positional arguments; keyword arguments are
+        # mapped over their leading axis.)
+        leaves, tree = tree_flatten((dyn, kwargs))
+        per_leaf = [*broadcast_prefix(axes_prefix, dyn, "pmap in_axes"),
+                    *[0] * (len(leaves) - len(tree_flatten(dyn)[0]))]
         avals = [abstractify(x, f"argument {i}", "pmap") for i, x in enumerate(leaves)]
         norm: list[int | None] = []
         sizes = set()
@@ -115,11 +116,11 @@ def _cached(fun: Callable[..., Any], static_items: tuple[tuple[int, Any], ...],
     static = dict(static_items)
 
     def body(*leaves: Any) -> Any:
-        dyn = tree_unflatten(tree, [x if d is None else squeeze(x, (d,))
-                                    for x, d in zip(leaves, in_dims)])
+        dyn, kwargs = tree_unflatten(tree, [x if d is None else squeeze(x, (d,))
+                                            for x, d in zip(leaves, in_dims)])
         it = iter(dyn)
         full = [static[i] if i in static else next(it) for i in range(len(dyn) + len(static))]
-        out = fun(*full)
+        out = fun(*full, **kwargs)
         outs, out_tree = tree_flatten(out)
         per = broadcast_prefix(out_axes, out, "pmap out_axes")
         expanded = []

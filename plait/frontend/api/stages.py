@@ -169,6 +169,12 @@ class Traced(_Stage):
                        self._compiler_options)
 
 
+def _dialect(dialect: str | None) -> str:
+    if dialect not in (None, "stablehlo", "hlo"):
+        raise ValueError(f"unknown dialect: {dialect}; expected 'stablehlo' or 'hlo'")
+    return dialect or "stablehlo"
+
+
 class Lowered(_Stage):
     """A StableHLO module for one signature, ready to compile."""
 
@@ -183,15 +189,19 @@ class Lowered(_Stage):
         self._keep_unused = keep_unused
         self._compiler_options = compiler_options
 
-    def compiler_ir(self, dialect: str = "stablehlo") -> Any:
-        """The module as a ``jaxlib.mlir.ir.Module``."""
-        if dialect != "stablehlo":
-            raise ValueError(f"expected dialect 'stablehlo', but got {dialect!r}")
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The module as a ``jaxlib.mlir.ir.Module`` (``dialect`` ``"stablehlo"``, the
+        default) or as XLA's HLO, a jaxlib ``XlaComputation`` (``"hlo"``)."""
+        if _dialect(dialect) == "hlo":
+            return runtime.hlo_computation(self.module.text)
         return runtime.parse_module(self.module.text)
 
-    def as_text(self, dialect: str = "stablehlo", *, debug_info: bool = False) -> str:
-        """The module in MLIR's pretty syntax."""
-        op = self.compiler_ir(dialect).operation
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """The module in MLIR's pretty syntax, or (``dialect="hlo"``) as HLO text; with
+        ``debug_info``, with source locations."""
+        if _dialect(dialect) == "hlo":
+            return runtime.hlo_text(self.module.text, debug_info)
+        op = self.compiler_ir().operation
         return str(op.get_asm(enable_debug_info=debug_info))
 
     def cost_analysis(self) -> dict[str, float]:

@@ -23,6 +23,7 @@ from plait.frontend.core.tree_util import (
     tree_unflatten,
 )
 from plait.ir import axis_env
+from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.jaxpr import consts_as_invars
 from plait.transforms.vmap import vmap_jaxpr
@@ -34,7 +35,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 def _type_name(a: ShapedArray) -> str:
-    return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+    dtype = dt.key_field(a.dtype) if dt.is_key(a.dtype) else a.dtype.name  # (key<fry>)
+    return f"{dtype}[{','.join(map(str, a.shape))}]"
 
 
 def _size_error(groups: dict[int, list[str]]) -> ValueError:

@@ -102,8 +102,8 @@ class Array:
         """Whether this process holds every part of the array."""
         raise self._needs_concrete("is_fully_addressable")
 
-    def item(self) -> Any:
-        """The value of a one-element array as a Python scalar."""
+    def item(self, *args: int) -> Any:
+        """An element as a Python scalar (the only one, or the one ``args`` index)."""
         raise self._needs_concrete("item()")
 
     def tolist(self) -> Any:

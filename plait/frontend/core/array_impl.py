@@ -262,9 +262,19 @@ class ArrayImpl(Array):
                             f"but got {self.aval.str_short(short_dtypes=False)}")
         return int(self._value)
 
-    def item(self) -> Any:
-        """The single element as a Python scalar."""
-        return self._scalar("scalar")
+    def item(self, *args: int) -> Any:
+        """An element as a Python scalar: the only one, or the one ``args`` picks (a flat
+        index, or one index per axis), as NumPy's ``item``.
+
+        Raises:
+          ValueError: no ``args`` and more than one element.
+          IndexError: ``args`` out of bounds.
+          TypeError: a key array (its elements are no Python scalars).
+        """
+        if dt.is_key(self.dtype):
+            raise TypeError(f"item: expected an array of numbers, but got a key array "
+                            f"({self.dtype}); use random.key_data for its bits")
+        return self._value.item(*args)
 
     def tolist(self) -> Any:
         """The elements as nested Python lists."""

@@ -159,10 +159,11 @@ class BaseTracer(Array):
         return np.asarray(self._concrete("conversion with tolist()",
                                          ConcretizationTypeError)).tolist()
 
-    def item(self) -> Any:
-        """The single element, if the trace knows the value."""
+    def item(self, *args: int) -> Any:
+        """An element (the only one, or the one ``args`` index), if the trace knows the
+        value."""
         return np.asarray(self._concrete("conversion with item()",
-                                         ConcretizationTypeError)).item()
+                                         ConcretizationTypeError)).item(*args)
 
     def __repr__(self) -> str:
         return f"Traced<{self.aval!r}>with<{self._trace!r}>"

@@ -466,9 +466,11 @@ class Tracer(BaseTracer):
         return np.asarray(self._known("conversion with tolist()", ConcretizationTypeError,
                                       False)).tolist()
 
-    def item(self) -> Any:
-        """The single element as a Python scalar; only for a value known during tracing."""
-        return np.asarray(self._known("conversion with item()", ConcretizationTypeError)).item()
+    def item(self, *args: int) -> Any:
+        """An element as a Python scalar (the only one, or the one ``args`` index); only
+        for a value known during tracing."""
+        known = self._known("conversion with item()", ConcretizationTypeError)
+        return np.asarray(known).item(*args)
 
 
 class ForeignRef(BaseException):

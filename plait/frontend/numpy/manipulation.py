@@ -63,13 +63,19 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None,
             out_sharding: Any = None) -> Array:
     """The elements of ``a`` in a new shape; one dimension may be ``-1`` (``copy`` is
     accepted for the array API; arrays are immutable, so it changes nothing), its type
-    sharded by ``out_sharding`` if given.
+    sharded by ``out_sharding`` if given.  With ``order='F'`` the elements are read
+    and placed in column-major order.
 
     Raises:
-      ValueError: the sizes differ, or more than one dimension is ``-1``.
+      ValueError: the sizes differ, more than one dimension is ``-1``, or ``order`` is
+        not ``'C'``, ``'F'`` or ``'A'``.
+      NotImplementedError: ``order='A'`` (as in JAX).
     """
-    if order != "C":
-        raise NotImplementedError(f"reshape: only order='C' is supported, but got {order!r}")
+    if order == "A":
+        raise NotImplementedError("reshape: order='A' is not implemented (as in JAX); use "
+                                  "'C' or 'F'")
+    if order not in ("C", "F"):
+        raise ValueError(f"reshape: expected order 'C' or 'F', but got {order!r}")
     arr = _as_array("reshape", a)
     dims = list(_index_tuple(shape))
     size = arr.size
@@ -89,6 +95,11 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None,
         raise IncompatibleShapesError(f"cannot reshape array of shape {arr.shape} (size {size}) "
                                       "into shape "
                          f"{tuple(dims)} (size {math.prod(dims)})")
+    if order == "F":
+        # Column-major: the reversed reshape of the reversed axes, reversed back.
+        flipped = lax.reshape(transpose(arr), dims[::-1])
+        return transpose(flipped) if out_sharding is None else \
+            lax.reshape(transpose(flipped), dims, out_sharding=out_sharding)
     if tuple(dims) == arr.shape and out_sharding is None:
         return arr
     return lax.reshape(arr, dims, out_sharding=out_sharding)

@@ -8,6 +8,7 @@ jaxprs read like JAX's: ``sin`` prints no ``accuracy=None``, ``mul`` no
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -202,8 +203,21 @@ def _pow_rule(x: ShapedArray, y: ShapedArray) -> tuple[ShapedArray, ...]:
 pow_p = Primitive("pow", _pow_rule)
 
 # Comparisons.
-eq_p = Primitive("eq", nary([ANY, ANY], dt.bool_))
-ne_p = Primitive("ne", nary([ANY, ANY], dt.bool_))
+def _equality_rule() -> Callable[..., tuple[ShapedArray, ...]]:
+    """``eq``/``ne``: of two operands of any dtype, key arrays (of one implementation)
+    included, as JAX's."""
+    of_values = nary([ANY, ANY], dt.bool_)
+
+    def rule(*avals: ShapedArray, **params: Any) -> tuple[ShapedArray, ...]:
+        if len(avals) == 2 and dt.is_key(avals[0].dtype) and avals[1].dtype == avals[0].dtype:
+            # (Keys compare as wholes: the shapes broadcast as bools' would.)
+            return of_values(*(ShapedArray(a.shape, dt.bool_) for a in avals), **params)
+        return of_values(*avals, **params)
+    return rule
+
+
+eq_p = Primitive("eq", _equality_rule())
+ne_p = Primitive("ne", _equality_rule())
 lt_p = Primitive("lt", nary([ORDERED, ORDERED], dt.bool_))
 le_p = Primitive("le", nary([ORDERED, ORDERED], dt.bool_))
 gt_p = Primitive("gt", nary([ORDERED, ORDERED], dt.bool_))

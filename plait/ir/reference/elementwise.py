@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +37,8 @@ _UNPARAMETRIZED: list[tuple[Primitive, Callable[..., Any]]] = [
     (P.acosh_p, np.arccosh), (P.atanh_p, np.arctanh), (P.sqrt_p, np.sqrt), (P.cbrt_p, np.cbrt),
     (P.abs_p, np.abs), (P.real_p, np.real), (P.imag_p, np.imag), (P.conj_p, np.conj),
     (P.copy_p, np.copy), (P.add_p, np.add), (P.sub_p, np.subtract), (P.atan2_p, np.arctan2),
-    (P.eq_p, np.equal), (P.ne_p, np.not_equal), (P.lt_p, np.less), (P.le_p, np.less_equal),
+    # (The operators, not the ufuncs: key arrays are structured, which the ufuncs refuse.)
+    (P.eq_p, operator.eq), (P.ne_p, operator.ne), (P.lt_p, np.less), (P.le_p, np.less_equal),
     (P.gt_p, np.greater), (P.ge_p, np.greater_equal),
 ]
 for _prim, _fn in _UNPARAMETRIZED:
