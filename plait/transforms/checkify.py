@@ -31,6 +31,7 @@ from plait.ir.check import check_jaxpr
 from plait.ir.config import values as _config
 from plait.ir.errors import TransformError
 from plait.ir.jaxpr import ClosedJaxpr, Eqn, Jaxpr, subjaxprs
+from plait.ir.sharding import PartitionSpec
 from plait.transforms.custom_batching_rules import embed_const
 from plait.transforms.emit import Emitter
 from plait.transforms.jvp import Tangent, jvp_rules
@@ -195,13 +196,17 @@ class _Rewriter:
             return self._scan(e, ins, params, state)
         if prim is P.while_p:
             return self._while(e, ins, params, state)
+        if prim is P.shard_map_p:
+            return self._shard_map(e, ins, params, state)
         raise TransformError(f"checkify: checks inside a '{prim.name}' equation are not "
                              "supported yet")
 
-    def with_state(self, closed: ClosedJaxpr, lead: int, layout: Sequence[Site]
-                   ) -> ClosedJaxpr:
+    def with_state(self, closed: ClosedJaxpr, lead: int, layout: Sequence[Site],
+                   across: tuple[tuple[str, ...], int] | None = None) -> ClosedJaxpr:
         """``closed`` taking the error state after its first ``lead`` inputs and returning
-        it first, its checks updating it."""
+        it first, its checks updating it; ``across`` (a ``shard_map`` body's manual axes
+        and their number of devices): the state returned is the first failing device's
+        (in mesh order), the same on every device."""
         j = closed.jaxpr
         e = Emitter()
         constvars = [Var(v.aval) for v in j.constvars]
@@ -210,8 +215,17 @@ class _Rewriter:
         state = _State(state_in[0], state_in[1], {})
         state.take(state_in, layout)
         outs = self.emit(e, j, constvars, args, state)
+        state_out = state.atoms(layout)
+        if across is not None:
+            axes, size = across
+            flag, *rest = [e.bind1(P.all_gather_p, x, all_gather_dimension=0,
+                                   axis_index_groups=None, axis_name=axes, axis_size=size,
+                                   tiled=False) for x in state_out]
+            first = e.bind1(P.argmax_p, flag, axes=(0,), index_dtype=np.dtype(np.int32))
+            state_out = [e.bind1(P.reduce_or_p, flag, axes=(0,)),
+                         *[_pick(e, x, first) for x in rest]]
         new = e.builder.build([*args[:lead], *state_in, *args[lead:]],
-                              [*state.atoms(layout), *outs], constvars)
+                              [*state_out, *outs], constvars)
         return ClosedJaxpr(new, closed.consts)
 
     def _cond(self, e: Emitter, ins: list[Atom], params: Any, state: _State) -> list[Atom]:
@@ -231,6 +245,24 @@ class _Rewriter:
         k = len(_state_avals(layout))
         outs = e.bind(P.scan_p, *ins[:nc], *state.atoms(layout), *ins[nc:],
                       **{**params, "jaxpr": body, "num_carry": params["num_carry"] + k})
+        state.take(outs[:k], layout)
+        return list(outs[k:])
+
+    def _shard_map(self, e: Emitter, ins: list[Atom], params: Any, state: _State
+                   ) -> list[Atom]:
+        # The state goes in and comes out replicated: the devices agree on the first
+        # failure (in mesh order) by gathering their states.
+        layout = self.sites(params["jaxpr"].jaxpr)
+        mesh = params["mesh"]
+        manual = [(n, size) for n, size in zip(mesh.axis_names, mesh.axis_sizes)
+                  if n in params["newly_manual_axes"]]
+        across = (tuple(n for n, _ in manual), int(np.prod([size for _, size in manual])))
+        body = self.with_state(params["jaxpr"], 0, layout, across)
+        k = len(_state_avals(layout))
+        outs = e.bind(P.shard_map_p, *state.atoms(layout), *ins,
+                      **{**params, "jaxpr": body,
+                         "in_specs": (PartitionSpec(),) * k + params["in_specs"],
+                         "out_specs": (PartitionSpec(),) * k + params["out_specs"]})
         state.take(outs[:k], layout)
         return list(outs[k:])
 

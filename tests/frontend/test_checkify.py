@@ -298,3 +298,49 @@ def test_check_run_directly_formats_the_values_as_given() -> None:
         return str(info.value)
 
     assert fail(PLAIT) == fail(JAX) == "x {'a': Array(1., dtype=float32)} 2 (`check` failed)"
+
+
+def _per_device(L: Any, which: str, v: np.ndarray) -> tuple[Any, Any]:
+    def f(x: Any) -> Any:
+        L.ck.check(L.jnp.all(x > 0), "bad {}", x)
+        return L.jnp.log(x)
+
+    if which == "pmap":
+        g = L.m.pmap(f, axis_name="i")
+    else:
+        auto = (L.m.sharding.AxisType.Auto,) * 2
+        mesh = L.m.make_mesh((2, 4), ("a", "b"), axis_types=auto)
+        spec = L.m.sharding.PartitionSpec(("a", "b"))
+        g = L.m.shard_map(f, mesh=mesh, in_specs=spec, out_specs=spec)
+    err, out = L.m.jit(L.ck.checkify(g))(v)
+    return err.get(), out
+
+
+@pytest.mark.parametrize("which, size", [("pmap", 8), ("shard_map", 16)])
+def test_checks_on_several_devices_report_the_first_failing_device(which: str,
+                                                                   size: int) -> None:
+    """Checks inside ``pmap`` and ``shard_map``: plait reports the first failing device's
+    failure, where JAX reports each failing device's (``at mapped index i: ...``); the
+    message is JAX's first, without the device index."""
+    for bad in ([], [2, 5], [size - 1]):
+        v = np.arange(1.0, size + 1, dtype=np.float32)
+        v[bad] *= -1
+        (ours, out), (theirs, expected) = _per_device(PLAIT, which, v), \
+            _per_device(JAX, which, v)
+        np.testing.assert_allclose(out, expected, rtol=1e-6)
+        if theirs is None:
+            assert ours is None
+        else:
+            assert ours == theirs.splitlines()[0].split(": ", 1)[1]
+
+
+def test_checks_inside_shard_map_over_explicit_axes() -> None:
+    mesh = plait.make_mesh((2, 4), ("a", "b"))
+    spec = plait.sharding.PartitionSpec(("a", "b"))
+    x = plait.device_put(np.array([1, 2, 3, -4, 5, 6, 7, 8], np.float32),
+                         plait.sharding.NamedSharding(mesh, spec))
+    g = plait.shard_map(lambda x: pcheckify.check(x[0] > 0, "bad {}", x) or x, mesh=mesh,
+                        in_specs=spec, out_specs=spec)
+    err, out = plait.jit(pcheckify.checkify(g))(x)
+    assert err.get() == "bad [-4.] (`check` failed)"
+    np.testing.assert_array_equal(out, x)
