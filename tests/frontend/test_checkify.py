@@ -339,8 +339,11 @@ def test_checks_inside_shard_map_over_explicit_axes() -> None:
     spec = plait.sharding.PartitionSpec(("a", "b"))
     x = plait.device_put(np.array([1, 2, 3, -4, 5, 6, 7, 8], np.float32),
                          plait.sharding.NamedSharding(mesh, spec))
-    g = plait.shard_map(lambda x: pcheckify.check(x[0] > 0, "bad {}", x) or x, mesh=mesh,
-                        in_specs=spec, out_specs=spec)
+    def body(v: Any) -> Any:
+        pcheckify.check(v[0] > 0, "bad {}", v)
+        return v
+
+    g = plait.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec)
     err, out = plait.jit(pcheckify.checkify(g))(x)
     assert err.get() == "bad [-4.] (`check` failed)"
     np.testing.assert_array_equal(out, x)

@@ -101,3 +101,28 @@ def test_bad_precision_is_jax_error() -> None:
     with pytest.raises(ValueError) as theirs:
         jlax.dot(a, a, precision="bogus")
     assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
+
+
+_A, _X = np.float32(2.5), np.float32(1.5)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.igamma(a=_A, x=_X), lambda L: L.igammac(a=_A, x=_X),
+    lambda L: L.igamma_grad_a(a=_A, x=_X), lambda L: L.polygamma(m=np.float32(1), x=_X),
+    lambda L: L.zeta(x=_A, q=_X), lambda L: L.nextafter(x1=_A, x2=_X),
+    lambda L: L.dot(np.ones((2, 3, 4), np.float32), np.ones((2, 4), np.float32),
+                    dimension_numbers=(((2,), (1,)), ((0,), (0,)))),
+    lambda L: L.switch(1, [lambda v: v, lambda v: v * 2], operand=_X),
+], ids=["igamma", "igammac", "igamma_grad_a", "polygamma", "zeta", "nextafter", "dot",
+        "switch operand="])
+def test_jax_keyword_arguments(call: Any) -> None:
+    """lax functions called with JAX's parameter names, as programs call them."""
+    ours, theirs = call(plax), call(jlax)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+    assert np.asarray(ours).dtype == np.asarray(theirs).dtype
+
+
+def test_switch_refuses_operand_and_operands_as_jax() -> None:
+    for L in (plax, jlax):
+        with pytest.raises(TypeError, match="if 'operand' keyword is passed then no positional"):
+            L.switch(0, [lambda v: v], 1.0, operand=2.0)

@@ -343,6 +343,17 @@ SIGNATURE_CASES: list[tuple[str, Callable[[Any], Any]]] = [
     ("reshape F of 1-d", lambda L: L.reshape(L.asarray(_M.ravel()), (3, 8), "F")),
     ("reshape F to 1-d", lambda L: L.reshape(L.asarray(_M), -1, order="F")),
     ("method reshape F", lambda L: L.asarray(_M).reshape((6, 4), order="F")),
+    ("JAX's keyword names", lambda L: (
+        L.flip(m=_M, axis=1), L.split(ary=_M, indices_or_sections=2), L.tile(A=_M[0], reps=2),
+        L.hstack(tup=[_M, _M]), L.vstack(tup=[_M[0]]), L.round(a=_M / 3), L.around(a=_M / 3),
+        L.empty_like(prototype=_M).shape, L.array(object=[1, 2]), L.ndim(a=_M),
+        L.shape(a=_M))),
+    ("sort kind=None order=None", lambda L: (L.sort(_M, kind=None, order=None),
+                                             L.argsort(_M, 0, kind=None, order=None))),
+    ("ravel_multi_index dtype", lambda L: (
+        L.ravel_multi_index((L.asarray([1]), L.asarray([2])), (3, 4), dtype=L.int16),
+        L.ravel_multi_index((L.asarray([1], L.int8), L.asarray([2], L.int8)), (3, 4)),
+        L.ravel_multi_index((1, 2), (3, 4)))),
     ("item of size 1", lambda L: L.asarray(_M[:1, :1, 1:2]).item()),
     ("item flat index", lambda L: L.asarray(_M).item(7)),
     ("item per axis", lambda L: L.asarray(_M).item(1, 2, 3)),
@@ -375,6 +386,10 @@ def test_reshape_f_composes_as_jax() -> None:
     (lambda L: L.reshape(L.asarray(_M), (4, 6), order="A"), NotImplementedError),
     (lambda L: L.reshape(L.asarray(_M), (4, 6), order="X"), ValueError),
     (lambda L: L.asarray(_M).item(), ValueError),
+    (lambda L: L.sort(_M, kind="stable"), TypeError),
+    (lambda L: L.argsort(_M, order="x"), TypeError),
+    (lambda L: L.ravel_multi_index((L.asarray([1], L.int8),) * 2, (30, 40)), ValueError),
+    (lambda L: L.ravel_multi_index((1, 2), (3, 4), dtype=L.float32), ValueError),
     (lambda L: L.asarray(_M).item(24), IndexError)])
 def test_reshape_and_item_errors_as_jax(make: Callable[[Any], Any], error: type) -> None:
     with pytest.raises(error):

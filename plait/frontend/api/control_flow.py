@@ -137,8 +137,20 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                    order=(1, 0))
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
-    """``branches[index](*operands)``, the index clamped into range, staged as one ``cond``."""
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
+           operand: Any = _NO_OPERAND) -> Any:
+    """``branches[index](*operands)``, the index clamped into range, staged as one ``cond``
+    (``operand=x``, JAX's older keyword, stands for one positional operand).
+
+    Raises:
+      TypeError: both ``operand`` and positional operands are given.
+    """
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError(f"if 'operand' keyword is passed then no positional operands can "
+                            f"be passed, got operand={operand!r} and positional operands "
+                            f"{operands!r}")
+        operands = (operand,)
     if not branches:
         raise ArgumentError("switch: expected at least one branch, but got none")
     i_aval = abstractify(index, "index", "switch")

@@ -176,15 +176,40 @@ pow = _binary(P.pow_p)
 max = _binary(P.max_p)
 min = _binary(P.min_p)
 atan2 = _binary(P.atan2_p)
-nextafter = _binary(P.nextafter_p)
-polygamma = _binary(P.polygamma_p)
 shift_left = _binary(P.shift_left_p)
 shift_right_arithmetic = _binary(P.shift_right_arithmetic_p)
 shift_right_logical = _binary(P.shift_right_logical_p)
-zeta = _binary(P.zeta_p)
-igamma = _binary(P.igamma_p)
-igammac = _binary(P.igammac_p)
-igamma_grad_a = _binary(P.igamma_grad_a_p)
+
+
+# (JAX's parameter names, which callers pass by keyword.)
+def nextafter(x1: Any, x2: Any) -> Array:
+    """The next representable value after ``x1`` in the direction of ``x2``."""
+    return bind1(P.nextafter_p, *_operands("nextafter", x1, x2))
+
+
+def polygamma(m: Any, x: Any) -> Array:
+    """The ``m``-th derivative of the digamma function at ``x``."""
+    return bind1(P.polygamma_p, *_operands("polygamma", m, x))
+
+
+def zeta(x: Any, q: Any) -> Array:
+    """The Hurwitz zeta function ``sum((n + q) ** -x)``."""
+    return bind1(P.zeta_p, *_operands("zeta", x, q))
+
+
+def igamma(a: Any, x: Any) -> Array:
+    """The regularized lower incomplete gamma function ``P(a, x)``."""
+    return bind1(P.igamma_p, *_operands("igamma", a, x))
+
+
+def igammac(a: Any, x: Any) -> Array:
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
+    return bind1(P.igammac_p, *_operands("igammac", a, x))
+
+
+def igamma_grad_a(a: Any, x: Any) -> Array:
+    """The derivative of ``igamma(a, x)`` with respect to ``a``."""
+    return bind1(P.igamma_grad_a_p, *_operands("igamma_grad_a", a, x))
 
 
 def betainc(a: Any, b: Any, x: Any) -> Array:
@@ -725,11 +750,14 @@ def _ndim(x: Any) -> int:
 
 
 def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None, *,
-        out_sharding: Any = None) -> Array:
-    """Vector/matrix product of rank-1 or rank-2 operands."""
-    lhs_nd = _aval(lhs).ndim if _aval(lhs) is not None else np.ndim(lhs)
-    return dot_general(lhs, rhs, (((lhs_nd - 1,), (0,)), ((), ())), precision,
-                       preferred_element_type, out_sharding=out_sharding)
+        dimension_numbers: Any = None, out_sharding: Any = None) -> Array:
+    """Vector/matrix product of rank-1 or rank-2 operands, or with ``dimension_numbers``
+    (``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``) :func:`dot_general`."""
+    if dimension_numbers is None:
+        lhs_nd = _aval(lhs).ndim if _aval(lhs) is not None else np.ndim(lhs)
+        dimension_numbers = (((lhs_nd - 1,), (0,)), ((), ()))
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type,
+                       out_sharding=out_sharding)
 
 
 def _cumulative(prim: Primitive) -> _CumulativeOp:

@@ -82,19 +82,19 @@ def _host(x: Any) -> np.ndarray:
     return arr if arr.dtype == target else arr.astype(target)
 
 
-def shape(x: Any) -> tuple[int, ...]:
+def shape(a: Any) -> tuple[int, ...]:
     """The shape of an array-like value."""
-    av = aval_of(x)
+    av = aval_of(a)
     if av is not None:
         return av.shape
-    if type(x) is Literal:
+    if type(a) is Literal:
         return ()
-    return tuple(np.shape(x))
+    return tuple(np.shape(a))
 
 
-def ndim(x: Any) -> int:
+def ndim(a: Any) -> int:
     """The number of dimensions of an array-like value."""
-    return len(shape(x))
+    return len(shape(a))
 
 
 def convert(x: Any, dtype: np.dtype[Any], weak: bool, rounded: bool = True) -> Any:

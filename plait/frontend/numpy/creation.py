@@ -181,11 +181,11 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
     return _place(_like("full_like", a, fill_value, dtype, shape), device, out_sharding)
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
                out_sharding: Any = None) -> Array:
-    """An array like ``a``; plait fills it with zeros."""
+    """An array like ``prototype``; plait fills it with zeros."""
     # JAX 0.10.2's warning for a narrowed dtype names ones_like here; so does plait's.
-    return _place(_like("ones_like", a, 0, dtype, shape), device, out_sharding)
+    return _place(_like("ones_like", prototype, 0, dtype, shape), device, out_sharding)
 
 
 def _concrete_scalar(name: str, what: str, v: Any) -> Any:
@@ -466,13 +466,13 @@ def _flat(a: Any) -> list[Any]:
     return [a]
 
 
-def array(a: Any, dtype: Any = None, *, copy: bool = True, order: str | None = "K",
+def array(object: Any, dtype: Any = None, *, copy: bool = True, order: str | None = "K",
           ndmin: int = 0, device: Any = None, out_sharding: Any = None) -> Array:
-    """A copy of ``a`` as an array (see :func:`asarray`) with at least ``ndmin``
+    """A copy of ``object`` as an array (see :func:`asarray`) with at least ``ndmin``
     dimensions (leading ones added); arrays are immutable, so with ``copy=False``
-    the result is ``a`` itself when no conversion is needed."""
-    out = _asarray(a, None if dtype is None else _user_dtype(dtype, "array"))
-    if copy and out is a:
+    the result is ``object`` itself when no conversion is needed."""
+    out = _asarray(object, None if dtype is None else _user_dtype(dtype, "array"))
+    if copy and out is object:
         out = lax.copy(out)
     if out.ndim < ndmin:
         out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)

@@ -165,11 +165,15 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Array, ...]:
 
 
 def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise",
-                      order: str = "C") -> Array:
-    """The flat index of each coordinate tuple in an array of shape ``dims``.
+                      order: str = "C", *, dtype: Any = None) -> Array:
+    """The flat index of each coordinate tuple in an array of shape ``dims``, of
+    ``dtype`` (by default the coordinates' integer dtype).
 
     ``mode`` is ``'raise'`` (only outside ``jit``: coordinates must be concrete),
     ``'wrap'`` or ``'clip'``; ``order`` is ``'C'`` or ``'F'``.
+
+    Raises:
+      ValueError: ``dtype`` is not an integer dtype, or too narrow for ``dims``' size.
     """
     if len(multi_index) != len(dims):
         raise ValueError(f"ravel_multi_index: expected {len(dims)} index arrays for dims "
@@ -185,6 +189,14 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
         if not dt.is_integer(c.dtype):
             raise TypeError("ravel_multi_index: only int indices permitted, but got "
                             f"{c.dtype}")
+    out_dtype = result_type(int, *coords) if dtype is None else \
+        check_user_dtype(dtype, "ravel_multi_index")
+    if not dt.is_integer(out_dtype):
+        raise ValueError(f"ravel_multi_index: expected an integer dtype, but got {out_dtype}")
+    if int(np.prod(sizes)) - 1 > np.iinfo(out_dtype).max:
+        raise ValueError(f"ravel_multi_index: dtype {out_dtype} cannot hold the flat indices "
+                         f"of dims {sizes}; pass a wider dtype= (such as "
+                         f"np.min_scalar_type({int(np.prod(sizes))}))")
     if mode == "raise":
         for k, (c, d) in enumerate(zip(coords, sizes)):
             # Needs values: under jit, bool() of a tracer raises JAX's concretization error.
@@ -202,9 +214,9 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
     for a in reversed(list(axes)):
         strides[a] = stride
         stride *= sizes[a]
-    total: Any = 0
+    total: Any = asarray(0, out_dtype)
     for a, c in enumerate(coords):
-        total = ufuncs.add(total, ufuncs.multiply(c, strides[a]))
+        total = ufuncs.add(total, ufuncs.multiply(c.astype(out_dtype), strides[a]))
     return asarray(total)
 
 

@@ -256,17 +256,17 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     return lax.stack(xs, ax)
 
 
-def hstack(arrays: Sequence[Any], dtype: Any = None) -> Array:
+def hstack(tup: Sequence[Any], dtype: Any = None) -> Array:
     """Concatenate along the second axis (the first for 1-d arrays)."""
-    xs = [atleast_1d(x) for x in _sequence("hstack", arrays)]
+    xs = [atleast_1d(x) for x in _sequence("hstack", tup)]
     if not xs:
         raise ValueError("hstack: need at least one array to concatenate")
     return concatenate(xs, 0 if xs[0].ndim == 1 else 1, dtype)
 
 
-def vstack(arrays: Sequence[Any], dtype: Any = None) -> Array:
+def vstack(tup: Sequence[Any], dtype: Any = None) -> Array:
     """Concatenate along the first axis, after making arrays at least 2-d."""
-    return concatenate([atleast_2d(x) for x in _sequence("vstack", arrays)], 0, dtype)
+    return concatenate([atleast_2d(x) for x in _sequence("vstack", tup)], 0, dtype)
 
 
 @overload
@@ -362,16 +362,30 @@ def broadcast_arrays(*args: Any) -> list[Array]:
     return [broadcast_to(x, s) for x in xs]
 
 
-def flip(a: Any, axis: int | Sequence[int] | None = None) -> Array:
+def flip(m: Any, axis: int | Sequence[int] | None = None) -> Array:
     """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
-    a = _as_array("flip", a)
+    a = _as_array("flip", m)
     axes = canonical_axes(None if axis is None else _index_tuple(axis), a.ndim)
     return lax.rev(a, axes)
 
 
-def sort(a: Any, axis: int | None = -1, *, stable: bool = True,
-         descending: bool = False) -> Array:
-    """Sorted copy along ``axis`` (flattened when ``None``); NaNs sort last."""
+def _no_kind_or_order(name: str, kind: None, order: None) -> None:
+    # (JAX takes the arguments for NumPy's signature, and refuses anything but None.)
+    if kind is not None:
+        raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
+                        "stable=False to specify sort stability.")
+    if order is not None:
+        raise TypeError(f"'order' argument to {name} is not supported.")
+
+
+def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
+         stable: bool = True, descending: bool = False) -> Array:
+    """Sorted copy along ``axis`` (flattened when ``None``); NaNs sort last.
+
+    Raises:
+      TypeError: ``kind`` or ``order`` is given (``stable`` chooses a stable sort).
+    """
+    _no_kind_or_order("sort", kind, order)
     a = _as_array("sort", a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -382,10 +396,15 @@ def sort(a: Any, axis: int | None = -1, *, stable: bool = True,
     return lax.rev(out, (ax,)) if descending else out
 
 
-def argsort(a: Any, axis: int | None = -1, *, stable: bool = True,
-            descending: bool = False, dtype: Any = None) -> Array:
+def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
+            stable: bool = True, descending: bool = False, dtype: Any = None) -> Array:
     """Indices that sort ``a`` along ``axis`` (of the flattened array when ``None``), of
-    the default integer dtype or ``dtype``."""
+    the default integer dtype or ``dtype``.
+
+    Raises:
+      TypeError: ``kind`` or ``order`` is given (``stable`` chooses a stable sort).
+    """
+    _no_kind_or_order("argsort", kind, order)
     index_dtype = dt.canonicalize(dt.int64) if dtype is None else \
         check_user_dtype(dtype, "argsort")
     arr = _as_array("argsort", a)
@@ -404,14 +423,15 @@ def argsort(a: Any, axis: int | None = -1, *, stable: bool = True,
     return perm
 
 
-def split(a: Any, indices_or_sections: int | Sequence[int] | Any, axis: int = 0) -> list[Array]:
+def split(ary: Any, indices_or_sections: int | Sequence[int] | Any,
+          axis: int = 0) -> list[Array]:
     """Split along ``axis`` into equal sections or at the given indices.
 
     Raises:
       ValueError: ``indices_or_sections`` sections do not divide the axis equally, or
         the indices decrease or leave the axis.
     """
-    a = _as_array("split", a)
+    a = _as_array("split", ary)
     ax = canonical_axis(axis, a.ndim)
     n = a.shape[ax]
     if isinstance(indices_or_sections, list | tuple) or np.ndim(indices_or_sections) > 0:
@@ -434,9 +454,9 @@ def split(a: Any, indices_or_sections: int | Sequence[int] | Any, axis: int = 0)
     return lax.split(a, sizes, ax)
 
 
-def tile(a: Any, reps: int | Sequence[int]) -> Array:
-    """``a`` repeated ``reps`` times along each axis."""
-    a = _as_array("tile", a)
+def tile(A: Any, reps: int | Sequence[int]) -> Array:
+    """``A`` repeated ``reps`` times along each axis."""
+    a = _as_array("tile", A)
     r = _index_tuple(reps)
     nd = max(a.ndim, len(r))
     if a.ndim < nd:  # leading dimensions of 1, as JAX adds them

@@ -434,22 +434,22 @@ trunc = _int_identity("trunc", lambda x: where(lax.lt(x, _lax_const(x, 0)), lax.
 
 
 @compiled_when_eager(("decimals", "out"))  # (XLA turns the division into a multiplication)
-def round(x: Any, decimals: int = 0, out: None = None) -> Array:
+def round(a: Any, decimals: int = 0, out: None = None) -> Array:
     """Round half to even, to ``decimals`` decimals (real and imaginary parts apart;
     ``out`` is refused, as in JAX)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
-    a = _arg("round", x)
+    x = _arg("round", a)
     decimals = operator.index(decimals)
-    if dt.is_integer(a.dtype):
+    if dt.is_integer(x.dtype):
         if decimals < 0:
             raise NotImplementedError("round: integers to negative decimals are not supported")
-        return a
-    if not dt.is_inexact(a.dtype):
+        return x
+    if not dt.is_inexact(x.dtype):
         raise ValueError("round: expected a numeric array, but got "
-                         f"{a.aval.str_short(short_dtypes=False)}")
-    if decimals > np.log10(float(_finfo(dt.real_dtype(a.dtype)).max)):
-        return a
+                         f"{x.aval.str_short(short_dtypes=False)}")
+    if decimals > np.log10(float(_finfo(dt.real_dtype(x.dtype)).max)):
+        return x
 
     def round_real(v: Any) -> Array:
         if decimals == 0:
@@ -464,9 +464,9 @@ def round(x: Any, decimals: int = 0, out: None = None) -> Array:
             out = lax.convert_element_type(out, d, as_array(out).weak_type)
         return out
 
-    if dt.is_complex(a.dtype):
-        return lax.complex(round_real(lax.real(a)), round_real(lax.imag(a)))
-    return round_real(a)
+    if dt.is_complex(x.dtype):
+        return lax.complex(round_real(lax.real(x)), round_real(lax.imag(x)))
+    return round_real(x)
 
 
 around = round
