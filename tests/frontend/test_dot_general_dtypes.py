@@ -110,3 +110,17 @@ def test_narrower_preferred_integer_type_is_refused() -> None:
     got = plait.lax.dot_general(f, f.T, DN, preferred_element_type=ml_dtypes.bfloat16)
     assert got.dtype == jax.lax.dot_general(f, f.T, DN,
                                             preferred_element_type=ml_dtypes.bfloat16).dtype
+
+
+@pytest.mark.parametrize("pet", [None, "float32", "float16"])
+@pytest.mark.parametrize("weak", [(True, True), (True, False)])
+def test_weak_type_of_the_result_as_jax(pet: str | None, weak: tuple[bool, bool]) -> None:
+    """Weak when both operands are, whatever ``preferred_element_type`` (``jnp.vdot`` of
+    two Python floats is weak)."""
+    def f(L: Any, lax: Any) -> Any:
+        x, y = (L.ravel(2.0) if w else L.ones(1) for w in weak)
+        return lax.dot_general(x, y, (((0,), (0,)), ((), ())), preferred_element_type=pet)
+
+    ours, theirs = f(plait.numpy, plait.lax), f(jax.numpy, jax.lax)
+    assert (ours.dtype, ours.weak_type) == (theirs.dtype, theirs.weak_type)
+    assert plait.numpy.vdot(2.0, 3.0).weak_type == jax.numpy.vdot(2.0, 3.0).weak_type

@@ -295,7 +295,7 @@ def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: 
     rfree = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
     dtype = dot_general_dtype(lhs.dtype, rhs.dtype, preferred_element_type,
                               isinstance(precision, DotAlgorithm | DotAlgorithmPreset))
-    weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
+    weak = lhs.weak_type and rhs.weak_type  # (as JAX: whatever preferred_element_type)
     return (ShapedArray(batch + lfree + rfree, dtype, weak),)
 
 
