@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import ml_dtypes
 import numpy as np
 import pytest
 from jax import lax as jlax
@@ -126,3 +127,19 @@ def test_switch_refuses_operand_and_operands_as_jax() -> None:
     for L in (plax, jlax):
         with pytest.raises(TypeError, match="if 'operand' keyword is passed then no positional"):
             L.switch(0, [lambda v: v], 1.0, operand=2.0)
+
+
+def test_mul_out_dtype_as_jax() -> None:
+    """``lax.mul(..., out_dtype=)``: the product in a wider dtype (no int8 overflow), and
+    its gradient back in the operands' dtype."""
+    big = np.full(3, 100, np.int8)
+    ours, theirs = plax.mul(big, big, out_dtype=np.int32), jlax.mul(big, big, out_dtype=np.int32)
+    assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+    bf = np.linspace(1, 2, 3).astype(ml_dtypes.bfloat16)
+
+    def loss(lib: Any, lax: Any) -> Any:
+        return lib.grad(lambda x, y: lax.mul(x, y, out_dtype=np.float32).sum(), (0, 1))
+
+    for o, t in zip(loss(plait, plax)(bf, bf * 2), loss(jax, jlax)(bf, bf * 2)):
+        assert o.dtype == t.dtype
+        np.testing.assert_array_equal(np.asarray(o, np.float32), np.asarray(t, np.float32))

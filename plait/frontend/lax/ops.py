@@ -227,9 +227,12 @@ gt = _binary(P.gt_p)
 ge = _binary(P.ge_p)
 
 
-def mul(x: Any, y: Any) -> Array:
-    """Elementwise product of two operands of one dtype."""
-    return bind1(P.mul_p, *_operands("mul", x, y))
+def mul(x: Any, y: Any, *, out_dtype: Any = None) -> Array:
+    """Elementwise product of two operands of one dtype; with ``out_dtype``, computed in
+    that dtype (the operands converted to it)."""
+    if out_dtype is None:
+        return bind1(P.mul_p, *_operands("mul", x, y))
+    return bind1(P.mul_p, *_operands("mul", x, y), out_dtype=dt.canonicalize(out_dtype))
 
 
 def round(x: Any, rounding_method: RoundingMethod | int = RoundingMethod.AWAY_FROM_ZERO) -> Array:
