@@ -178,3 +178,16 @@ def test_sharding_names_at_top_level_are_jax_s() -> None:
     theirs = jax.make_mesh((2,), ("i",), axis_types=(jax.sharding.AxisType.Auto,))
     assert repr(plait.NamedSharding(ours, plait.P("i"))) == repr(
         jax.NamedSharding(theirs, jax.P("i")))
+
+
+@pytest.mark.parametrize("J", [plait, jax], ids=["plait", "jax"])
+def test_deprecated_reduce_axes_takes_only_its_default(J: Any) -> None:
+    f = J.numpy.sin
+    assert float(J.grad(f, reduce_axes=())(0.0)) == 1.0
+    assert float(J.value_and_grad(f, reduce_axes=())(0.0)[1]) == 1.0
+    assert float(J.vjp(f, 0.0, reduce_axes=())[1](1.0)[0]) == 1.0
+    assert float(J.linear_transpose(lambda x: 2 * x, 1.0, reduce_axes=())(1.0)[0]) == 2.0
+    for call in (lambda: J.grad(f, reduce_axes=("i",)), lambda: J.vjp(f, 0.0, reduce_axes=("i",)),
+                 lambda: J.linear_transpose(f, 1.0, reduce_axes=("i",))):
+        with pytest.raises(NotImplementedError, match="reduce_axes argument to"):
+            call()

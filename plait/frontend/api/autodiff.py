@@ -226,21 +226,31 @@ def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], token: object
     return tree_unflatten(traced.out_tree, primal_outs), f_jvp
 
 
+def _no_reduce_axes(name: str, reduce_axes: Sequence[Any]) -> None:
+    # (JAX keeps the parameter, deprecated: only its default is accepted.)
+    if reduce_axes:
+        raise NotImplementedError(f"reduce_axes argument to {name} is deprecated")
+
+
 @overload
-def vjp(fun: Callable[..., R], *primals: Any,
-        has_aux: Literal[False] = False) -> tuple[R, Callable[[R], tuple[Any, ...]]]: ...
+def vjp(fun: Callable[..., R], *primals: Any, has_aux: Literal[False] = False,
+        reduce_axes: Sequence[Any] = ()) -> tuple[R, Callable[[R], tuple[Any, ...]]]: ...
 @overload
-def vjp(fun: Callable[..., tuple[R, A]], *primals: Any,
-        has_aux: Literal[True]) -> tuple[R, Callable[[R], tuple[Any, ...]], A]: ...
+def vjp(fun: Callable[..., tuple[R, A]], *primals: Any, has_aux: Literal[True],
+        reduce_axes: Sequence[Any] = ()) -> tuple[R, Callable[[R], tuple[Any, ...]], A]: ...
 @overload
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool) -> Any: ...
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool,
+        reduce_axes: Sequence[Any] = ()) -> Any: ...
 @api_boundary
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
+        reduce_axes: Sequence[Any] = ()) -> Any:
     """``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` pulls a cotangent back to the inputs.
 
     Integer and boolean inputs get ``float0`` cotangents.  With ``has_aux``,
     ``fun`` returns ``(out, aux)`` and ``vjp`` returns ``(out, f_vjp, aux)``.
+    ``reduce_axes`` (deprecated in JAX) must be empty.
     """
+    _no_reduce_axes("vjp", reduce_axes)
     leaves, tree = tree_flatten(tuple(primals))
     pos = ref_leaves(leaves)
     if pos:
@@ -373,13 +383,15 @@ def _check_scalar_output(aval: Any, holomorphic: bool, what: str) -> None:
 
 def value_and_grad(fun: Callable[P, R], argnums: int | Sequence[int] = 0,
                    has_aux: bool = False, holomorphic: bool = False,
-                   allow_int: bool = False) -> Callable[P, tuple[R, Any]]:
+                   allow_int: bool = False,
+                   reduce_axes: Sequence[Any] = ()) -> Callable[P, tuple[R, Any]]:
     """A function returning ``(fun(*args), gradient)`` of a scalar-output ``fun``.
 
     ``argnums`` selects the arguments differentiated (an int, or a tuple giving
     a tuple of gradients); with ``has_aux``, ``fun`` returns ``(out, aux)`` and the
-    result is ``((out, aux), grads)``.
+    result is ``((out, aux), grads)``.  ``reduce_axes`` (deprecated in JAX) must be empty.
     """
+    _no_reduce_axes("grad", reduce_axes)
     return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, True)
 
 
@@ -462,8 +474,11 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
 
 
 def grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         holomorphic: bool = False, allow_int: bool = False) -> Callable[P, Any]:
-    """The gradient of a scalar-output ``fun`` with respect to ``argnums``."""
+         holomorphic: bool = False, allow_int: bool = False,
+         reduce_axes: Sequence[Any] = ()) -> Callable[P, Any]:
+    """The gradient of a scalar-output ``fun`` with respect to ``argnums``
+    (``reduce_axes``, deprecated in JAX, must be empty)."""
+    _no_reduce_axes("grad", reduce_axes)
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, False)
 
     @functools.wraps(fun)
@@ -491,8 +506,11 @@ def _check_jacrev_output(a: ShapedArray, holomorphic: bool, what: str = "jacrev"
                         "functions with integer outputs, use plait.vjp directly.")
 
 
-def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[..., Any]:
-    """The transpose of a linear ``fun``; ``primals`` give its input types (values unused)."""
+def linear_transpose(fun: Callable[..., Any], *primals: Any,
+                     reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
+    """The transpose of a linear ``fun``; ``primals`` give its input types (values unused;
+    ``reduce_axes``, deprecated in JAX, must be empty)."""
+    _no_reduce_axes("linear_transpose", reduce_axes)
     traced, jaxpr, consts = _trace(fun, primals, "linear_transpose", concrete=False)
     n_c = len(consts)
     transposed = transpose_jaxpr(jaxpr, [False] * n_c + [True] * len(jaxpr.invars[n_c:]))
