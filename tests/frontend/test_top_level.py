@@ -191,3 +191,12 @@ def test_deprecated_reduce_axes_takes_only_its_default(J: Any) -> None:
                  lambda: J.linear_transpose(f, 1.0, reduce_axes=("i",))):
         with pytest.raises(NotImplementedError, match="reduce_axes argument to"):
             call()
+
+
+@pytest.mark.parametrize("J", [plait, jax], ids=["plait", "jax"])
+def test_removed_and_renamed_keywords_as_jax(J: Any) -> None:
+    with pytest.raises(NotImplementedError, match="`concrete` option to `jax.checkpoint`"):
+        J.checkpoint(J.numpy.sin, concrete=True)
+    with pytest.warns(UserWarning, match="renamed from `host_id` to `process_index`"):
+        assert J.local_devices(host_id=0) == J.local_devices()
+    assert J.custom_derivatives.zero_from_primal(val=1.0).shape == ()

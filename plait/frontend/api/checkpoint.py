@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable, Sequence
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, Final, ParamSpec, TypeVar, cast
 
 from plait.frontend.api.refs import with_finals, write_finals
 from plait.frontend.core.arguments import static_args
@@ -59,11 +59,24 @@ def _policy(policy: RematPolicy | Callable[..., Any] | None) -> RematPolicy | No
                     f"the primitive, operand types and params), but got {policy!r}")
 
 
+_NOT_GIVEN: Final = object()
+
+
 def checkpoint(fun: Callable[P, R], *, prevent_cse: bool = True,
                policy: RematPolicy | Callable[..., Any] | None = None,
                static_argnums: int | Sequence[int] = (),
-               static_argnames: str | Sequence[str] = ()) -> Callable[P, R]:
-    """``fun``, recomputed rather than saved when differentiated (see the module doc)."""
+               static_argnames: str | Sequence[str] = (),
+               concrete: Any = _NOT_GIVEN) -> Callable[P, R]:
+    """``fun``, recomputed rather than saved when differentiated (see the module doc).
+
+    Raises:
+      NotImplementedError: ``concrete`` is given (removed in JAX 0.10, as in JAX).
+    """
+    if concrete is not _NOT_GIVEN:
+        raise NotImplementedError(
+            "The `concrete` option to `jax.checkpoint` was deprecated in JAX v0.8.2, and "
+            "removed in JAX v0.10.0. In its place please use `static_argnums`; for details "
+            "refer to https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html.")
     nums, names = static_args(static_argnums, static_argnames)
     rule = _policy(policy)
 

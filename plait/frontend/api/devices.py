@@ -38,8 +38,15 @@ Device = _jax.Device
 """The type of a device (``plait.devices()[0]``), as ``jax.Device``."""
 
 
-def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
-    """The devices of this process (or of process ``process_index``)."""
+def local_devices(process_index: int | None = None, backend: str | None = None,
+                  host_id: int | None = None) -> list[Any]:
+    """The devices of this process (or of process ``process_index``; ``host_id`` is its
+    old name, with JAX's warning)."""
+    if host_id is not None:
+        warnings.warn("The argument to jax.local_devices has been renamed from `host_id` to "
+                      "`process_index`. This alias will eventually be removed; please update "
+                      "your code.", stacklevel=2)
+        process_index = host_id
     if backend not in (None, "cpu"):
         raise RuntimeError(f"Unknown backend {backend!r}: plait runs on 'cpu' only")
     if process_index is None:

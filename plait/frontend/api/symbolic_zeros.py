@@ -64,8 +64,8 @@ class SymbolicZero:
         return cls(value_aval(value).to_tangent_aval())
 
 
-def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
-    """Zero tangents like ``value``, a pytree: :class:`SymbolicZero`\\ s, or arrays of
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """Zero tangents like ``val``, a pytree: :class:`SymbolicZero`\\ s, or arrays of
     zeros (host ``float0`` zeros for integers and booleans), as JAX's."""
     def zero(x: Any) -> Any:
         if symbolic_zeros:
@@ -74,4 +74,4 @@ def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
         if t.dtype == dt.float0:
             return np.zeros(t.shape, dt.float0)
         return lax.full_like(x, 0)
-    return tree_map(zero, value)
+    return tree_map(zero, val)
