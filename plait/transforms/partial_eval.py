@@ -118,8 +118,13 @@ def _partial_eval(jaxpr: Jaxpr, unknowns: tuple[bool, ...],
         else:
             out_unknowns.append(False)
             known_outs.append(a)
-    res = list(residuals)
     known_in = [v for v, u in zip(jaxpr.invars, unknowns) if not u]
+    # Residuals in the order the known side defines them (inputs first), as JAX's.
+    defined = {v: i for i, v in enumerate((*jaxpr.constvars, *known_in))}
+    for e in known_eqns:
+        for v in e.outvars:
+            defined.setdefault(v, len(defined))
+    res = sorted(residuals, key=lambda v: defined.get(v, -1))
     unknown_in = [v for v, u in zip(jaxpr.invars, unknowns) if u]
     known = Jaxpr(jaxpr.constvars, tuple(known_in), tuple(known_eqns),
                   tuple(known_outs) + tuple(res), _effects(known_eqns))
