@@ -87,6 +87,21 @@ class RuleNotImplementedError(PlaitError, NotImplementedError):
         self.primitive = primitive
 
 
+def missing_rule(transform: str, primitive: str, user_defined: bool = False
+                 ) -> NotImplementedError:
+    """The error for ``primitive`` lacking its ``transform`` rule: a
+    :class:`RuleNotImplementedError`, or, for a primitive defined outside plait
+    (``plait.extend.core.Primitive``), a plain ``NotImplementedError`` with the same
+    message and attributes, as JAX raises (its primitives tutorial checks the exact
+    type)."""
+    if not user_defined:
+        return RuleNotImplementedError(transform, primitive)
+    error = NotImplementedError(f"{transform} rule for '{primitive}' not implemented")
+    error.transform = transform  # type: ignore[attr-defined]  # (read by getattr)
+    error.primitive = primitive  # type: ignore[attr-defined]  # (read by getattr)
+    return error
+
+
 class CheckError(PlaitError, RuntimeError):
     """A ``checkify.check`` failed where the reference interpreter evaluated it."""
 

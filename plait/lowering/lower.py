@@ -19,7 +19,7 @@ import attrs
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import AbstractValue, ShapedArray, buffer_avals, shaped, shaped_avals
 from plait.ir.dims import dim_vars, is_constant_shape
-from plait.ir.errors import RuleNotImplementedError
+from plait.ir.errors import missing_rule
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
@@ -119,7 +119,7 @@ def lower_body(module: ModuleEmitter, fn: FuncEmitter, jaxpr: Jaxpr,
         try:
             rule = rules.get(eqn.primitive)
             if rule is None:
-                raise RuleNotImplementedError("Lowering", eqn.primitive.name)
+                raise missing_rule("Lowering", eqn.primitive.name, eqn.primitive.open_params)
             src = eqn.source_info
             if src is not None and src.name_stack:
                 scope = module.scope_prefix = f"{prefix}{_escape(src.name_stack)}/"

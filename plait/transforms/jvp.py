@@ -20,7 +20,7 @@ from plait.ir.avals import AbstractToken, AbstractValue, ShapedArray, shaped
 from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
 from plait.ir.config import values as _config
-from plait.ir.errors import RuleNotImplementedError
+from plait.ir.errors import missing_rule
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.lists import fill_in
 from plait.ir.notes import note_equation
@@ -191,7 +191,7 @@ def jvp_eqns(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom], primals: Sequence
             try:
                 rule = jvp_rules.get(eqn.primitive)
                 if rule is None:
-                    raise RuleNotImplementedError("JVP", eqn.primitive.name)
+                    raise missing_rule("JVP", eqn.primitive.name, eqn.primitive.open_params)
                 outs, touts = rule(e, ps, ts, **eqn.params)
             except Exception as exc:
                 note_equation(exc, jaxpr, eqn, "computing the JVP of")

@@ -18,7 +18,7 @@ from plait.ir.avals import AbstractValue
 from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
 from plait.ir.config import values as _config
-from plait.ir.errors import JaxprTypeError, RuleNotImplementedError
+from plait.ir.errors import JaxprTypeError, missing_rule
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
@@ -112,7 +112,7 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
         try:
             rule = transpose_rules.get(eqn.primitive)
             if rule is None:
-                raise RuleNotImplementedError("Transpose", eqn.primitive.name)
+                raise missing_rule("Transpose", eqn.primitive.name, eqn.primitive.open_params)
             cts_z: list[Atom | Zero] = [c if c is not None else Zero(o.aval)
                                         for c, o in zip(cts, eqn.outvars)]
             ins = [read(a) for a in eqn.invars]

@@ -18,7 +18,7 @@ from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
 from plait.ir.config import values as _config
-from plait.ir.errors import RuleNotImplementedError
+from plait.ir.errors import missing_rule
 from plait.ir.jaxpr import Jaxpr
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
@@ -119,7 +119,7 @@ def vmap_eqns(e: Emitter, jaxpr: Jaxpr, size: int, consts: Sequence[Atom],
             try:
                 rule = batching_rules.get(eqn.primitive)
                 if rule is None:
-                    raise RuleNotImplementedError("Batching", eqn.primitive.name)
+                    raise missing_rule("Batching", eqn.primitive.name, eqn.primitive.open_params)
                 outs, out_dims = rule(e, size, list(vals), list(ds), **eqn.params)
             except Exception as exc:
                 note_equation(exc, jaxpr, eqn, "batching (vmap)")

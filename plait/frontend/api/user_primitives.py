@@ -32,7 +32,7 @@ from plait.ir.atoms import Atom, Literal
 from plait.ir.avals import AbstractValue, ShapedArray, shaped
 from plait.ir.caches import clear_caches
 from plait.ir.config import values as _config
-from plait.ir.errors import RuleNotImplementedError, TransformError
+from plait.ir.errors import TransformError, missing_rule
 from plait.transforms.custom_batching_rules import embed_const
 from plait.transforms.emit import Emitter
 from plait.transforms.emit import Zero as IRZero
@@ -101,14 +101,14 @@ class Primitive(ir_primitive.Primitive):
                 _config.eager_constant_folding and not any(type(a) is Tracer for a in args)):
             impl = self._impl
             if impl is None:
-                raise RuleNotImplementedError("Evaluation", self.name)
+                raise missing_rule("Evaluation", self.name, True)
             return impl(*[_operand(self.name, i, a) for i, a in enumerate(args)], **params)
         return super().bind(*args, **params)
 
     def _typing(self, *avals: AbstractValue, **params: Any) -> tuple[AbstractValue, ...]:
         rule = self._abstract_eval
         if rule is None:
-            raise RuleNotImplementedError("Abstract evaluation", self.name)
+            raise missing_rule("Abstract evaluation", self.name, True)
         out = rule(*avals, **params)
         if not self.multiple_results:
             return (_as_aval(self.name, out),)

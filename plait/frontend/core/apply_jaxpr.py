@@ -23,7 +23,6 @@ from plait.frontend.core.tracing import Trace, Tracer, current_trace, user_trace
 from plait.ir.atoms import Atom, Literal, Var
 from plait.ir.avals import ShapedArray, buffer_avals, shaped_avals
 from plait.ir.config import values as _values
-from plait.ir.errors import RuleNotImplementedError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.ir.primitive import PRIMITIVES
 from plait.ir.sharding import EXPLICIT
@@ -89,10 +88,11 @@ def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],
     return [Tracer(trace, a) if type(a) is Var else a for a in map(read, jaxpr.outvars)]
 
 
-def _user_primitive_unlowered(e: RuleNotImplementedError) -> bool:
+def _user_primitive_unlowered(e: NotImplementedError) -> bool:
     """Whether ``e`` says a user primitive has no lowering (it may still have an impl)."""
-    prim = PRIMITIVES.get(e.primitive)
-    return e.transform == "Lowering" and prim is not None and prim.open_params
+    prim = PRIMITIVES.get(getattr(e, "primitive", ""))
+    return getattr(e, "transform", None) == "Lowering" and prim is not None and \
+        prim.open_params
 
 
 def _literal_value(lit: Literal) -> ArrayImpl:
@@ -139,7 +139,7 @@ def apply_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], name: 
         else:
             device = committed_device(values)  # (the computation follows its data)
             exe = executable_for(ClosedJaxpr(flat), name, device=device)
-    except RuleNotImplementedError as e:
+    except NotImplementedError as e:  # (a user primitive's is a plain one: missing_rule)
         if not _user_primitive_unlowered(e):
             raise
         # A user primitive with an impl and no lowering: operation by operation, its
