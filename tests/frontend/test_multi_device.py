@@ -884,3 +884,21 @@ def test_mesh_queries_and_update_as_jax() -> None:
                 str(m.update(axis_types=(axis_type.Explicit,) * 2).axis_types),
                 m.update(devices=np.array(L.devices()[:4]).reshape(2, 2)).shape_tuple]
     assert describe(plait, Mesh, AxisType) == describe(jax, jax.sharding.Mesh, JAxisType)
+
+
+def test_shard_map_none_results_and_arguments_are_empty_subtrees_as_jax() -> None:
+    """A ``None`` argument or result is an empty pytree with no spec of its own
+    (``out_specs=None`` for a function returning ``None``), as in JAX."""
+    ours_mesh, theirs_mesh = _meshes((8,), ("i",))
+
+    def run(L: Any, mesh: Any, P_: Any) -> Any:
+        g = L.shard_map(lambda x, n, y: (x * 2, None, {"a": y}), mesh=mesh,
+                        in_specs=(P_("i"), None, P_()), out_specs=(P_("i"), None, P_()))
+        nothing = L.shard_map(lambda x: None, mesh=mesh, in_specs=P_(), out_specs=None)
+        return g(np.arange(8.0, dtype=np.float32), None, np.ones(2, np.float32)), \
+            nothing(np.ones(3, np.float32))
+
+    (ours, ours_none), (theirs, theirs_none) = run(plait, ours_mesh, P), run(jax, theirs_mesh, JP)
+    assert ours_none is None and theirs_none is None and ours[1] is None
+    assert_close(ours[0], theirs[0])
+    assert_close(ours[2]["a"], theirs[2]["a"])

@@ -50,10 +50,6 @@ __all__ = ["shard_map", "shard_map_call", "experimental_shard_map", "smap"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _is_spec(x: Any) -> bool:
-    return x is None or isinstance(x, PartitionSpec)
-
-
 def _spec_error(spec: Any, what: str) -> None:
     if spec is not None and not isinstance(spec, PartitionSpec):
         raise TypeError(f"shard_map {what}: expected PartitionSpecs (a pytree prefix of the "
@@ -96,7 +92,7 @@ def shard_map_call(f: Callable[..., Any], args: Sequence[Any], mesh: Mesh, in_sp
         specs = [in_specs] * len(leaves)
     else:
         specs = broadcast_prefix(tuple(in_specs) if isinstance(in_specs, list) else in_specs,
-                                 tuple(args), "shard_map in_specs", _is_spec)
+                                 tuple(args), "shard_map in_specs")
     for s in specs:
         _spec_error(s, "in_specs")
     specs = [_as_spec(s) for s in specs]
@@ -125,9 +121,9 @@ def shard_map_call(f: Callable[..., Any], args: Sequence[Any], mesh: Mesh, in_sp
     elif callable(out_specs):  # (pmap's: resolved by its body as it was traced)
         out_per = list(out_specs())
     else:
+        # (A None result is an empty subtree, with no spec of its own, as in JAX.)
         out_per = broadcast_prefix(tuple(out_specs) if isinstance(out_specs, list)
-                                   else out_specs, outs_example, "shard_map out_specs",
-                                   _is_spec)
+                                   else out_specs, outs_example, "shard_map out_specs")
     for s in out_per:
         _spec_error(s, "out_specs")
     out_specs_t = tuple(_as_spec(s) for s in out_per)
