@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import tree as dm_tree
 
 import plait
 import plait.numpy as pnp
@@ -197,3 +199,17 @@ def test_hlo_dialect_as_jax() -> None:
         ours.compiler_ir("mhlo")
     with pytest.raises(ValueError, match="unknown dialect: mhlo"):
         theirs.compiler_ir("mhlo")
+
+
+def test_shape_dtype_struct_is_a_leaf_to_tree_libraries_as_jax() -> None:
+    """dm-tree descends into attrs instances; JAX's struct is a plain class (haiku's
+    dtype tests map dm-tree over eval_shape's results)."""
+    for L in (plait, jax):
+        s = L.eval_shape(lambda x: {"y": x * 2}, L.ShapeDtypeStruct((2, 3), np.float32))
+        assert dm_tree.map_structure(lambda v: v.dtype, s) == {"y": np.dtype(np.float32)}
+        struct = s["y"]
+        assert struct == L.ShapeDtypeStruct((2, 3), np.float32) and hash(struct) == hash(
+            L.ShapeDtypeStruct((2, 3), np.float32))
+        assert pickle.loads(pickle.dumps(struct)) == struct
+        with pytest.raises(RuntimeError, match=r"Cannot reassign attributes \(shape\)"):
+            struct.shape = (1,)

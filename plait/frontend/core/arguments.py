@@ -6,7 +6,6 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
 import numpy as np
 from numpy.typing import DTypeLike
 
@@ -37,18 +36,45 @@ def _to_dtype(dtype: DTypeLike) -> np.dtype[Any]:
     return np.dtype(dtype)
 
 
-@attrs.frozen(repr=False)
 class ShapeDtypeStruct:
-    """A stand-in for an array argument: only its shape and dtype (as ``jax.ShapeDtypeStruct``)."""
+    """A stand-in for an array argument: only its shape and dtype (as ``jax.ShapeDtypeStruct``).
 
-    shape: tuple[int, ...] = attrs.field(converter=_to_shape)
+    Immutable; equal when the fields are.  A plain class, as JAX's (not an attrs class:
+    tree libraries such as dm-tree take attrs instances for containers of their fields).
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    shape: tuple[int, ...]
     """The dimensions."""
-    dtype: np.dtype[Any] = attrs.field(converter=_to_dtype)
+    dtype: np.dtype[Any]
     """The element type."""
-    weak_type: bool = False
+    weak_type: bool
     """Whether the dtype is weak."""
-    sharding: Any = None
-    """Reserved for sharded execution; must be ``None`` for now."""
+    sharding: Any
+    """The layout the argument takes (a ``NamedSharding`` or ``Format``), or ``None``."""
+
+    def __init__(self, shape: Any, dtype: DTypeLike, weak_type: bool = False,
+                 sharding: Any = None) -> None:
+        for name, value in (("shape", _to_shape(shape)), ("dtype", _to_dtype(dtype)),
+                            ("weak_type", weak_type), ("sharding", sharding)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # (JAX's class raises a RuntimeError.)
+        raise RuntimeError(f"Cannot reassign attributes ({name}) of immutable "
+                           "ShapeDtypeStruct objects; use .update() for a changed copy")
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.shape, self.dtype, self.weak_type, self.sharding)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ShapeDtypeStruct and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ShapeDtypeStruct, self._fields())
 
     @property
     def ndim(self) -> int:
@@ -76,7 +102,8 @@ class ShapeDtypeStruct:
         if unknown:
             raise TypeError(f"ShapeDtypeStruct.update: expected fields among ['dtype', "
                             f"'sharding', 'shape', 'weak_type'], but got {unknown}")
-        return attrs.evolve(self, **changes)
+        fields = dict(zip(("shape", "dtype", "weak_type", "sharding"), self._fields()))
+        return ShapeDtypeStruct(**{**fields, **changes})
 
     @classmethod
     def like(cls, x: Any) -> ShapeDtypeStruct:
