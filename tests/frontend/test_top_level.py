@@ -200,3 +200,30 @@ def test_removed_and_renamed_keywords_as_jax(J: Any) -> None:
     with pytest.warns(UserWarning, match="renamed from `host_id` to `process_index`"):
         assert J.local_devices(host_id=0) == J.local_devices()
     assert J.custom_derivatives.zero_from_primal(val=1.0).shape == ()
+
+
+@pytest.mark.parametrize("J", [plait, jax], ids=["plait", "jax"])
+def test_aux_leaves_not_traced_are_passed_through(J: Any) -> None:
+    """``has_aux``: a leaf that is no function of the differentiated arguments (a Python
+    object, a string, an int, a constant array, a value of an enclosing jit) is returned
+    as it is; the traced ones are computed (haiku returns such aux values)."""
+    marker, const = object(), J.numpy.ones(2)
+
+    def f(x: Any) -> Any:
+        return x * 2, {"o": marker, "s": "str", "i": 3, "c": const, "x": x * 3, "n": None}
+
+    (value, aux), g = J.value_and_grad(f, has_aux=True)(1.0)
+    assert (float(value), float(g)) == (2.0, 2.0)
+    assert aux["o"] is marker and aux["s"] == "str" and aux["i"] == 3 and type(aux["i"]) is int
+    assert aux["n"] is None and float(aux["x"]) == 3.0
+    np.testing.assert_array_equal(aux["c"], np.ones(2))
+    assert J.grad(f, has_aux=True)(1.0)[1]["o"] is marker
+    assert J.vjp(f, 1.0, has_aux=True)[2]["o"] is marker
+    seen = []
+
+    def inner(y: Any) -> Any:
+        g, (aux_y, aux_marker) = J.grad(lambda x: (x * y, (y, marker)), has_aux=True)(1.0)
+        seen.append(aux_marker)
+        return g, aux_y
+
+    assert [float(v) for v in J.jit(inner)(3.0)] == [3.0, 3.0] and seen == [marker]

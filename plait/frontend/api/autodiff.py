@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, ParamSpec, TypeVar, overload
 
+from plait.frontend.api.aux_values import AuxPassThrough
 from plait.frontend.api.pullback import (
     DontWant,
     Pullback,
@@ -322,7 +323,9 @@ class RefArgsPullback:
 
 def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, token: object
          ) -> Any:
-    traced, jaxpr, consts = _trace(fun, primals, "vjp", refs=token)
+    aux = AuxPassThrough() if has_aux else None
+    traced, jaxpr, consts = _trace(aux.wrap(fun) if aux is not None else fun, primals, "vjp",
+                                   refs=token)
     n_c = len(consts)
     diff = [dt.is_inexact(a.dtype) for a in traced.in_avals]
     n_out = len(jaxpr.outvars)
@@ -344,8 +347,8 @@ def _vjp(fun: Callable[..., Any], primals: tuple[Any, ...], has_aux: bool, token
                                            for i in res_from))
     f_vjp = Pullback(spec, residuals)
     out = tree_unflatten(traced.out_tree, primal_outs)
-    if has_aux:
-        return out[0], f_vjp, out[1]
+    if aux is not None:
+        return out[0], f_vjp, aux.merge(out[1])
     return out, f_vjp
 
 
@@ -409,6 +412,8 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
                                     f"at least {max(nums) + 1} positional arguments, but the "
                                     f"function was called with {n}")
         selected = sorted({i % n for i in nums})
+        aux = AuxPassThrough() if has_aux else None
+        user_fun = aux.wrap(fun) if aux is not None else fun
 
         # Only the differentiated arguments are traced; the others (and kwargs) are
         # closed over as they are, so they stay concrete (usable as static arguments of
@@ -417,7 +422,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
             full = list(args)
             for i, v in zip(selected, dyn):
                 full[i] = v
-            return fun(*full, **kwargs)
+            return user_fun(*full, **kwargs)
         dyn_fun.__name__ = name
         call = flatten_call(dyn_fun, tuple(args[i] for i in selected), {}, (), ())
         traced = trace_function(dyn_fun, call, "grad", concrete=True, refs=token)
@@ -452,6 +457,8 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
         n_kept = sum(keep)
         kept = iter(outs[:n_kept])
         value = tree_unflatten(traced.out_tree, [next(kept) if k else None for k in keep])
+        if aux is not None:
+            value = (value[0], aux.merge(value[1]))
         grad_it = iter(outs[n_kept:])
         leaves = [next(grad_it) if d else float0_zeros(a) for d, a in zip(diff, traced.in_avals)]
         (dyn_grads, _) = tree_unflatten(call.in_tree, leaves)
