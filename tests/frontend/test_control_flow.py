@@ -886,3 +886,19 @@ def test_dce_drops_scan_carries_no_output_reads() -> None:
     (scan_eqn,) = [e for e in pruned.eqns if e.primitive.name == "scan"]
     assert scan_eqn.params["num_carry"] == 1 and scan_eqn.params["num_consts"] == 1
     assert_close(plait.jit(run(PLAIT))(np.float32(1.5)), jax.jit(run(JAX))(np.float32(1.5)))
+
+
+@pytest.mark.parametrize("L", [plait, jax], ids=["plait", "jax"])
+def test_a_function_given_for_several_branches_is_traced_once(L: Any) -> None:
+    """haiku's stateful cond counts how often its branches are traced, against JAX."""
+    calls = []
+
+    def f(x: Any) -> Any:
+        calls.append(x)
+        return x ** 2
+
+    L.lax.cond(False, f, f, 0)
+    assert len(calls) == 1
+    calls.clear()
+    assert float(L.lax.switch(1, [f, f, lambda x: x + 1.0], 3.0)) == 9.0 and len(calls) == 1
+    assert float(L.jit(lambda p: L.lax.cond(p, f, f, 2.0))(True)) == 4.0

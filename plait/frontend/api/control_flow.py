@@ -232,7 +232,12 @@ def _switch_traced(what: str, index: Any, branches: Sequence[Callable[..., Any]]
                    branches_platforms: Platforms | None, token: object) -> Any:
     leaves, in_tree, paths = _leaves(operands, "operands")
     avals = _avals(leaves, paths, "cond")
-    by_k = {k: trace_to_jaxpr(branches[k], in_tree, avals, "cond", refs=token) for k in order}
+    by_k: dict[int, Any] = {}
+    for k in order:
+        # (A function given for several branches is traced once, as JAX traces it.)
+        same = next((j for j in by_k if branches[j] is branches[k]), None)
+        by_k[k] = by_k[same] if same is not None else trace_to_jaxpr(
+            branches[k], in_tree, avals, "cond", refs=token)
     traced = [by_k[k] for k in range(len(branches))]
     ref = order[0]
     for k in order[1:]:
