@@ -99,10 +99,16 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
         prev = ct.get(v)
         ct[v] = c if prev is None else e.add_any(prev, c)
 
-    for out, ct_out in zip(jaxpr.outvars, cts_out, strict=True):
-        add_ct(out, ct_out)
     b = e.builder
     outer_source = b.source_info
+    # (An output given twice sums its cotangents: named after the equation that made it.)
+    made_by = {v: q.source_info for q in linear_eqns for v in q.outvars}
+    for out, ct_out in zip(jaxpr.outvars, cts_out, strict=True):
+        src = made_by.get(out) if type(out) is Var else None
+        if src is not None and outer_source is None:
+            b.source_info = src.transformed("transpose")
+        add_ct(out, ct_out)
+        b.source_info = outer_source
     for eqn in reversed(linear_eqns):
         cts = [ct.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts):

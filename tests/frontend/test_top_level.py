@@ -227,3 +227,14 @@ def test_aux_leaves_not_traced_are_passed_through(J: Any) -> None:
         return g, aux_y
 
     assert [float(v) for v in J.jit(inner)(3.0)] == [3.0, 3.0] and seen == [marker]
+
+
+def test_every_equation_of_a_gradient_has_source_info() -> None:
+    """A value returned twice sums its cotangents in an equation that, like every other,
+    names where it comes from (haiku's jaxpr_info reads eqn.source_info.name_stack)."""
+    def loss(x: Any) -> Any:
+        y = pnp.sin(x).sum()
+        return y, y
+
+    jaxpr = plait.make_jaxpr(plait.grad(loss, has_aux=True))(pnp.ones(3)).jaxpr
+    assert all(e.source_info is not None for e in jaxpr.eqns)
