@@ -228,6 +228,8 @@ def test_pmap_variants_match_jax() -> None:
          lambda f: f(a, b, w=a * 3)),
         (lambda p: p(lambda u, v: {"d": u - v["x"]}, axis_name="i"),
          lambda f: f(a, v={"x": a.T.T})),
+        # (Python scalar results are stacked like arrays.)
+        (lambda p: p(lambda u: (u, 3, 2.5)), lambda f: f(a)),
     ]
     for make, call in cases:
         ours, theirs = make(plait.pmap), make(jax.pmap)

@@ -13,6 +13,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from plait.frontend.api.jit import jit
 from plait.frontend.api.shard_map import shard_map_call
 from plait.frontend.core.arguments import abstractify, fun_name
@@ -130,7 +132,7 @@ def _cached(fun: Callable[..., Any], static_items: tuple[tuple[int, Any], ...],
                 expanded.append(y)
                 specs.append(PartitionSpec())
                 continue
-            shape = tuple(y.shape)
+            shape = tuple(np.shape(y))  # (a Python scalar result too, as in JAX)
             ax = operator.index(ax) % (len(shape) + 1)
             new_shape = shape[:ax] + (1,) + shape[ax:]
             dims = tuple(i for i in range(len(new_shape)) if i != ax)
