@@ -904,3 +904,17 @@ def test_shard_map_none_results_and_arguments_are_empty_subtrees_as_jax() -> Non
     assert ours_none is None and theirs_none is None and ours[1] is None
     assert_close(ours[0], theirs[0])
     assert_close(ours[2]["a"], theirs[2]["a"])
+
+
+def test_pmap_takes_arguments_laid_out_over_its_devices_under_other_axis_names() -> None:
+    """chex puts pmap's arguments over ``Mesh(devices, ('_device_put_replicated',))``: the
+    same devices in the same order as pmap's mesh, so JAX takes them as they are."""
+    def run(L: Any, P_: Any) -> Any:
+        mesh = L.sharding.Mesh(np.array(L.local_devices()), ("_r",))
+        x = L.device_put(np.stack([np.arange(3.0, dtype=np.float32) + i for i in range(N)]),
+                         L.sharding.NamedSharding(mesh, P_("_r")))
+        return L.pmap(lambda v: L.lax.pmean(v, "i") * 2, axis_name="i")(x)
+
+    ours, theirs = run(plait, P), run(jax, JP)
+    assert_close(ours, theirs)
+    assert repr(ours.sharding) == repr(theirs.sharding)

@@ -84,7 +84,9 @@ def spmd_layout(jaxpr: Jaxpr, in_avals: Sequence[ShapedArray],
       ArgumentError: the shardings name different meshes.
     """
     named = set(jaxpr_meshes(jaxpr))
-    named.update(s.mesh for s in (*in_shardings, *out_shardings) if s is not None)
+    named.update(s.mesh for s in out_shardings if s is not None)
+    in_shardings = _onto(named, in_shardings)
+    named.update(s.mesh for s in in_shardings if s is not None)
     if not named:
         return None
     meshes = {m for m in named if isinstance(m, Mesh)}
@@ -103,6 +105,28 @@ def spmd_layout(jaxpr: Jaxpr, in_avals: Sequence[ShapedArray],
     outs = tuple(s if s is not None else _typed_layout(mesh, a)
                  for s, a in zip(out_shardings, jaxpr.out_avals))
     return SpmdLayout(mesh, tuple(in_avals), ins, outs)
+
+
+def _onto(named: set[Mesh | AbstractMesh], in_shardings: Sequence[NamedSharding | None]
+          ) -> Sequence[NamedSharding | None]:
+    """The arguments' layouts, an argument laid out over a mesh that is the program's
+    one mesh under other axis names (the same devices in the same grid: pmap's mesh and
+    a ``device_put`` over ``Mesh(devices, ('_r',))``) taken as the same layout over the
+    program's mesh, as JAX, which compares devices, takes it."""
+    program = [m for m in named if isinstance(m, Mesh)]
+    if len(program) != 1:
+        return in_shardings
+    mesh = program[0]
+    out: list[NamedSharding | None] = []
+    for s in in_shardings:
+        if s is not None and isinstance(s.mesh, Mesh) and s.mesh != mesh and (
+                s.mesh.device_ids, s.mesh.axis_sizes) == (mesh.device_ids, mesh.axis_sizes):
+            rename = dict(zip(s.mesh.axis_names, mesh.axis_names))
+            s = NamedSharding(mesh, PartitionSpec(*[
+                None if e is None else tuple(rename[n] for n in e) if isinstance(e, tuple)
+                else rename[e] for e in s.spec]))
+        out.append(s)
+    return out
 
 
 def _typed_layout(mesh: Mesh, aval: object) -> NamedSharding | None:
