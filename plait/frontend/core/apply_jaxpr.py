@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from plait.frontend.core.array_impl import ArrayImpl, committed_device, device_buffer, wrap_output
+from plait.frontend.core.bind_eval import eval_jaxpr_bind
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.run_guards import refuse_execution
 from plait.frontend.core.source_lines import scopes
@@ -29,22 +30,6 @@ from plait.ir.sharding import EXPLICIT
 from plait.ir.sharding_rules import retyped
 
 __all__ = ["apply_jaxpr", "eval_jaxpr_bind", "inline_into_trace", "jaxpr_function"]
-
-
-def eval_jaxpr_bind(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:
-    """Evaluate ``jaxpr`` by binding each equation's primitive (the frontend interpreter)."""
-    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts, strict=True))
-    env.update(zip(jaxpr.invars, args, strict=True))
-
-    def read(a: Atom) -> Any:
-        return a if type(a) is Literal else env[a]
-
-    for eqn in jaxpr.eqns:
-        # (The primitive's own bind: a user primitive runs its impl.)
-        outs = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
-        for v, x in zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]):
-            env[v] = x
-    return [read(a) for a in jaxpr.outvars]
 
 
 def inline_into_trace(trace: Trace, jaxpr: Jaxpr, consts: Sequence[Any],

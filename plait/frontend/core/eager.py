@@ -20,6 +20,7 @@ from plait.frontend.core.array_impl import (
     device_buffer,
     scalar_buffer,
 )
+from plait.frontend.core.bind_eval import uncompilable_call
 from plait.frontend.core.compile_cache import executable_for
 from plait.frontend.core.host_values import as_host_array, scalar_literal
 from plait.frontend.core.run_guards import refuse_execution
@@ -156,6 +157,10 @@ def eager_bind(prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> 
             key.append(aval)
     op_key = tuple(key)
     op = _ops.data.get(op_key)
+    if op is None:  # (never cached: looked for on the miss path only)
+        called = uncompilable_call(prim, full, args)
+        if called is not None:
+            return called if prim.multiple_results else called[0]
     if placed is not None and placed is not (
             op.home if op is not None else runtime.sharding_for(runtime.default_device())):
         return _run_elsewhere(op_key, args, bufs)
