@@ -61,7 +61,9 @@ def check_same_dtypes(avals: Sequence[ShapedArray]) -> None:
     for a in avals[1:]:
         if a.dtype != d0:
             fail("expected operands of equal dtypes, but got "
-                 + ", ".join(x.str_short() for x in avals))
+                 + ", ".join(x.str_short() for x in avals)
+                 + " (lax does not promote: convert one with lax.convert_element_type, or "
+                   "use the plait.numpy function, which promotes)")
 
 
 def broadcast_shapes(avals: Sequence[ShapedArray]) -> tuple[int, ...]:
