@@ -4,7 +4,7 @@ jaxprs, gradients, vmap, and bad arguments."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -72,5 +72,22 @@ def test_bad_arguments() -> None:
         plax.associative_scan(plax.add, (np.ones(3), np.ones(4)))
     with pytest.raises(ValueError, match="axis 2 is out of bounds"):
         plax.associative_scan(plax.add, np.ones((3, 2)), axis=2)
-    with pytest.raises(TypeError, match="expected fn to return the structure of elems"):
+    with pytest.raises(TypeError, match="expected fn to return the 1 leaves of elems"):
         plax.associative_scan(lambda a, b: (a, b), np.ones(4))
+
+
+class _Pair(NamedTuple):
+    a: Any
+    b: Any
+
+
+@pytest.mark.parametrize("L", [plait, jax], ids=["plait", "jax"])
+def test_fn_may_return_another_structure_with_the_same_leaves(L: Any) -> None:
+    """dynamax's smoother returns a tuple for a namedtuple of messages: JAX takes the
+    leaves."""
+    elems = _Pair(np.arange(1.0, 6.0, dtype=np.float32), np.ones(5, np.float32))
+    out = L.lax.associative_scan(lambda x, y: (x.a + y.a, x.b * y.b), elems, reverse=True)
+    assert type(out) is _Pair
+    np.testing.assert_allclose(out.a, np.cumsum(elems.a[::-1])[::-1])
+    with pytest.raises(Exception):  # noqa: B017  (the kinds differ: plait's is a TypeError)
+        L.lax.associative_scan(lambda x, y: (x.a + y.a,), elems)

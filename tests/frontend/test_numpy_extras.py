@@ -412,3 +412,24 @@ def test_out_arrays_are_refused_as_jax(make: Callable[[Any], Any]) -> None:
         make(pnp)
     with pytest.raises(Exception):  # noqa: B017  (JAX's types vary: its jit hashes out)
         make(jnp)
+
+
+_MATMUL_SHAPES = [(1, 1), (1, 1, 1), (2, 1, 1), (1, 2, 1, 1), (1,), (2, 1, 1, 1)]
+
+
+@pytest.mark.parametrize("sa", _MATMUL_SHAPES)
+@pytest.mark.parametrize("sb", _MATMUL_SHAPES)
+def test_matmul_broadcasts_size_one_batch_dimensions_as_jax(sa: tuple[int, ...],
+                                                           sb: tuple[int, ...]) -> None:
+    """A size-1 batch dimension against no batch dimension at all (dynamax's
+    ``H @ covs @ H.T``) was taken for one against a larger one."""
+    a = np.arange(1.0, 1.0 + np.prod(sa), dtype=np.float32).reshape(sa)
+    b = np.arange(2.0, 2.0 + np.prod(sb), dtype=np.float32).reshape(sb)
+    try:
+        theirs = np.asarray(jax.jit(jnp.matmul)(a, b))
+    except Exception:  # noqa: BLE001  (JAX refuses: so must plait)
+        with pytest.raises(Exception):  # noqa: B017
+            plait.jit(pnp.matmul)(a, b)
+        return
+    np.testing.assert_allclose(np.asarray(plait.jit(pnp.matmul)(a, b)), theirs)
+    np.testing.assert_allclose(np.asarray(pnp.asarray(a) @ b), theirs)

@@ -44,8 +44,9 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
 
     def combine(a: list[Any], b: list[Any]) -> list[Any]:
         out, out_tree = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
-        if out_tree != tree:
-            raise TypeError(f"associative_scan: expected fn to return the structure of "
+        # (Only the leaves must agree, as in JAX: a tuple for a namedtuple's fields.)
+        if len(out) != len(a):
+            raise TypeError(f"associative_scan: expected fn to return the {len(a)} leaves of "
                             f"elems, {tree}, but got {out_tree}")
         return out
 

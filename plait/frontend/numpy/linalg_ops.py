@@ -106,7 +106,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None,
     for i in range(n):
         da = batch_a[i - ka] if i >= ka else None
         db = batch_b[i - kb] if i >= kb else None
-        if da is None or (da == 1 and db != 1):
+        if da is None or (da == 1 and db is not None and db != 1):
             if da is not None:
                 squeeze_a.append(i - ka)
             free_b.append((i, i - kb))
