@@ -470,6 +470,16 @@ def test_mapped_and_unmapped_avals_are_jaxs() -> None:
         pcore.unmapped_aval(4, 3, plait.core.ShapedArray((3, 5), np.float32))
 
 
+def _impl_only_calls(L: Any, prim: Any) -> tuple[Any, Any]:
+    @L.m.custom_jvp
+    def g(x: Any) -> Any:
+        return prim.bind(x) + 1
+
+    g.defjvp(lambda p, t: (g(p[0]), t[0] * 3))
+    f = L.m.checkpoint(lambda x: prim.bind(x) * L.jnp.sin(x) + g(x))
+    return f(2.0), L.m.grad(f)(2.0)
+
+
 def test_an_impl_without_lowering_runs_inside_calls_outside_jit() -> None:
     """A primitive with an impl and no lowering, under ``checkpoint`` and a
     ``custom_jvp`` function, differentiated outside ``jit``: the calls' bodies are
@@ -481,13 +491,7 @@ def test_an_impl_without_lowering_runs_inside_calls_outside_jit() -> None:
         prim.def_abstract_eval(lambda x: x)
         L.ad.deflinear(prim, lambda ct: (ct * 3,))
 
-        @L.m.custom_jvp
-        def g(x: Any) -> Any:
-            return prim.bind(x) + 1
-
-        g.defjvp(lambda p, t: (g(p[0]), t[0] * 3))
-        f = L.m.checkpoint(lambda x: prim.bind(x) * L.jnp.sin(x) + g(x))
-        results.append((f(2.0), L.m.grad(f)(2.0)))
+        results.append(_impl_only_calls(L, prim))
     (o_val, o_grad), (t_val, t_grad) = results
     np.testing.assert_allclose(o_val, t_val, rtol=1e-6)
     np.testing.assert_allclose(o_grad, t_grad, rtol=1e-6)
