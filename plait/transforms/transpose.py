@@ -101,8 +101,10 @@ def backward_pass(e: Emitter, jaxpr: Jaxpr, consts: Sequence[Atom],
 
     b = e.builder
     outer_source = b.source_info
-    # (An output given twice sums its cotangents: named after the equation that made it.)
-    made_by = {v: q.source_info for q in linear_eqns for v in q.outvars}
+    # (An output given twice sums its cotangents: named after the equation that made it.
+    # Looked up only then, off the common path.)
+    repeated = outer_source is None and len(set(jaxpr.outvars)) < len(jaxpr.outvars)
+    made_by = {v: q.source_info for q in linear_eqns for v in q.outvars} if repeated else {}
     for out, ct_out in zip(jaxpr.outvars, cts_out, strict=True):
         src = made_by.get(out) if type(out) is Var else None
         if src is not None and outer_source is None:

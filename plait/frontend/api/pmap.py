@@ -76,8 +76,8 @@ def pmap(fun: Callable[..., Any], axis_name: str | None = None, *, in_axes: Any 
         # (As in JAX, in_axes covers the positional arguments; keyword arguments are
         # mapped over their leading axis.)
         leaves, tree = tree_flatten((dyn, kwargs))
-        per_leaf = [*broadcast_prefix(axes_prefix, dyn, "pmap in_axes"),
-                    *[0] * (len(leaves) - len(tree_flatten(dyn)[0]))]
+        per_dyn = broadcast_prefix(axes_prefix, dyn, "pmap in_axes")
+        per_leaf = [*per_dyn, *[0] * (len(leaves) - len(per_dyn))]
         avals = [abstractify(x, f"argument {i}", "pmap") for i, x in enumerate(leaves)]
         norm: list[int | None] = []
         sizes = set()

@@ -102,8 +102,7 @@ class ShapeDtypeStruct:
         if unknown:
             raise TypeError(f"ShapeDtypeStruct.update: expected fields among ['dtype', "
                             f"'sharding', 'shape', 'weak_type'], but got {unknown}")
-        fields = dict(zip(("shape", "dtype", "weak_type", "sharding"), self._fields()))
-        return ShapeDtypeStruct(**{**fields, **changes})
+        return ShapeDtypeStruct(**{**dict(zip(self.__slots__, self._fields())), **changes})
 
     @classmethod
     def like(cls, x: Any) -> ShapeDtypeStruct:

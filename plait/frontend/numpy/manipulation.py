@@ -116,7 +116,7 @@ def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Array:
     if order not in ("C", "F"):
         raise NotImplementedError(f"ravel: only order='C' and 'F' are supported, but got "
                                   f"{order!r}")
-    return reshape(transpose(a) if order == "F" else a, (a.size,), out_sharding=out_sharding)
+    return reshape(a, (a.size,), order, out_sharding=out_sharding)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Array:
