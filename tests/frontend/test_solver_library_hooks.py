@@ -141,6 +141,8 @@ def _tracer_kinds(lib: Any, np_: Any, core: Any, ad: Any) -> list[bool]:
     def f(x: Any, k: Any) -> Any:
         main = core.find_top_trace([x, k]).main
         values = [x, x * 2.0, lib.lax.stop_gradient(x), np_.argmax(x), k * 2.0, np_.float32(1.0)]
+        # A jit's results, each as it depends on the jit's arguments
+        values += lib.jit(lambda a, b: (a * 2.0, b + 1.0, a * b))(x, np_.ones(3))
         kinds.extend(isinstance(v, ad.JVPTracer) and v._trace.main is main for v in values)
         return x
 
@@ -153,7 +155,7 @@ def test_find_top_trace_and_jvp_tracers_answer_as_jaxs() -> None:
     # its trace)
     ours = _tracer_kinds(plait, pjnp, pcore, pad)
     theirs = _tracer_kinds(jax, jjnp, jcore, jad)
-    assert ours == theirs == [True, True, False, False, True, False]
+    assert ours == theirs == [True, True, False, False, True, False, True, False, True]
     assert pcore.find_top_trace([1.0]) is None
 
 
@@ -165,3 +167,68 @@ def test_zero_from_primal_is_jaxs() -> None:
         assert str(jax.tree_util.tree_structure(ours)) == str(jax.tree_util.tree_structure(theirs))
         for o, t in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
             assert repr(o) == repr(t) if symbolic else np.asarray(o).dtype == np.asarray(t).dtype
+
+
+def _custom_vjp_after_jit(lib: Any) -> list[Any]:
+    seen: list[Any] = []
+
+    @lib.custom_vjp
+    def f(x: Any, y: Any) -> Any:
+        return x * y
+
+    def fwd(x: Any, y: Any) -> Any:
+        seen.append((x.perturbed, y.perturbed))
+        return f(x.value, y.value), (x.value, y.value, x.perturbed, y.perturbed)
+
+    def bwd(res: Any, g: Any) -> Any:
+        x, y, px, py = res
+        return (g * y if px else None, g * x if py else None)
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    g = lib.jit(lambda x, y: f(x, y))
+    # The program traced by the eager call is then differentiated in both arguments.
+    return [float(g(2.0, 3.0)), float(lib.grad(g)(2.0, 3.0)), float(lib.grad(g, 1)(2.0, 3.0)),
+            float(lib.grad(lambda x: lib.jit(lambda y: f(y, 3.0))(x))(2.0)), seen]
+
+
+def test_custom_vjp_traced_outside_autodiff_differentiates_later() -> None:
+    # (plait traced fwd with every input unperturbed under the eager jit, reused that
+    # program under grad and gave zero gradients)
+    ours = _custom_vjp_after_jit(plait)
+    theirs = _custom_vjp_after_jit(jax)
+    assert ours[:4] == theirs[:4] == [6.0, 3.0, 2.0, 3.0]
+    # plait traces fwd once for the jit's program, with both inputs perturbed: JAX
+    # calls it per differentiation (the closed-over constant 3.0 is unperturbed in both)
+    assert ours[4] == [(True, True), (True, False)]
+    assert theirs[4] == [(True, False), (False, True), (True, False)]
+
+
+def _symbolic_zero_tangents(lib: Any) -> list[Any]:
+    seen: list[Any] = []
+    one = np.float32(1.0)
+
+    @lib.custom_jvp
+    def f(x: Any, y: Any) -> Any:
+        return x * y
+
+    @functools.partial(f.defjvp, symbolic_zeros=True)
+    def f_jvp(primals: Any, tangents: Any) -> Any:
+        seen.append([type(t).__name__ for t in tangents])
+        x, y = primals
+        tx, ty = tangents
+        zero = type(tx).__name__ == "SymbolicZero"
+        return f(x, y), (0.0 * x if zero else tx * y) + (
+            0.0 * y if type(ty).__name__ == "SymbolicZero" else x * ty)
+
+    out = lib.jvp(lambda x: f(x, lib.numpy.asarray(one) * 2.0), (3.0,), (1.0,))
+    return [float(out[0]), float(out[1]), seen[-1]]
+
+
+def test_custom_jvp_symbolic_zeros_mark_constant_inputs_as_jaxs() -> None:
+    # (equinox's filter_custom_jvp asserts that a non-differentiated input's tangent is
+    # None, its translation of a SymbolicZero)
+    ours = _symbolic_zero_tangents(plait)
+    theirs = _symbolic_zero_tangents(jax)
+    assert ours[:2] == theirs[:2] == [6.0, 2.0]
+    assert ours[2][1] == theirs[2][1] == "SymbolicZero"
+    assert ours[2][0] != "SymbolicZero" and theirs[2][0] != "SymbolicZero"

@@ -293,14 +293,19 @@ class custom_jvp(_CustomFunction[P, R]):
         rule = self.jvp
         rule_error = None
         try:
-            rj = self._traced_rule(rule, f, static, avals, t_avals, in_tree, name, known)
+            # With symbolic zeros, the tangent of an input that cannot carry one (a
+            # constant, or a value computed from constants) is a SymbolicZero, as in JAX.
+            zeros = [not p for p in perturbed(leaves, ever=True)] if self.symbolic_zeros \
+                else [False] * len(leaves)
+            rj = self._traced_rule(rule, f, static, avals, t_avals, in_tree, name, known,
+                                   zeros)
         except Exception as exc:  # noqa: BLE001  (any error of the user's rule)
             # JAX calls a JVP rule only when differentiating: the call must still work,
             # and the rule's error is raised when a JVP is taken.
             rule_error = defer_rule_error(exc, f"the custom_jvp rule {fun_name(rule)} of "
                                                f"{name}")
             rj = self._traced_rule(_zero_tangents(f), f, (), avals, t_avals, in_tree, name,
-                                   known)
+                                   known, [False] * len(leaves))
         consts = f.closed.consts + rj.closed.consts
         call = _with_consts(f, consts, 0)
         jvp_j = _with_consts(rj, consts, len(f.closed.consts))
@@ -311,9 +316,11 @@ class custom_jvp(_CustomFunction[P, R]):
 
     def _traced_rule(self, rule: Callable[..., Any], f: TracedFunction, static: Any,
                      avals: list[ShapedArray], t_avals: list[ShapedArray], in_tree: PyTreeDef,
-                     name: str, known: Sequence[Any] | None) -> TracedFunction:
-        """``rule`` traced on the primals and tangents, its outputs checked, and the
-        tangents of non-inexact outputs dropped."""
+                     name: str, known: Sequence[Any] | None, zeros: Sequence[bool]
+                     ) -> TracedFunction:
+        """``rule`` traced on the primals and tangents (a ``SymbolicZero`` for the
+        inputs marked in ``zeros``), its outputs checked, and the tangents of non-inexact
+        outputs dropped."""
         inexact = [dt.is_inexact(a.dtype) for a in avals]
         frame = _SelfCall(static, f)
 
@@ -321,6 +328,8 @@ class custom_jvp(_CustomFunction[P, R]):
             primals = flat[:len(avals)]
             frame.inputs = primals
             tangents = fill_in(inexact, flat[len(avals):], avals, float0_zeros)
+            tangents = [SymbolicZero(a.to_tangent_aval()) if z else t
+                        for t, a, z in zip(tangents, avals, zeros)]
             p = tree_unflatten(in_tree, primals)
             t = tree_unflatten(in_tree, tangents)
             try:
@@ -399,9 +408,10 @@ class custom_vjp(_CustomFunction[P, R]):
             return self.fun(*_merge(nd, static, d))
         f = _trace(fun, avals, in_tree, "custom_vjp", name, known)
         rule_error = None
+        flags = perturbed(leaves, ever=True) if self.symbolic_zeros else None
         try:
             fw, bw = self._traced_rules(self.fwd, self.bwd, f, nd, static, avals, in_tree, name,
-                                        known, perturbed(leaves) if self.symbolic_zeros else None)
+                                        known, flags)
         except Exception as exc:  # noqa: BLE001  (any error of the user's rules)
             # As for custom_jvp: JAX runs the rules only when differentiating.
             rule_error = defer_rule_error(exc, f"the custom_vjp rules {fun_name(self.fwd)} and "

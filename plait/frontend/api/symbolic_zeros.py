@@ -1,10 +1,14 @@
-"""The values ``custom_vjp`` rules see when defined with ``symbolic_zeros=True``, as JAX's
-``jax.custom_derivatives``: fwd receives each primal leaf as a :class:`CustomVJPPrimal`.
+"""The values custom rules see when defined with ``symbolic_zeros=True``, as JAX's
+``jax.custom_derivatives``: a ``custom_vjp`` fwd receives each primal leaf as a
+:class:`CustomVJPPrimal`, and a ``custom_jvp`` rule a :class:`SymbolicZero` as the
+tangent of an input that cannot carry one.
 
-plait passes its zero tangents and cotangents as arrays of zeros, never as
-:class:`SymbolicZero` (rules that test for one take their general path, with the same
-result); and it does not know at definition which inputs will be differentiated, so every
-inexact input is ``perturbed``.
+plait traces the rules when the call is traced, so "perturbed" and "cannot carry a
+tangent" are read from the program traced so far
+(:func:`~plait.frontend.core.trace_queries.perturbed`, with ``ever``): they hold for any
+later differentiation of that program.  Zero cotangents reach a bwd rule as arrays of
+zeros, never as :class:`SymbolicZero` (rules that test for one take their general path,
+with the same result).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ class CustomVJPPrimal:
     value: Any
     """The input."""
     perturbed: bool
-    """Whether its derivative may be nonzero (every inexact input, in plait)."""
+    """Whether its derivative may be nonzero (see the module)."""
 
     def __repr__(self) -> str:
         return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
@@ -38,8 +42,8 @@ class CustomVJPPrimal:
 
 @attrs.frozen(repr=False)
 class SymbolicZero:
-    """A zero tangent or cotangent known to be zero without an array (JAX passes these to
-    rules defined with ``symbolic_zeros=True``; plait passes arrays of zeros)."""
+    """A tangent or cotangent known to be zero, without an array (passed to rules
+    defined with ``symbolic_zeros=True``; see the module)."""
 
     aval: ShapedArray
     """The type of the zero."""

@@ -24,21 +24,31 @@ _AUTODIFF: Final = frozenset({"grad", "jvp", "vjp", "linearize", "linear_transpo
 """The purposes of the traces of the differentiating transformations."""
 
 
-def perturbed(leaves: Sequence[Any], captured: bool = True) -> list[bool]:
+def perturbed(leaves: Sequence[Any], captured: bool = True, ever: bool = False) -> list[bool]:
     """Whether each leaf may carry a tangent: a traced value of an inexact type that
     depends on an input of its trace (or, with ``captured``, on an outer traced value
     it captured that may carry one), where a differentiating transformation is active at
-    its trace's level or outside it."""
+    its trace's level or outside it.
+
+    With ``ever``, whether it could carry one when its trace's program is differentiated
+    now or later (plait reuses a traced program under later transformations): what a
+    custom rule traced now may assume.  A differentiating trace takes the values it
+    captured as constants; another passes them on to its program's transformations."""
     out = [False] * len(leaves)
     by_trace: dict[Trace, list[int]] = {}
     for i, x in enumerate(leaves):
         if type(x) is Tracer:
             by_trace.setdefault(x._trace, []).append(i)
     for trace, idx in by_trace.items():
-        if not _differentiating(trace):
+        if ever:
+            use_captured = captured and trace.purpose not in _AUTODIFF
+        elif _differentiating(trace):
+            use_captured = captured
+        else:
             continue
-        outer = [(v, c) for v, c in trace.consts if type(c) is Tracer] if captured else []
-        live = [v for (v, _), p in zip(outer, perturbed([c for _, c in outer])) if p]
+        outer = [(v, c) for v, c in trace.consts if type(c) is Tracer] if use_captured else []
+        live = [v for (v, _), p in zip(outer, perturbed([c for _, c in outer], True, ever))
+                if p]
         deps = trace.depend_on_inputs([leaves[i]._var for i in idx], live)
         for i, d in zip(idx, deps):
             out[i] = d

@@ -271,11 +271,32 @@ class Trace(BaseTrace):
         live = {v for v in self.invars if _has_tangents(v)}
         live.update(captured if captured is not None else
                     [v for v, c in self.consts if type(c) is Tracer])
-        for eqn in self.builder.eqns:
-            if eqn.primitive is not P.stop_gradient_p and \
-                    any(type(a) is Var and a in live for a in eqn.invars):
-                live.update(v for v in eqn.outvars if _has_tangents(v))
+        _propagate(self.builder.eqns, live)
         return [v in live for v in vars]
+
+
+def _propagate(eqns: Sequence[Eqn], live: set[Var]) -> None:
+    """Add to ``live`` the outputs of ``eqns`` that carry tangents from a live value; a
+    call's outputs each from the inputs its body uses for it (as JAX's per-output
+    symbolic zeros)."""
+    for eqn in eqns:
+        if eqn.primitive is P.stop_gradient_p or \
+                not any(type(a) is Var and a in live for a in eqn.invars):
+            continue
+        body = _CALL_BODIES.get(eqn.primitive)
+        if body is None:
+            live.update(v for v in eqn.outvars if _has_tangents(v))
+            continue
+        inner: Jaxpr = eqn.params[body].jaxpr
+        inner_live = {v for v, a in zip(inner.invars, eqn.invars) if type(a) is Var and a in live}
+        _propagate(inner.eqns, inner_live)
+        live.update(v for v, a in zip(eqn.outvars, inner.outvars)
+                    if type(a) is Var and a in inner_live and _has_tangents(v))
+
+
+_CALL_BODIES = {P.jit_p: "jaxpr", P.remat_p: "jaxpr"}
+"""Call primitives whose body maps the equation's inputs to its outputs one to one, by
+the name of the body's param."""
 
 
 def _has_tangents(v: Var) -> bool:
