@@ -136,6 +136,11 @@ class Primitive:
                             f"params), but got {2 + len(avals_and_params)} arguments")
         return _bind_with_trace_hook(self, trace, args, dict(avals_and_params[-1]))
 
+    def get_bind_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The params to rebind an equation with, ``bind(*args, **params)``, as JAX's
+        (plait's equations keep their bodies as params: they rebind as they are)."""
+        return dict(params)
+
     def complete_params(self, params: Mapping[str, Any]) -> Params:
         """Check ``params`` against the declarations and fill constant defaults.
 

@@ -309,22 +309,28 @@ def module_name(fun_name: str) -> str:
 
 
 def _donation_attrs(in_avals: Sequence[Any], out_avals: Sequence[Any],
-                    donated: Sequence[bool]) -> list[str]:
+                    donated: Sequence[bool], in_layouts: Sequence[Any] = (),
+                    out_layouts: Sequence[Any] = ()) -> list[str]:
     """The argument attributes of donated arguments, matched to results as JAX does.
 
-    A donated argument aliases the first unclaimed result of its shape and
-    dtype (``tf.aliasing_output``); failing that, if a result of its element
-    count is left, XLA may reuse it (``jax.buffer_donor``); otherwise it is
-    not donated at all.
+    A donated argument aliases the first unclaimed result of its shape, dtype and
+    layout over the devices (``tf.aliasing_output``); failing that, if a result of its
+    element count is left, XLA may reuse it (``jax.buffer_donor``); otherwise it is
+    not donated at all.  Layouts (shardings, given for a program over several devices)
+    must be known to alias: each device's part must be the same.
     """
+    def key(a: Any, layouts: Sequence[Any], i: int) -> Any:
+        if not layouts:
+            return (a.shape, a.dtype)
+        return (a.shape, a.dtype, layouts[i]) if layouts[i] is not None else object()
     by_type: dict[Any, deque[int]] = defaultdict(deque)
     for i, (a, d) in enumerate(zip(in_avals, donated)):
         if d:
-            by_type[(a.shape, a.dtype)].append(i)
+            by_type[key(a, in_layouts, i)].append(i)
     attrs = [""] * len(in_avals)
     by_size: dict[int, deque[int]] = defaultdict(deque)
     for j, o in enumerate(out_avals):
-        waiting = by_type.get((o.shape, o.dtype))
+        waiting = by_type.get(key(o, out_layouts, j))
         if waiting:
             attrs[waiting.popleft()] = f"tf.aliasing_output = {j} : i32"
         else:
@@ -389,8 +395,10 @@ def lower_closed_jaxpr(closed: ClosedJaxpr, fun_name: str, result_paths: Sequenc
     jaxpr = closed.jaxpr
     paths = list(result_paths) or [""] * len(jaxpr.outvars)
     attrs_ = [f'jax.result_info = "{_escape(p)}"' if p else "" for p in paths]
+    layouts = (list(in_shardings) or [None] * len(jaxpr.invars),
+               list(out_shardings) or [None] * len(jaxpr.outvars)) if mesh is not None else ((), ())
     arg_attrs = _donation_attrs(buffer_avals(jaxpr.in_avals), buffer_avals(jaxpr.out_avals),
-                                donated) if any(donated) else []
+                                donated, *layouts) if any(donated) else []
     if mesh is not None:
         arg_attrs = _with_shardings(arg_attrs or [""] * len(jaxpr.invars), jaxpr.invars,
                                     in_shardings, replicate=True)

@@ -80,6 +80,17 @@ def test_remat_is_checkpoint_and_static_argnums() -> None:
                  jax.grad(lambda x: jax.numpy.sum(f(JAX)(x, 3)))(X))
 
 
+def test_static_arguments_need_not_be_hashable() -> None:
+    # (as in JAX, nothing caches them; equinox passes its pytree of statics as one)
+    def f(L: Lib) -> Callable[..., Any]:
+        return L.checkpoint(lambda cfg, x: L.np.sin(x) * cfg["scale"], static_argnums=(0,))
+    cfg = {"scale": 3.0}
+    assert_close(plait.grad(lambda x: plait.numpy.sum(f(PLAIT)(cfg, x)))(X),
+                 jax.grad(lambda x: jax.numpy.sum(f(JAX)(cfg, x)))(X))
+    with pytest.raises(ValueError, match="Non-hashable static arguments are not supported"):
+        plait.jit(lambda cfg, x: x, static_argnums=(0,))(cfg, X)
+
+
 def test_checkpointed_scan_body() -> None:
     # The classic use: remat each step of a loop.
     def f(L: Lib) -> Callable[[Any], Any]:

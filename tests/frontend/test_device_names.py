@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.lib
 import numpy as np
 import pytest
 
 import plait
+import plait.lib
 import plait.numpy as pnp
 
 
@@ -38,3 +40,23 @@ def test_effects_barrier_after_debug_print(capsys: pytest.CaptureFixture[str]) -
     plait.jit(lambda x: plait.debug.print("x: {}", x) or x)(2.0)
     plait.effects_barrier()
     assert capsys.readouterr().out == "x: 2.0\n"
+
+
+def test_committed_as_jax_where_plait_places_arrays_alike() -> None:
+    # plait counts arrays on the default device as movable (uncommitted), also when
+    # device_put there explicitly, where JAX commits them (docs/scaling.md).
+    mesh = plait.make_mesh((2,), ("x",))
+    jmesh = jax.make_mesh((2,), ("x",))
+
+    def cases(lib: Any, m: Any) -> list[bool]:
+        a = lib.numpy.arange(4.0)
+        other = lib.device_put(a, lib.devices()[1])
+        split = lib.device_put(a, lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec("x")))
+        return [a.committed, (a + 1).committed, lib.jit(lambda v: v * 2)(a).committed,
+                other.committed, (other + 1).committed, split.committed,
+                lib.jit(lambda v: v * 2)(split).committed]
+    assert cases(plait, mesh) == cases(jax, jmesh) == [False] * 3 + [True] * 4
+
+
+def test_lib_version_is_jaxlibs() -> None:
+    assert plait.lib.__version__ == jax.lib.__version__

@@ -384,6 +384,29 @@ def test_jaxpr_as_fun_applies_a_jaxpr_under_transformations() -> None:
         pcore.jaxpr_as_fun(closed.jaxpr)  # type: ignore[arg-type]  # (the error under test)
 
 
+def _rebind_each_equation(lib: Any, core: Any, np_: Any) -> Any:
+    # (equinox's finalise_jaxpr re-applies a jaxpr's equations this way)
+    def f(x: Any) -> Any:
+        return lib.lax.cond(x > 0, np_.sin, np_.cos, x) * 2.0
+    closed = lib.make_jaxpr(f)(0.5)
+
+    def apply(x: Any) -> Any:
+        env = dict(zip(closed.jaxpr.invars, [x]))
+        for eqn in closed.jaxpr.eqns:
+            params = eqn.primitive.get_bind_params(eqn.params)
+            args = [a.val if isinstance(a, core.Literal) else env[a] for a in eqn.invars]
+            outs = eqn.primitive.bind(*args, **params)
+            env.update(zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs]))
+        return env[closed.jaxpr.outvars[0]]
+    return [apply(0.5), apply(-0.5), lib.grad(apply)(0.5), lib.jit(apply)(-0.5)]
+
+
+def test_equations_rebind_with_their_bind_params_as_jaxs() -> None:
+    ours = _rebind_each_equation(plait, pcore, pjnp)
+    theirs = _rebind_each_equation(jax, jcore, jjnp)
+    np.testing.assert_allclose(np.array(ours), np.array(theirs), rtol=1e-6)
+
+
 def test_in_loops_and_branches_with_captured_constants() -> None:
     """Against the same program with ``*``: the primitive in a scan body under grad and
     vmap (its MLIR-bindings lowering inside a loop's region), and lower_fun capturing an

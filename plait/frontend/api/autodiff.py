@@ -11,7 +11,6 @@ error, as in JAX.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, ParamSpec, TypeVar, overload
 
@@ -26,7 +25,7 @@ from plait.frontend.api.pullback import (
 )
 from plait.frontend.api.refs import pure_with_refs, with_finals, write_finals
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
-from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.arguments import abstractify, wraps
 from plait.frontend.core.array_impl import ArrayImpl, device_buffer, wrap_output
 from plait.frontend.core.refs import Ref, carrying_refs, check_distinct, read, ref_leaves
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
@@ -466,7 +465,7 @@ def _value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int], has_a
         g = grads[0] if single else grads
         return value, g
 
-    @functools.wraps(fun)
+    @wraps(fun)
     @api_boundary
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
@@ -488,7 +487,7 @@ def grad(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: bool 
     _no_reduce_axes("grad", reduce_axes)
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, False)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         value, g = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g

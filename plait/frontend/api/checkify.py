@@ -9,13 +9,13 @@ rewrite is :func:`~plait.transforms.checkify.checkify_jaxpr`.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
 
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
+from plait.frontend.core.arguments import wraps
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
@@ -173,7 +173,7 @@ def checkify(fun: Callable[..., Any], errors: frozenset[type[JaxException]] = us
     checks of the ``errors`` kinds that failed (``err.get()`` is ``None`` if none did)."""
     kinds = _kinds(errors)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def checked(*args: Any, **kwargs: Any) -> tuple[Error, Any]:
         call = flatten_call(fun, args, kwargs, (), ())
         traced = trace_function(fun, call, "checkify")

@@ -10,13 +10,12 @@ policies that select values by name.
 
 from __future__ import annotations
 
-import functools
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, Final, ParamSpec, TypeVar, cast
 
 from plait.frontend.api.refs import with_finals, write_finals
-from plait.frontend.core.arguments import static_args
+from plait.frontend.core.arguments import static_args, wraps
 from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
@@ -80,14 +79,15 @@ def checkpoint(fun: Callable[P, R], *, prevent_cse: bool = True,
     nums, names = static_args(static_argnums, static_argnames)
     rule = _policy(policy)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     @api_boundary
     def remat_f(*args: P.args, **kwargs: P.kwargs) -> R:
         def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
             # Refs the function uses are plumbing: their final values are results of
             # the checkpointed call, written back after it.
             f = with_finals(fun, refs, False) if refs else fun
-            call = flatten_call(f, args, kwargs, nums, names)
+            # (Unhashable static arguments are taken, as in JAX: nothing caches them.)
+            call = flatten_call(f, args, kwargs, nums, names, hashable=False)
             traced = trace_function(f, call, "checkpoint", refs=token)
             closed, consts = consts_as_invars(traced.closed)
             outs = bind_remat(closed, consts, call.leaves, prevent_cse, rule)

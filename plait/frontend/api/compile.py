@@ -100,6 +100,20 @@ def _delete_donated(leaves: Sequence[Any], donated: Sequence[bool]) -> None:
             x.delete()
 
 
+def _donated_in_place(exe: Executable, leaves: Sequence[Any], donated: Sequence[bool],
+                      kept: Sequence[bool]) -> list[bool]:
+    """The donated Arrays an SPMD program consumes: one laid out otherwise is copied to
+    the program's layout, and the copy is donated (the Array stays valid, as in JAX)."""
+    assert exe.in_shardings is not None
+    layouts = iter(exe.in_shardings)
+    out = []
+    for x, d, k in zip(leaves, donated, kept):
+        s = next(layouts) if k else None
+        out.append(d and type(x) is ArrayImpl and s is not None
+                   and multi_device.same_layout(x._buf._sharding, s))
+    return out
+
+
 def _spmd_buffers(exe: Executable, args: Sequence[tuple[Any, ShapedArray]]) -> list[Any]:
     assert exe.in_shardings is not None
     out = []
@@ -124,6 +138,7 @@ def execute(exe: Executable, traced: TracedFunction, leaves: Sequence[Any],
     if exe.in_shardings is not None:  # an SPMD program: host data goes to its layout
         bufs = _spmd_buffers(exe, [(x, a) for x, a, k in zip(leaves, traced.in_avals, kept)
                                    if k])
+        donated = _donated_in_place(exe, leaves, donated, kept)
     else:
         # (Looked up once: device_buffer copies to a device other than the default.)
         dev = exe.device if exe.device != runtime.default_device() else None

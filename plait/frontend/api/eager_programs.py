@@ -12,7 +12,6 @@ wrapped here therefore run as JAX's do: compiled when called eagerly, and inline
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar
@@ -20,6 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 
 from plait.frontend.api.jit import jit
+from plait.frontend.core.arguments import wraps
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.tracing import _state
 
@@ -70,7 +70,7 @@ def compiled_when_eager(static_argnames: Sequence[str]) -> Callable[[Callable[P,
             return all(_setting(v) if k in static else isinstance(v, _TRACEABLE)
                        for k, v in kwargs.items())
 
-        @functools.wraps(fun)
+        @wraps(fun)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
             # While tracing, the function runs directly: its equations inline, and
             # the tracing path pays nothing for jit's dispatch.  (Under a library's

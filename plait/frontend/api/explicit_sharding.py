@@ -8,10 +8,10 @@ result's, and :func:`reshard` changes it.  The rules themselves are IR
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
+from plait.frontend.core.arguments import wraps
 from plait.frontend.core.array_base import Array
 from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.tracing import Tracer, bind1
@@ -126,7 +126,7 @@ def auto_axes(f: Callable[..., Any] | None = None, /, *,
       ValueError: ``axes`` names an axis the current mesh does not have.
     """
     def decorate(fun: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fun)
+        @wraps(fun)
         def run(*args: Any, **kwargs: Any) -> Any:
             sharding = _keyword(out_sharding, kwargs, "out_sharding")
             info = _switched(axes, AxisType.Auto, "auto_axes")
@@ -151,7 +151,7 @@ def explicit_axes(f: Callable[..., Any] | None = None, /, *,
       ValueError: no mesh is set, or ``axes`` names an axis it does not have.
     """
     def decorate(fun: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(fun)
+        @wraps(fun)
         def run(*args: Any, **kwargs: Any) -> Any:
             sharding = _keyword(in_sharding, kwargs, "in_sharding")
             info = _switched(axes, AxisType.Explicit, "explicit_axes")

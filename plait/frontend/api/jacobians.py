@@ -4,7 +4,6 @@ program."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec
 
@@ -23,7 +22,7 @@ from plait.frontend.api.autodiff import (
 from plait.frontend.api.refs import with_finals, write_finals
 from plait.frontend.api.vmap import vmap
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
-from plait.frontend.core.arguments import abstractify
+from plait.frontend.core.arguments import abstractify, wraps
 from plait.frontend.core.host_values import value_aval
 from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.traceback_util import api_boundary
@@ -117,7 +116,7 @@ def jacfwd(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
     """
     nums, single = _argnums_tuple(argnums)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     @api_boundary
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         dyn = _dyn_args(args, nums, "jacfwd")
@@ -170,7 +169,7 @@ def jacrev(fun: Callable[P, Any], argnums: int | Sequence[int] = 0, has_aux: boo
     """
     nums, single = _argnums_tuple(argnums)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     @api_boundary
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         dyn = _dyn_args(args, nums, "jacrev")

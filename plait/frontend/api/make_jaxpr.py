@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, ParamSpec, overload
 
 from plait.frontend.api.refs import with_finals
-from plait.frontend.core.arguments import ShapeDtypeStruct, static_args, struct_of
+from plait.frontend.core.arguments import ShapeDtypeStruct, static_args, struct_of, wraps
 from plait.frontend.core.refs import Ref, carrying_refs
 from plait.frontend.core.trace_to_jaxpr import flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
@@ -50,7 +49,7 @@ def make_jaxpr(fun: Callable[P, Any], static_argnums: int | Sequence[int] = (),
     """
     nums, names = static_args(static_argnums, static_argnames)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     @api_boundary
     def make_jaxpr_f(*args: Any, **kwargs: Any) -> Any:
         def attempt(token: object, refs: tuple[Ref, ...]) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 
 from plait.frontend.api.jit import jit
 from plait.frontend.api.shard_map import shard_map_call
-from plait.frontend.core.arguments import abstractify, fun_name
+from plait.frontend.core.arguments import abstractify, fun_name, wraps
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tree_util import (
     broadcast_prefix,
@@ -54,17 +54,18 @@ def pmap(fun: Callable[..., Any], axis_name: str | None = None, *, in_axes: Any 
         raise TypeError(f"pmap: expected a callable, but got {fun!r}")
     if backend not in (None, "cpu"):
         raise ValueError(f"Unknown backend {backend!r}: plait runs on 'cpu' only")
-    if donate_argnums not in ((), None):
-        raise NotImplementedError("pmap donate_argnums is not supported by plait")
     name = axis_name if axis_name is not None else _DEFAULT_AXIS
     statics = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) \
         else tuple(static_broadcasted_argnums)
+    donated = (donate_argnums,) if isinstance(donate_argnums, int) \
+        else tuple(donate_argnums or ())
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
+    out_key = _Prefix(out_axes)
 
-    @functools.wraps(fun)
-    @api_boundary
-    def pmapped(*args: Any, **kwargs: Any) -> Any:
+    def prepare(args: tuple[Any, ...], kwargs: dict[str, Any]
+                ) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        """The jitted program for these arguments, and the dynamic positional ones."""
         static = {i % len(args): args[i] for i in statics if -len(args) <= i < len(args)}
         dyn = tuple(a for i, a in enumerate(args) if i not in static)
         axes_prefix = in_axes
@@ -102,7 +103,26 @@ def pmap(fun: Callable[..., Any], axis_name: str | None = None, *, in_axes: Any 
             raise ValueError(f"compiling computation that requires {n} logical devices, but "
                              f"only {len(pool)} XLA devices are available (num_replicas={n})")
         mesh = _mesh(tuple(pool[:n]), name)
-        return _mapped(fun, static, tuple(norm), tree, mesh, name, out_axes)(*leaves)
+        # (Donated positions counted among the dynamic arguments, as the program takes them.)
+        dyn_pos = [i for i in range(len(args)) if i not in static]
+        donate = tuple(dyn_pos.index(i % len(args)) for i in donated
+                       if -len(args) <= i < len(args) and i % len(args) in dyn_pos)
+        program = _mapped(fun, static, tuple(norm), tree, mesh, name, out_key, donate)
+        return program, dyn
+
+    @wraps(fun)
+    @api_boundary
+    def pmapped(*args: Any, **kwargs: Any) -> Any:
+        program, dyn = prepare(args, kwargs)
+        return program(*dyn, **kwargs)
+
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        """Lower for these arguments; the compiled program is called with the same
+        arguments (JAX's ``pmap(f).lower``)."""
+        program, dyn = prepare(args, kwargs)
+        return program.lower(*dyn, **kwargs)  # type: ignore[attr-defined]  # (a jit wrapper)
+
+    pmapped.lower = lower  # type: ignore[attr-defined]  # (as JAX's pmap has it)
     return pmapped
 
 
@@ -114,7 +134,7 @@ def _mesh(devices: tuple[Any, ...], name: str) -> Mesh:
 @functools.lru_cache(maxsize=256)
 def _cached(fun: Callable[..., Any], static_items: tuple[tuple[int, Any], ...],
             in_dims: tuple[int | None, ...], tree: Any, mesh: Mesh, name: str,
-            out_axes: Any) -> Callable[..., Any]:
+            out_axes: _Prefix, donate: tuple[int, ...]) -> Callable[..., Any]:
     static = dict(static_items)
 
     def body(*leaves: Any) -> Any:
@@ -124,7 +144,7 @@ def _cached(fun: Callable[..., Any], static_items: tuple[tuple[int, Any], ...],
         full = [static[i] if i in static else next(it) for i in range(len(dyn) + len(static))]
         out = fun(*full, **kwargs)
         outs, out_tree = tree_flatten(out)
-        per = broadcast_prefix(out_axes, out, "pmap out_axes")
+        per = broadcast_prefix(out_axes.value, out, "pmap out_axes")
         expanded = []
         specs = []
         for y, ax in zip(outs, per):
@@ -143,22 +163,42 @@ def _cached(fun: Callable[..., Any], static_items: tuple[tuple[int, Any], ...],
 
     specs_out: list[Any] = []
 
-    def _fun(*leaves: Any) -> Any:
+    def _fun(*dyn: Any, **kwargs: Any) -> Any:
+        leaves = tree_flatten((dyn, kwargs))[0]
         in_specs = tuple(_spec(d, name) for d in in_dims)
         specs_out.clear()
         # out_specs are known once the body is traced: a callable prefix resolves them.
         return shard_map_call(body, leaves, mesh, in_specs, _LazySpecs(specs_out), False,
                               frozenset({name}), name=fun_name(fun))
-    return jit(_fun)
+    return jit(_fun, donate_argnums=donate)
 
 
 def _mapped(fun: Callable[..., Any], static: dict[int, Any], in_dims: tuple[int | None, ...],
-            tree: Any, mesh: Mesh, name: str, out_axes: Any) -> Callable[..., Any]:
+            tree: Any, mesh: Mesh, name: str, out_axes: _Prefix,
+            donate: tuple[int, ...]) -> Callable[..., Any]:
+    items = tuple(sorted(static.items()))
     try:
-        return _cached(fun, tuple(sorted(static.items())), in_dims, tree, mesh, name, out_axes)
+        return _cached(fun, items, in_dims, tree, mesh, name, out_axes, donate)
     except TypeError:  # an unhashable static argument: no reuse
-        return _cached.__wrapped__(fun, tuple(sorted(static.items())), in_dims, tree, mesh,
-                                   name, out_axes)
+        return _cached.__wrapped__(fun, items, in_dims, tree, mesh, name, out_axes, donate)
+
+
+class _Prefix:
+    """A pytree prefix (``out_axes``) compared by its structure and leaves, so that one
+    holding lists is a cache key too."""
+
+    __slots__ = ("value", "key")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        leaves, tree = tree_flatten(value, is_leaf=lambda x: x is None)
+        self.key = (tree, tuple(leaves))
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Prefix and self.key == other.key
 
 
 class _LazySpecs:

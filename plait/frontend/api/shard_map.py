@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from plait.frontend.api.jit import jit
-from plait.frontend.core.arguments import abstractify, arg_path, fun_name
+from plait.frontend.core.arguments import abstractify, arg_path, fun_name, wraps
 from plait.frontend.core.trace_to_jaxpr import trace_to_jaxpr
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import _state, bind
@@ -222,7 +222,7 @@ def shard_map(f: F | None = None, /, *, out_specs: Any, in_specs: Any = None,
     fixed = over(mesh) if mesh is not None else None
     by_mesh: dict[Mesh, tuple[Callable[..., Any], Callable[..., Any]]] = {}
 
-    @functools.wraps(f)
+    @wraps(f)
     @api_boundary
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if kwargs:

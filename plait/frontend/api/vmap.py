@@ -10,7 +10,7 @@ import attrs
 
 from plait.frontend.api.refs import pure_with_refs
 from plait.frontend.core.apply_jaxpr import apply_jaxpr
-from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path
+from plait.frontend.core.arguments import ShapeDtypeStruct, abstractify, arg_path, wraps
 from plait.frontend.core.refs import check_distinct, read, ref_leaves, write
 from plait.frontend.core.trace_to_jaxpr import FlatCall, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
@@ -101,7 +101,7 @@ def vmap(fun: Callable[P, R], in_axes: Any = 0, out_axes: Any = 0,
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
 
-    @functools.wraps(fun)
+    @wraps(fun)
     @api_boundary
     def vmap_f(*args: Any, **kwargs: Any) -> Any:
         call = flatten_call(fun, args, kwargs, (), ())

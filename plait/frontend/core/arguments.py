@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -21,6 +22,8 @@ from plait.ir.debug_info import DebugInfo
 from plait.ir.dims import dimension_value, is_symbolic
 from plait.ir.errors import ArgumentError, RefError, StaticArgumentError
 from plait.ir.sharding import NamedSharding
+
+C = TypeVar("C", bound=Callable[..., Any])
 
 __all__ = ["ShapeDtypeStruct", "static_args", "abstractify", "arg_aval", "debug_info_for",
            "result_paths", "mark_static", "unmark_static", "arg_path", "fun_name",
@@ -143,6 +146,23 @@ def fun_name(fun: Any) -> str:
         f = getattr(fun, "func", None)
         name = getattr(f, "__name__", None) if f is not None else None
     return name if isinstance(name, str) else type(fun).__name__
+
+
+def wraps(fun: Any) -> Callable[[C], C]:
+    """``functools.wraps(fun)`` for any callable: when ``fun``'s attributes cannot be
+    copied (a callable object whose ``__name__`` is missing or not a string), the wrapper
+    takes :func:`fun_name`'s name, as JAX's transformations do."""
+    def apply(wrapper: C) -> C:
+        try:
+            functools.update_wrapper(wrapper, fun)
+            return wrapper
+        except (TypeError, AttributeError):
+            name = fun_name(fun)
+            wrapper.__name__ = wrapper.__qualname__ = name
+            wrapper.__doc__ = getattr(fun, "__doc__", None)
+            wrapper.__wrapped__ = fun  # type: ignore[attr-defined]  # (as functools sets it)
+            return wrapper
+    return apply
 
 
 def _src_info(fun: Any) -> str:
@@ -283,12 +303,13 @@ def flatten_outputs(out: Any, what: str) -> tuple[list[Any], PyTreeDef, tuple[st
 
 
 def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tuple[int, ...],
-                static_argnames: tuple[str, ...]
+                static_argnames: tuple[str, ...], hashable: bool = True
                 ) -> tuple[tuple[Any, ...], dict[str, Any], tuple[Any, ...]]:
-    """Replace static arguments with ``None`` (no leaves) and collect them as a hashable key.
+    """Replace static arguments with ``None`` (no leaves) and collect them as a key,
+    which must be hashable when ``hashable`` (a cache key).
 
     Raises:
-      StaticArgumentError: a static argument is unhashable.
+      StaticArgumentError: a static argument is unhashable (with ``hashable``).
     """
     if not static_argnums and not static_argnames:
         return tuple(args), kwargs, ((), ())
@@ -303,7 +324,7 @@ def mark_static(args: Sequence[Any], kwargs: dict[str, Any], static_argnums: tup
     dyn_kwargs = {k: (None if k in static_argnames else v) for k, v in kwargs.items()}
     key = (tuple((i, args[i]) for i in sorted(nums)),
            tuple(sorted((k, v) for k, v in kwargs.items() if k in static_argnames)))
-    for value in [v for _, v in key[0]] + [v for _, v in key[1]]:
+    for value in [v for _, v in key[0]] + [v for _, v in key[1]] if hashable else ():
         try:
             hash(value)
         except TypeError as e:

@@ -148,6 +148,16 @@ class ArrayImpl(Array):
         return s
 
     @property
+    def committed(self) -> bool:
+        """Whether the array is held where it is (JAX's committed arrays): laid out over
+        several devices, or on a device other than the default one.  plait moves an
+        array on the default device to where a computation's other operands are, so it
+        counts those as uncommitted (see :func:`committed_device`)."""
+        s = self._buf._sharding
+        return type(s) is not runtime.Sharding or s is not runtime.sharding_for(
+            runtime.default_device())
+
+    @property
     def format(self) -> Format:
         """The array's layout (XLA's default, row-major: plait uses no other) and
         sharding."""

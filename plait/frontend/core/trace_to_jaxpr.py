@@ -45,9 +45,12 @@ class FlatCall:
 
 
 def flatten_call(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                 static_argnums: tuple[int, ...], static_argnames: tuple[str, ...]) -> FlatCall:
-    """Split a call into dynamic leaves and static arguments, naming every leaf."""
-    dyn_args, dyn_kwargs, key = mark_static(args, kwargs, static_argnums, static_argnames)
+                 static_argnums: tuple[int, ...], static_argnames: tuple[str, ...],
+                 hashable: bool = True) -> FlatCall:
+    """Split a call into dynamic leaves and static arguments, naming every leaf (see
+    :func:`mark_static` for ``hashable``)."""
+    dyn_args, dyn_kwargs, key = mark_static(args, kwargs, static_argnums, static_argnames,
+                                            hashable)
     pairs, in_tree = tree_flatten_with_path((dyn_args, dyn_kwargs))
     debug = debug_info_for(fun, args, kwargs, [p for p, _ in pairs])
     return FlatCall([x for _, x in pairs], in_tree, key, debug, [p for p, _ in pairs])
