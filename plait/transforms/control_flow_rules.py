@@ -75,9 +75,15 @@ def _cond_vmap(e: Emitter, size: int, vals: list[Atom], dims: list[Dim], *,
     di, *dops = dims
     n_out = len(branches[0].jaxpr.outvars)
     if di is None:
-        new = tuple(_closed(vmap_jaxpr(b.jaxpr, size, dops, [0] * n_out)) for b in branches)
+        # An output no branch maps stays unmapped (as in JAX: a loop counter a branch
+        # passes on must not become a batch of counters).
+        mapped = [False] * n_out
+        for b in branches:
+            mapped = _or(mapped, batched_outputs(b.jaxpr, [d is not None for d in dops]))
+        out_dims: list[Dim] = [0 if m else None for m in mapped]
+        new = tuple(_closed(vmap_jaxpr(b.jaxpr, size, dops, out_dims)) for b in branches)
         return list[Atom](e.bind(P.cond_p, index, *ops, branches=new,
-                                 branches_platforms=branches_platforms)), [0] * n_out
+                                 branches_platforms=branches_platforms)), out_dims
     # A mapped predicate: every branch runs, and each lane selects its result.
     idx = bdim_to_front(e, index, di, size)
     # An index out of range runs the last branch (XLA's case), it is not clamped.

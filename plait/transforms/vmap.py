@@ -19,7 +19,7 @@ from plait.ir.caches import LRUCache
 from plait.ir.check import check_jaxpr
 from plait.ir.config import values as _config
 from plait.ir.errors import missing_rule
-from plait.ir.jaxpr import Jaxpr
+from plait.ir.jaxpr import Jaxpr, subjaxprs
 from plait.ir.notes import note_equation
 from plait.ir.primitive import Primitive
 from plait.transforms.emit import Emitter
@@ -54,13 +54,43 @@ def batched_aval(aval: AbstractValue, dim: Dim, size: int) -> ShapedArray:
 
 
 def batched_outputs(jaxpr: Jaxpr, batched: Sequence[bool]) -> list[bool]:
-    """Which outputs of ``jaxpr`` depend on its batched inputs (what vmap may map; an
-    output that depends on none is never batched)."""
+    """Which outputs of ``jaxpr`` vmap maps when the ``batched`` inputs are mapped (as
+    a loop's batching rule asks of its body).
+
+    An output that depends on no batched input is never batched.  Otherwise it is,
+    unless the jaxpr applies a user primitive, whose batching rule may give an unmapped
+    result of mapped operands (equinox's ``unvmap_any``): then the rules say, as JAX's
+    batching of a loop body asks them."""
+    if _applies_user_primitives(jaxpr):
+        dims: list[Dim] = [0 if b else None for b in batched]
+        args = [Var(batched_aval(v.aval, d, _PROBE_SIZE)) for v, d in zip(jaxpr.invars, dims)]
+        consts = [Var(v.aval) for v in jaxpr.constvars]
+        _, out_dims = vmap_eqns(Emitter(), jaxpr, _PROBE_SIZE, consts, args, dims)
+        return [d is not None for d in out_dims]
     live = {v for v, b in zip(jaxpr.invars, batched) if b}
     for eqn in jaxpr.eqns:
         if any(type(a) is Var and a in live for a in eqn.invars):
             live.update(eqn.outvars)
     return [type(a) is Var and a in live for a in jaxpr.outvars]
+
+
+_PROBE_SIZE = 2
+"""The batch size :func:`batched_outputs` batches a body at to see its rules' results
+(which of them are mapped does not depend on the size)."""
+
+_user_applied: LRUCache[Jaxpr, bool] = LRUCache("user primitives applied")
+
+
+def _applies_user_primitives(jaxpr: Jaxpr) -> bool:
+    """Whether ``jaxpr`` (or a jaxpr in its equations' params) applies a primitive
+    defined outside plait."""
+    hit = _user_applied.get(jaxpr)
+    if hit is None:
+        hit = any(eqn.primitive.open_params or any(map(_applies_user_primitives,
+                                                       subjaxprs(eqn.params)))
+                  for eqn in jaxpr.eqns)
+        _user_applied[jaxpr] = hit
+    return hit
 
 
 def move_axis(e: Emitter, x: Atom, src: int, dst: int) -> Atom:

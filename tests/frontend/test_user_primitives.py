@@ -418,8 +418,13 @@ def test_in_loops_and_branches_with_captured_constants() -> None:
     pad.primitive_transposes[p] = lambda ct, x, y: (
         p.bind(ct, y) if pad.is_undefined_primal(x) else None,
         p.bind(x, ct) if pad.is_undefined_primal(y) else None)
-    pbatching.primitive_batchers[p] = lambda vals, dims: (
-        p.bind(*[pjnp.moveaxis(v, d, 0) for v, d in zip(vals, dims)]), 0)
+
+    def batch(vals: Any, dims: Any) -> Any:
+        # (as JAX, a loop's rule probes its body with the carry unmapped first)
+        n = next(v.shape[d] for v, d in zip(vals, dims) if d is not None)
+        return p.bind(*[pjnp.moveaxis(v, d, 0) if d is not None else
+                        pjnp.broadcast_to(v, (n, *v.shape)) for v, d in zip(vals, dims)]), 0
+    pbatching.primitive_batchers[p] = batch
 
     def loop(times: Any) -> Callable[[Any], Any]:
         def f(x: Any) -> Any:

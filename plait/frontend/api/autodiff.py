@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, ParamSpec, TypeVar, overload
 
+import attrs
+
 from plait.frontend.api.aux_values import AuxPassThrough
 from plait.frontend.api.pullback import (
     DontWant,
+    Linearized,
     Pullback,
     PullbackSpec,
     float0_zeros,
@@ -31,6 +34,7 @@ from plait.frontend.core.refs import Ref, carrying_refs, check_distinct, read, r
 from plait.frontend.core.trace_to_jaxpr import TracedFunction, flatten_call, trace_function
 from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import Tracer
+from plait.frontend.core.tree_nodes import Partial
 from plait.frontend.core.tree_util import (
     PyTreeDef,
     tree_flatten,
@@ -41,7 +45,6 @@ from plait.ir import dtypes as dt
 from plait.ir.avals import ShapedArray, shaped
 from plait.ir.errors import ArgumentError, RefError
 from plait.ir.jaxpr import Jaxpr, consts_as_invars
-from plait.ir.lists import fill_in
 from plait.transforms.ad import (
     linearize_jaxpr,
     split_forwarded,
@@ -189,20 +192,20 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     ``(out, f_jvp, aux)``, ``aux`` not differentiated."""
     def attempt(token: object, refs: tuple[Ref, ...]) -> Any:
         f = with_finals(fun, refs, has_aux) if refs else fun
-        out, f_jvp_all = _linearize(f, primals, token)
+        out, spec, residuals = _linearize(f, primals, token)
         if not refs and not has_aux:
-            return out, f_jvp_all
+            return out, Partial(spec, residuals)
         out, aux = out  # (aux: the user's, the Refs' final values, or both)
         user_aux = write_finals(refs, aux, has_aux) if refs else aux
-
-        def f_jvp(*tangents: Any) -> Any:
-            return f_jvp_all(*tangents)[0]
+        f_jvp = Partial(attrs.evolve(spec, first_only=True), residuals)
         return (out, f_jvp, user_aux) if has_aux else (out, f_jvp)
     return carrying_refs(attempt)
 
 
 def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], token: object
-               ) -> tuple[Any, Callable[..., Any]]:
+               ) -> tuple[Any, Linearized, tuple[Any, ...]]:
+    """The primal result, the linear function and its residuals (the function's
+    ``Partial`` arguments: they are its pytree leaves, as in JAX)."""
     traced, jaxpr, consts = _trace(fun, primals, "linearize", refs=token)
     n_c = len(consts)
     diff = [False] * n_c + [dt.is_inexact(a.dtype) for a in traced.in_avals]
@@ -211,19 +214,10 @@ def _linearize(fun: Callable[..., Any], primals: tuple[Any, ...], token: object
     n_out = len(jaxpr.outvars)
     primal_outs, residuals, _ = _run_forward(primal, n_out, [*consts, *p_leaves],
                                           f"linearize_{traced.debug_info.func_name}")
-    in_tree = tree_structure(tuple(primals))
-
-    def f_jvp(*tangents: Any) -> Any:
-        t_leaves, t_tree = tree_flatten(tuple(tangents))
-        if t_tree != in_tree:
-            raise ArgumentError(f"linearized function: expected tangents of structure {in_tree}, "
-                                f"but got {t_tree}")
-        args = [t for t, d in zip(t_leaves, diff[n_c:]) if d]
-        touts = apply_jaxpr(linear, (), [*residuals, *args], "linearized")
-        return tree_unflatten(traced.out_tree, fill_in(out_nz, touts, jaxpr.outvars,
-                                                       lambda a: zeros_for(a.aval)))
-
-    return tree_unflatten(traced.out_tree, primal_outs), f_jvp
+    spec = Linearized(linear, tree_structure(tuple(primals)), tuple(diff[n_c:]),
+                      traced.out_tree, tuple(out_nz),
+                      tuple(shaped(v.aval) for v in jaxpr.outvars))
+    return tree_unflatten(traced.out_tree, primal_outs), spec, tuple(residuals)
 
 
 def _no_reduce_axes(name: str, reduce_axes: Sequence[Any]) -> None:

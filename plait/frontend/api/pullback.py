@@ -1,6 +1,7 @@
-"""The function ``vjp`` returns: a pytree whose leaves are the residuals, so that it
-can be returned from ``jit``, passed through ``tree_map`` or carried in a ``scan``,
-as JAX's (``jax.vjp``'s ``VJP`` object)."""
+"""The functions ``vjp`` and ``linearize`` return: pytrees whose leaves are the
+residuals, so that they can be returned from ``jit`` or ``vmap``, passed through
+``tree_map`` or carried in a ``scan``, as JAX's (``jax.vjp``'s ``VJP`` object,
+``jax.linearize``'s ``Partial``)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ from plait.ir.jaxpr import Jaxpr
 from plait.ir.lists import fill_in
 from plait.transforms.dce import dce_jaxpr
 
-__all__ = ["Pullback", "PullbackSpec", "leaf_routes", "float0_zeros", "zeros_for", "GradValue",
-           "DontWant", "GradRef", "DidntWant", "NotNeeded"]
+__all__ = ["Pullback", "PullbackSpec", "Linearized", "leaf_routes", "float0_zeros",
+           "zeros_for", "GradValue", "DontWant", "GradRef", "DidntWant", "NotNeeded"]
 
 
 @attrs.frozen(cache_hash=True)  # (jit's dispatch hashes it on every call taking one)
@@ -241,6 +242,41 @@ class Pullback:
             else:
                 out.append(g)
         return tree_unflatten(s.in_tree, out)
+
+
+@attrs.frozen(cache_hash=True)
+class Linearized:
+    """The linear function ``linearize`` returns, taking its residuals first: the
+    static node data of a :class:`~plait.tree_util.Partial` whose children are the
+    residuals."""
+
+    linear: Jaxpr
+    """Residuals and tangents of the differentiated inputs to the nonzero output
+    tangents."""
+    in_tree: PyTreeDef
+    """The structure of the primal inputs (of the tangents it takes)."""
+    diff: tuple[bool, ...]
+    """Which input leaves are differentiated (the others' tangents are ignored)."""
+    out_tree: PyTreeDef
+    """The structure of the function's result."""
+    out_nonzero: tuple[bool, ...]
+    """Which outputs' tangents ``linear`` computes (the others are zeros)."""
+    out_avals: tuple[ShapedArray, ...]
+    """The types of the function's outputs."""
+    first_only: bool = False
+    """Whether only the first element of the result is returned (the rest is aux)."""
+
+    def __call__(self, residuals: Sequence[Any], *tangents: Any) -> Any:
+        """The output tangents for ``tangents`` (structured as the primal inputs)."""
+        t_leaves, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != self.in_tree:
+            raise ArgumentError(f"linearized function: expected tangents of structure "
+                                f"{self.in_tree}, but got {t_tree}")
+        args = [t for t, d in zip(t_leaves, self.diff) if d]
+        touts = iter(apply_jaxpr(self.linear, (), [*residuals, *args], "linearized"))
+        out = tree_unflatten(self.out_tree, [next(touts) if nz else zeros_for(a)
+                                             for nz, a in zip(self.out_nonzero, self.out_avals)])
+        return out[0] if self.first_only else out
 
 
 def float0_zeros(aval: ShapedArray) -> np.ndarray:
