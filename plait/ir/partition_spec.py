@@ -73,6 +73,34 @@ class PartitionSpec:
 
     __str__ = __repr__
 
+    def index(self, entry: Any) -> int:
+        """The position of the first dimension with ``entry`` (as a tuple's).
+
+        Raises:
+          ValueError: no dimension has it.
+        """
+        return self._parts.index(_entry(entry))
+
+    def count(self, entry: Any) -> int:
+        """How many dimensions have ``entry`` (as a tuple's)."""
+        return self._parts.count(_entry(entry))
+
+    @property
+    def partitions(self) -> tuple[Any, ...]:
+        """The entries, as a tuple."""
+        return self._parts
+
+    @property
+    def reduced(self) -> frozenset[str]:
+        """Mesh axes over which the value is reduced (JAX's; always empty in plait,
+        which has no reduced or unreduced values)."""
+        return frozenset()
+
+    @property
+    def unreduced(self) -> frozenset[str]:
+        """Mesh axes over which the value awaits a sum (JAX's; always empty in plait)."""
+        return frozenset()
+
     def padded(self, ndim: int) -> tuple[Any, ...]:
         """The entries for an array of ``ndim`` dimensions (``None``-padded).
 

@@ -112,6 +112,8 @@ _TRANSPARENT = frozenset({
     P.squeeze_p, P.concatenate_p, P.rev_p, P.copy_p, P.optimization_barrier_p, P.jit_p,
     P.while_p, P.scan_p, P.cond_p, P.remat_p, P.custom_jvp_call_p, P.custom_vjp_call_p,
     P.split_p, P.stack_p, P.unstack_p, P.custom_vmap_call_p, P.shard_map_p,
+    # (a sharding names leading dimensions: the keys' data dimension is left whole)
+    P.sharding_constraint_p, P.reshard_p,
 })
 """Primitives whose params stay valid when key arrays gain a trailing dimension."""
 

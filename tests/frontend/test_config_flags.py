@@ -149,3 +149,24 @@ def test_x64_enabled_reads_as_jaxs() -> None:
     assert plait.config.x64_enabled is getattr(jax.config, flag) is False
     with plait.enable_x64(), jax.enable_x64():
         assert plait.config.x64_enabled is getattr(jax.config, flag) is True
+
+
+def test_command_line_flags_are_parsed_as_jaxs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (flax's tests call jax.config.parse_flags_with_absl() at import)
+    saved = plait.config.read("jax_enable_x64"), plait.config.read("jax_debug_nans")
+    try:
+        monkeypatch.setattr("sys.argv", ["prog", "--jax_enable_x64", "--nojax_debug_nans",
+                                         "--jax_not_a_plait_option=3", "--other", "--",
+                                         "--jax_debug_nans"])
+        plait.config.parse_flags_with_absl()
+        assert plait.config.read("jax_enable_x64") is True
+        assert plait.config.read("jax_debug_nans") is False
+        monkeypatch.setattr("sys.argv", ["prog", "--jax_enable_x64=false"])
+        plait.config.config_with_absl()
+        assert plait.config.read("jax_enable_x64") is False
+        monkeypatch.setattr("sys.argv", ["prog", "--jax_enable_x64=maybe"])
+        with pytest.raises(ValueError, match="expected true or false, but got 'maybe'"):
+            plait.config.parse_flags_with_absl()
+    finally:
+        plait.config.update("jax_enable_x64", saved[0])
+        plait.config.update("jax_debug_nans", saved[1])

@@ -6,6 +6,7 @@ zeros made by ``jnp.zeros``."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -187,3 +188,23 @@ def test_vmap_of_custom_rules_batches_only_what_depends_on_the_batch(kind: str) 
         out = L.vmap(g, in_axes=(None, 0))(np.float32(3.0), np.ones((2, 3), np.float32))
         results.append(np.asarray(out))
     np.testing.assert_array_equal(results[0], results[1])
+
+
+def _defaulted_nondiff(lib: Any) -> Any:
+    # (flax's fp8 dot_general: nondiff_argnums name parameters the call leaves to their
+    # defaults; JAX fills them in)
+    @functools.partial(lib.custom_jvp, nondiff_argnums=(1, 2))
+    def scale(x: Any, factor: Any = 3.0, precision: Any = lib.lax.Precision.DEFAULT) -> Any:
+        return x * factor
+
+    @scale.defjvp
+    def scale_jvp(factor: Any, precision: Any, primals: Any, tangents: Any) -> Any:
+        assert precision  # (a Precision is true, as JAX's enum members are)
+        return scale(primals[0], factor, precision), tangents[0] * factor * 2.0
+    return scale(X), lib.jvp(scale, (X,), (np.ones(3, np.float32),))
+
+
+def test_nondiff_arguments_left_to_their_defaults_as_jax() -> None:
+    ours, theirs = _defaulted_nondiff(plait), _defaulted_nondiff(jax)
+    for o, t in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-6)

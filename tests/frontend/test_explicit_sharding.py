@@ -20,6 +20,8 @@ from plait import lax as plax
 from plait.errors import ShardingTypeError
 from plait.ir import ShapedArray, check_jaxpr, parse_jaxpr
 from plait.sharding import AbstractMesh, AxisType, NamedSharding, use_abstract_mesh
+from plait.sharding import PartitionSpec as P
+from tests.frontend.jax_oracle import raised
 
 pytestmark = pytest.mark.skipif(len(plait.devices()) < 8, reason="needs 8 CPU devices "
                                 "(XLA_FLAGS=--xla_force_host_platform_device_count=8)")
@@ -368,3 +370,36 @@ def test_reshard_drops_unused_trailing_spec_entries_as_jax() -> None:
         np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
     refused = _run(lambda lib, jnp, lax: lib.reshard(jnp.ones(8), lib.P(None, "X")))
     assert isinstance(refused[0], tuple) and refused[0][0] == "ValueError", refused
+
+
+def test_partition_specs_answer_as_jaxs() -> None:
+    ours, theirs = P("a", ("b", "c"), None), jax.sharding.PartitionSpec("a", ("b", "c"), None)
+    for spec in (ours, theirs):
+        assert (spec.index(("b", "c")), spec.index("a"), spec.count(None)) == (1, 0, 1)
+        assert spec.partitions == ("a", ("b", "c"), None)
+        assert spec.reduced == spec.unreduced == frozenset()
+    with pytest.raises(ValueError):
+        ours.index("z")
+
+
+def test_a_constraint_on_explicit_axes_is_refused_as_jax() -> None:
+    def run(lib: Any) -> BaseException | None:
+        mesh = lib.make_mesh((2,), ("x",))
+        s = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("x"))
+        return raised(lambda: lib.jit(lambda v: lib.lax.with_sharding_constraint(v, s))(
+            np.arange(4.0, dtype=np.float32)))
+    ours, theirs = run(plait), run(jax)
+    assert type(ours) is type(theirs) is ValueError
+    assert str(ours).split(" Got")[0] == str(theirs).split(" Got")[0]
+
+
+def test_key_arrays_take_sharding_constraints_as_jax() -> None:
+    def run(lib: Any) -> Any:
+        auto = lib.sharding.AxisType.Auto
+        mesh = lib.make_mesh((2,), ("x",), axis_types=(auto,))
+        s = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("x"))
+        keys = lib.jit(lambda k: lib.lax.with_sharding_constraint(lib.random.split(k, 4), s))(
+            lib.random.key(0))
+        return lib.random.key_data(keys)
+    ours, theirs = run(plait), run(jax)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))

@@ -42,13 +42,14 @@ def test_constraints_under_vmap_are_laid_out_as_jaxs(spmd: Any, in_axes: int) ->
     ours = _run(plait, pjnp, NamedSharding, P, spmd, in_axes)
     theirs = _run(jax, jjnp, JNamedSharding, JP, spmd, in_axes)
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
-    mesh = plait.make_mesh((4, 2), ("x", "y"))
+    mesh = plait.make_mesh((4, 2), ("x", "y"), axis_types=(plait.sharding.AxisType.Auto,) * 2)
     their_spec = tuple(theirs.sharding.spec)
     assert ours.sharding.is_equivalent_to(NamedSharding(mesh, P(*their_spec)), ours.ndim)
 
 
 def test_the_constraint_names_the_spmd_axis_at_the_batch_dimension() -> None:
-    mesh = plait.make_mesh((4, 2), ("x", "y"))
+    auto = plait.sharding.AxisType.Auto
+    mesh = plait.make_mesh((4, 2), ("x", "y"), axis_types=(auto, auto))
 
     def f(v: Any) -> Any:
         return plait.lax.with_sharding_constraint(v * 2, NamedSharding(mesh, P("y")))

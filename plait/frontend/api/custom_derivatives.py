@@ -120,9 +120,11 @@ def _with_consts(t: TracedFunction, all_consts: Sequence[Any], start: int) -> Cl
     return ClosedJaxpr(j.replace(constvars=(), invars=tuple(invars), debug_info=None))
 
 
-def _resolve(fun: Callable[..., Any], args: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    if not kwargs:
+def _resolve(fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+             nondiff: tuple[int, ...] = ()) -> tuple[Any, ...]:
+    """The arguments by position, keyword arguments and defaults filled in (as JAX, so
+    that a ``nondiff_argnums`` position left to its default is an argument)."""
+    if not kwargs and all(i < len(args) for i in nondiff):
         return args
     try:
         bound = inspect.signature(fun).bind(*args, **kwargs)
@@ -209,7 +211,8 @@ class _CustomFunction(Generic[P, R]):
         """The outputs of the call whose rule is being traced, if this call is on the
         rule's own primal inputs; else ``None``."""
         frame = self._self_calls[-1]
-        static, dyn = _split(_resolve(self.fun, args, kwargs), self.nondiff_argnums)
+        nd = self.nondiff_argnums
+        static, dyn = _split(_resolve(self.fun, args, kwargs, nd), nd)
         leaves, in_tree = tree_flatten(tuple(dyn))
         if (in_tree != frame.traced.in_tree or len(leaves) != len(frame.inputs)
                 or any(a is not b for a, b in zip(leaves, frame.inputs))
@@ -282,7 +285,7 @@ class custom_jvp(_CustomFunction[P, R]):
 
     def _bind(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         assert self.jvp is not None
-        full = _resolve(self.fun, args, kwargs)
+        full = _resolve(self.fun, args, kwargs, self.nondiff_argnums)
         static, dyn = _split(full, self.nondiff_argnums)
         leaves, in_tree = tree_flatten(tuple(dyn))
         avals = [abstractify(x, f"args[{i}]", "custom_jvp") for i, x in enumerate(leaves)]
@@ -398,7 +401,7 @@ class custom_vjp(_CustomFunction[P, R]):
 
     def _bind(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         assert self.fwd is not None and self.bwd is not None
-        full = _resolve(self.fun, args, kwargs)
+        full = _resolve(self.fun, args, kwargs, self.nondiff_argnums)
         static, dyn = _split(full, self.nondiff_argnums)
         leaves, in_tree = tree_flatten(tuple(dyn))
         avals = [abstractify(x, f"args[{i}]", "custom_vjp") for i, x in enumerate(leaves)]

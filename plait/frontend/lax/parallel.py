@@ -20,7 +20,7 @@ from plait.frontend.core.tree_util import tree_flatten, tree_map, tree_unflatten
 from plait.frontend.lax.ops import _operands
 from plait.ir import axis_env
 from plait.ir import primitives as P
-from plait.ir.sharding import NamedSharding, PartitionSpec, resolve
+from plait.ir.sharding import AxisType, NamedSharding, PartitionSpec, resolve
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pbroadcast", "axis_index", "axis_size", "all_to_all", "pswapaxes",
@@ -289,6 +289,13 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
         if not isinstance(s, NamedSharding):
             raise TypeError(f"with_sharding_constraint: expected a NamedSharding for leaf "
                             f"{i}, but got {type(s).__name__}")
+        explicit = [n for n, t in zip(s.mesh.axis_names, s.mesh.axis_types)
+                    if t == AxisType.Explicit and n in s.spec.axis_names()]
+        if explicit:  # (an Explicit axis is part of the type: reshard changes it)
+            raise ValueError(
+                f"The spec of NamedSharding passed to with_sharding_constraint can only refer "
+                f"to Auto axes of the mesh. Got spec={s.spec!r} and mesh={s.mesh!r}. You "
+                f"probably meant to use `reshard` API?")
         (op,) = _operands("with_sharding_constraint", leaf)
         try:
             s.shard_shape(value_aval(op).shape)

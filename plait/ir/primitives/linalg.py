@@ -37,6 +37,9 @@ class Precision(enum.IntEnum):
     def __str__(self) -> str:
         return self.name
 
+    def __bool__(self) -> bool:  # (every one is true, as JAX's: code tests `if precision`)
+        return True
+
 
 PrecisionPair = tuple[Precision, Precision] | None
 """``None`` (the default for both operands) or one precision per operand."""
