@@ -472,11 +472,18 @@ def type_sharding_of(sharding: Any, what: str) -> NamedSharding:
 
 
 def resolve(sharding: Any, what: str) -> Any:
-    """``sharding``, with a bare ``PartitionSpec`` laid over the current mesh.
+    """``sharding``, with a bare ``PartitionSpec`` laid over the current mesh, and a
+    ``NamedSharding`` over an abstract mesh over the current mesh it abstracts (as JAX
+    places it: flax builds its shardings from ``get_abstract_mesh()``).
 
     Raises:
       ValueError: a bare ``PartitionSpec`` while no mesh is set.
     """
+    if isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, AbstractMesh):
+        concrete = current_mesh()
+        if concrete is not None and abstract_mesh_of(concrete) == sharding.mesh:
+            return NamedSharding(concrete, sharding.spec)
+        return sharding
     if not isinstance(sharding, PartitionSpec):
         return sharding
     mesh = current_mesh()

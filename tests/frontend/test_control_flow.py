@@ -902,3 +902,21 @@ def test_a_function_given_for_several_branches_is_traced_once(L: Any) -> None:
     calls.clear()
     assert float(L.lax.switch(1, [f, f, lambda x: x + 1.0], 3.0)) == 9.0 and len(calls) == 1
     assert float(L.jit(lambda p: L.lax.cond(p, f, f, 2.0))(True)) == 4.0
+
+
+def _passthrough(lib: Any) -> tuple[str, Any]:
+    def f(p: Any, x: Any, y: Any) -> Any:
+        return lib.lax.cond(p, lambda a, b: (a, b + 1), lambda a, b: (a, b * 2), x, y)
+    batched = lib.vmap(f, in_axes=(0, None, 0), out_axes=(None, 0))(
+        np.array([True, False]), np.float32(1.0), np.array([2.0, 3.0], np.float32))
+    return str(lib.make_jaxpr(f)(True, 1.0, 2.0)), batched
+
+
+def test_an_operand_every_branch_returns_is_passed_on_as_in_jax() -> None:
+    # (flax's nnx.cond under nnx.vmap: a variable not mapped must stay unmapped)
+    ours, theirs = _passthrough(plait), _passthrough(jax)
+    assert ours[0] == theirs[0]
+    for o, t in zip(ours[1], theirs[1]):
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+    out = plait.lax.cond(True, lambda a: a, lambda a: a, 1.0)
+    assert repr(out) == repr(jax.lax.cond(True, lambda a: a, lambda a: a, 1.0))

@@ -164,3 +164,16 @@ def test_bad_optimize(optimize: Any, message: str) -> None:
         pjnp.einsum("ij,jk,kl->il", *ops, optimize=optimize)
     with pytest.raises(ValueError, match=message):
         pjnp.einsum_path("ij,jk,kl->il", *ops, optimize=optimize)
+
+
+@pytest.mark.parametrize("spec", ["...qhgd,...kh1d->...hgqk", "ab,b1->a1", "αβ,β->α"])
+def test_any_character_but_a_dot_is_a_label_as_in_jax(spec: str) -> None:
+    # (flax's grouped-query attention names a size-1 dimension '1')
+    table: dict[str, list[tuple[int, ...]]] = {
+        "...qhgd,...kh1d->...hgqk": [(2, 3, 4, 2, 5), (2, 6, 4, 1, 5)],
+        "ab,b1->a1": [(2, 3), (3, 1)], "αβ,β->α": [(2, 3), (3,)]}
+    shapes = table[spec]
+    rng = np.random.default_rng(0)
+    ops = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    np.testing.assert_allclose(np.asarray(pjnp.einsum(spec, *ops)),
+                               np.asarray(jjnp.einsum(spec, *ops)), rtol=1e-5)

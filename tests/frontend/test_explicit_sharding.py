@@ -403,3 +403,36 @@ def test_key_arrays_take_sharding_constraints_as_jax() -> None:
         return lib.random.key_data(keys)
     ours, theirs = run(plait), run(jax)
     np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_jit_in_shardings_leave_out_static_arguments_as_jax() -> None:
+    def run(lib: Any) -> tuple[Any, BaseException | None]:
+        mesh = lib.make_mesh((4,), ("d",))
+        s = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("d"))
+
+        def fn(x: Any, scale: Any, relu: bool) -> Any:
+            return (lib.numpy.maximum(x, 0) if relu else x * scale).sum()
+        ok = lib.jit(fn, in_shardings=(s, None), static_argnums=2)(np.ones((4, 4)), 0.5, False)
+        bad = raised(lambda: lib.jit(fn, in_shardings=(s, None, None), static_argnums=2)(
+            np.ones((4, 4)), 0.5, True))
+        return ok, bad
+    ours, theirs = run(plait), run(jax)
+    np.testing.assert_allclose(np.asarray(ours[0]), np.asarray(theirs[0]))
+    assert isinstance(ours[1], ValueError) and isinstance(theirs[1], ValueError)
+
+
+def test_a_sharding_over_the_abstract_mesh_lays_out_over_the_current_mesh() -> None:
+    # (flax builds its variables' shardings from get_abstract_mesh())
+    def run(lib: Any) -> list[Any]:
+        auto = lib.sharding.AxisType.Auto
+        mesh = lib.make_mesh((4,), ("data",), axis_types=(auto,))
+        with lib.set_mesh(mesh):
+            s = lib.sharding.NamedSharding(lib.sharding.get_abstract_mesh(),
+                                           lib.sharding.PartitionSpec("data", None))
+            eager = lib.lax.with_sharding_constraint(lib.numpy.ones((8, 4)), s)
+            staged = lib.jit(lambda x: lib.lax.with_sharding_constraint(x * 2, s))(
+                lib.numpy.ones((8, 4)))
+        return [eager, staged]
+    for o, t in zip(run(plait), run(jax)):
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+        assert [s.index for s in o.addressable_shards] == [s.index for s in t.addressable_shards]

@@ -326,6 +326,39 @@ def test_asarray_and_array_take_jax_array_objects_as_jax() -> None:
     np.testing.assert_array_equal(jitted, v * 2)
 
 
+class _Variable:
+    """A pytree of one leaf that converts itself with ``__jax_array__`` (as flax's
+    ``nnx.Param``; JAX takes such objects in its numpy functions only when they are
+    pytrees)."""
+
+    def __init__(self, np_: Any, value: Any) -> None:
+        self.np_, self.value = np_, value
+
+    def __jax_array__(self) -> Any:
+        return self.np_.asarray(self.value)
+
+
+for _lib, _np in ((plait, pnp), (jax, jnp)):
+    _lib.tree_util.register_pytree_node(
+        _Variable, lambda v: ((v.value,), v.np_),
+        lambda np_, leaves: _Variable(np_, leaves[0]))
+
+
+def test_numpy_functions_take_jax_array_pytrees_as_jax() -> None:
+    # (flax's nnx.Param passed to jnp.dot; under jit, its value is a tracer)
+    v = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def run(lib: Any, np_: Any) -> list[Any]:
+        w = np.ones((3, 2), np.float32)
+        return [np_.dot(v, _Variable(np_, w)), np_.add(_Variable(np_, v), 1),
+                np_.where(np_.greater(_Variable(np_, v), 2), _Variable(np_, v), 0.0),
+                lib.jit(lambda x: np_.dot(_Variable(np_, x), w) + np_.sum(_Variable(np_, x)))(v),
+                lib.grad(lambda x: np_.sum(np_.sin(_Variable(np_, x))))(v)]
+    for o, t in zip(run(plait, pnp), run(jax, jnp)):
+        assert o.dtype == t.dtype
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-6)
+
+
 _M = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4) % 7
 SIGNATURE_CASES: list[tuple[str, Callable[[Any], Any]]] = [
     ("argmax out=None", lambda L: L.argmax(_M, 1, None, True)),

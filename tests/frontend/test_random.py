@@ -312,3 +312,17 @@ def test_arithmetic_on_keys_is_refused() -> None:
         plait.jit(lambda k: k * 2.0)(key)
     with pytest.raises(JaxprTypeError, match="no conversion to or from PRNG keys"):
         pnp.sin(key)
+
+
+def test_keys_copy_as_jax() -> None:
+    # (flax copies its Rngs' keys with jnp.copy, under jit and vmap too)
+    def run(lib: Any) -> list[Any]:
+        np_ = lib.numpy
+        k = lib.random.key(3)
+        ks = lib.random.split(k, 3)
+        return [np_.copy(k), np_.array(k, copy=True), lib.jit(np_.copy)(ks),
+                lib.vmap(np_.copy)(ks), lib.jit(lambda x: lib.random.normal(np_.copy(x)))(k)]
+    for o, t in zip(run(plait), run(jax)):
+        if jax.dtypes.issubdtype(t.dtype, jax.dtypes.prng_key):
+            o, t = plait.random.key_data(o), jax.random.key_data(t)
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(t))

@@ -243,9 +243,19 @@ def _switch_traced(what: str, index: Any, branches: Sequence[Callable[..., Any]]
     for k in order[1:]:
         _check_branch(what, names[ref], traced[ref], names[k], traced[k])
     jaxprs, consts = _with_common_consts(traced, order)
-    outs = bind(cond_p, index, *consts, *leaves, branches=tuple(jaxprs),
-                branches_platforms=branches_platforms)
-    return tree_unflatten(traced[ref].out_tree, outs)
+    # An operand every branch returns unchanged is passed on, not made a result, as in
+    # JAX (under vmap, an unbatched operand stays unbatched when the index is batched).
+    ins = [*consts, *leaves]
+    fwd = [p[0] if all(q == p[0] for q in p) else None
+           for p in zip(*[_forwarding(j.jaxpr) for j in jaxprs])]
+    keep = tuple(v for v, f in zip(jaxprs[0].jaxpr.outvars, fwd) if f is None)
+    if len(keep) < len(fwd):
+        jaxprs = [j.replace(jaxpr=j.jaxpr.replace(outvars=tuple(
+            v for v, f in zip(j.jaxpr.outvars, fwd) if f is None))) for j in jaxprs]
+    outs = iter(bind(cond_p, index, *ins, branches=tuple(jaxprs),
+                     branches_platforms=branches_platforms))
+    return tree_unflatten(traced[ref].out_tree, [next(outs) if f is None else
+                                                 _as_array(ins[f]) for f in fwd])
 
 
 def _python_value(x: Any, kind: Callable[[Any], Any]) -> Any:
@@ -397,6 +407,7 @@ def _while_traced(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any]
 
 
 def _as_array(x: Any) -> Any:
+    """A passed-through operand as the Array a result is (a Python or NumPy value too)."""
     return x if isinstance(x, Array) else device_put(x)
 
 

@@ -11,7 +11,7 @@ from plait.frontend.core.host_values import as_host_array, scalar_literal
 from plait.frontend.core.layouts import Format, Layout
 from plait.frontend.core.tracing import Tracer
 from plait.frontend.core.tree_util import broadcast_prefix, tree_flatten, tree_unflatten
-from plait.frontend.lax.parallel import with_sharding_constraint
+from plait.frontend.lax.parallel import constrain
 from plait.ir.sharding import NamedSharding, PartitionSpec, resolve
 from plait.lowering import guards, runtime
 
@@ -92,7 +92,7 @@ def _put(leaf: Any, place: Any) -> Any:
     if isinstance(place, runtime.Sharding):
         place = place._device
     if type(leaf) is Tracer:
-        return with_sharding_constraint(leaf, place) if isinstance(place, NamedSharding) \
+        return constrain(leaf, place) if isinstance(place, NamedSharding) \
             else leaf
     if type(leaf) is ArrayImpl:
         if place is None or leaf.sharding == place or \

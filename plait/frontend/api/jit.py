@@ -61,7 +61,7 @@ from plait.frontend.core.tree_util import (
     tree_unflatten,
 )
 from plait.frontend.core.value_checks import check_jit_result
-from plait.frontend.lax.parallel import with_sharding_constraint
+from plait.frontend.lax.parallel import constrain
 from plait.ir import dtypes as dt
 from plait.ir import monitoring
 from plait.ir.avals import AbstractValue, ShapedArray, shaped_avals
@@ -244,12 +244,16 @@ class JitFunction:
         if self.in_shardings is None:
             return [None] * len(call.leaves)
         args, kwargs = tree_unflatten(call.in_tree, call.leaves)
+        # As JAX, in_shardings covers the positional arguments that are not static
+        # (a static one has no leaves: leaving it out leaves the leaves in order).
+        static = {i for i, _ in call.static_key[0]}
+        args = tuple(a for i, a in enumerate(args) if i not in static)
         given = self.in_shardings
         if _is_sharding(given) or given is None:
             prefix: Any = (given,) * len(args)
         else:
             prefix = tuple(given)
-        per_arg = _resolved(broadcast_prefix(prefix, tuple(args), "jit in_shardings",
+        per_arg = _resolved(broadcast_prefix(prefix, args, "jit in_shardings",
                                              _is_sharding), "in_shardings")
         return per_arg + [None] * (len(call.leaves) - len(per_arg))
 
@@ -275,7 +279,7 @@ class JitFunction:
         def constrained(*args: Any, **kwargs: Any) -> Any:
             dyn, kw_tree = tree_flatten((args, kwargs))
             placed = [x if s is None or not isinstance(x, Tracer)
-                      else with_sharding_constraint(x, s) for x, s in
+                      else constrain(x, s) for x, s in
                       zip(dyn, explicit + [None] * (len(dyn) - len(explicit)))]
             a, k = tree_unflatten(kw_tree, placed)
             out = fun(*a, **k)
@@ -284,7 +288,7 @@ class JitFunction:
             leaves, tree = tree_flatten(out)
             per = _resolved(broadcast_prefix(out_shardings, out, "jit out_shardings",
                                              _is_sharding), "out_shardings")
-            return tree_unflatten(tree, [x if s is None else with_sharding_constraint(x, s)
+            return tree_unflatten(tree, [x if s is None else constrain(x, s)
                                          for x, s in zip(leaves, per)])
         return constrained
 

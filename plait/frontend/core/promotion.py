@@ -275,6 +275,8 @@ def dtype_and_weak(x: Any) -> tuple[np.dtype[Any], bool]:
         return python_scalar_dtype(x()), True
     if isinstance(x, np.ndarray | np.generic):
         return dt.canonicalize(x.dtype), False
+    if hasattr(type(x), "__jax_array__"):  # (a value standing for an array: its array's)
+        return dtype_and_weak(x.__jax_array__())
     return dt.canonicalize(x), False
 
 

@@ -25,7 +25,7 @@ from plait.ir.sharding import AxisType, NamedSharding, PartitionSpec, resolve
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pbroadcast", "axis_index", "axis_size", "all_to_all", "pswapaxes",
            "pcast",
-           "with_sharding_constraint"]
+           "with_sharding_constraint", "constrain"]
 
 
 def _names(axis_name: Any) -> tuple[str, ...]:
@@ -296,12 +296,18 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
                 f"The spec of NamedSharding passed to with_sharding_constraint can only refer "
                 f"to Auto axes of the mesh. Got spec={s.spec!r} and mesh={s.mesh!r}. You "
                 f"probably meant to use `reshard` API?")
-        (op,) = _operands("with_sharding_constraint", leaf)
-        try:
-            s.shard_shape(value_aval(op).shape)
-        except ValueError as e:
-            raise ValueError(f"with_sharding_constraint: {e}") from None
-        outs.append(bind1(P.sharding_constraint_p, op, sharding=s, layout=None,
-                          unconstrained_dims=frozenset(), context_mesh=None))
+        outs.append(constrain(leaf, s))
     return tree_unflatten(tree, outs)
+
+
+def constrain(x: Any, s: NamedSharding) -> Any:
+    """The array ``x`` held to ``s`` (over any axes: ``jit``'s and ``device_put``'s
+    placements inside a trace, where ``s`` may name the type's Explicit axes)."""
+    (op,) = _operands("with_sharding_constraint", x)
+    try:
+        s.shard_shape(value_aval(op).shape)
+    except ValueError as e:
+        raise ValueError(f"with_sharding_constraint: {e}") from None
+    return bind1(P.sharding_constraint_p, op, sharding=s, layout=None,
+                 unconstrained_dims=frozenset(), context_mesh=None)
 

@@ -47,7 +47,7 @@ def check_arraylike(name: str, *args: Any) -> None:
     """
     for i, a in enumerate(args):
         if aval_of(a) is None and not is_scalar(a) and not isinstance(a, np.ndarray | np.generic) \
-                and not hasattr(a, "__array__"):
+                and not hasattr(a, "__array__") and not hasattr(a, "__jax_array__"):
             raise TypeError(f"{name} requires ndarray or scalar arguments, but got "
                             f"{type(a).__name__} at position {i}")
 
@@ -62,6 +62,8 @@ def as_array(x: Any) -> Array:
     Literals, Python scalars (weakly typed) and NumPy values become concrete Arrays."""
     if isinstance(x, Array):
         return x
+    if hasattr(type(x), "__jax_array__"):
+        return as_array(x.__jax_array__())
     if type(x) is Literal:
         return ArrayImpl.from_numpy(np.asarray(x.val, x.aval.dtype), x.aval.weak_type)
     if is_scalar(x):
@@ -111,6 +113,8 @@ def convert(x: Any, dtype: np.dtype[Any], weak: bool, rounded: bool = True) -> A
         if av.dtype == dtype and av.weak_type == weak:
             return x
         return lax.convert_element_type(x, dtype, weak)
+    if hasattr(type(x), "__jax_array__"):  # (flax's nnx.Variable: its value, as in JAX)
+        return convert(x.__jax_array__(), dtype, weak, rounded)
     if is_scalar(x):
         lit = make(_wrap_int(x, dtype), dtype)
         return lit if weak else Literal(lit.val, lit.aval.strip_weak_type())
@@ -144,6 +148,8 @@ def _type(x: Any) -> tuple[np.dtype[Any], bool]:
     av = aval_of(x)
     if av is not None:
         return av.dtype, av.weak_type
+    if hasattr(type(x), "__jax_array__"):
+        return _type(x.__jax_array__())
     if not is_scalar(x) and not isinstance(x, np.ndarray | np.generic):
         return dt.canonicalize(_host(x).dtype), False
     return dtype_and_weak(x)

@@ -151,9 +151,9 @@ def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
         raise ValueError(f"einsum: the subscripts {subscripts!r} name {len(terms)} operands, "
                          f"but {len(ndims)} were given")
     for t in terms + [rhs]:
-        bad = set(t.replace("...", "")) - set(_LETTERS)
-        if bad or t.count("...") > 1:
-            raise ValueError(f"einsum: invalid subscripts {subscripts!r}: expected letters and "
+        # (As JAX's, through opt_einsum: any character but '.' is a label, '1' too.)
+        if "." in t.replace("...", "") or t.count("...") > 1:
+            raise ValueError(f"einsum: invalid subscripts {subscripts!r}: expected labels and "
                              "at most one '...' per operand")
     used = set(s) - set(".,->")
     free = [c for c in _LETTERS if c not in used]

@@ -101,7 +101,12 @@ asinh_p = Primitive("asinh", unary(INEXACT))
 acosh_p = Primitive("acosh", unary(INEXACT))
 atanh_p = Primitive("atanh", unary(INEXACT))
 not_p = Primitive("not", unary(BOOL_OR_INT))
-copy_p = Primitive("copy", unary(ANY))
+def _copy_rule(x: ShapedArray) -> tuple[ShapedArray, ...]:
+    """A copy of any array, key arrays included (as JAX's ``copy_p``)."""
+    return (x,) if dt.is_key(x.dtype) else unary(ANY)(x)
+
+
+copy_p = Primitive("copy", _copy_rule)
 
 
 abs_p = Primitive("abs", unary(SIGNED | INEXACT, dt.real_dtype))
