@@ -436,3 +436,20 @@ def test_a_sharding_over_the_abstract_mesh_lays_out_over_the_current_mesh() -> N
     for o, t in zip(run(plait), run(jax)):
         np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
         assert [s.index for s in o.addressable_shards] == [s.index for s in t.addressable_shards]
+
+
+def test_like_functions_keep_a_committed_arrays_layout_as_jax() -> None:
+    # (optax's adam state, zeros_like of sharded parameters, is sharded as they are)
+    def run(lib: Any) -> list[Any]:
+        auto = lib.sharding.AxisType.Auto
+        mesh = lib.make_mesh((2, 2), ("r", "c"), axis_types=(auto, auto))
+        s = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("r", "c"))
+        x = lib.device_put(np.ones((8, 2), np.float32), s)
+        np_ = lib.numpy
+        made = [np_.zeros_like(x), np_.ones_like(x), np_.full_like(x, 3.0),
+                lib.lax.full_like(x, 2.0), np_.zeros_like(x, shape=(4,)),
+                np_.zeros_like(np_.ones((8, 2))), lib.lax.full_like(x, 1.0, sharding=s)]
+        return [(np.asarray(m), [sh.index for sh in m.addressable_shards]) for m in made]
+    for (o, oi), (t, ti) in zip(run(plait), run(jax)):
+        np.testing.assert_array_equal(o, t)
+        assert oi == ti

@@ -326,3 +326,12 @@ def test_keys_copy_as_jax() -> None:
         if jax.dtypes.issubdtype(t.dtype, jax.dtypes.prng_key):
             o, t = plait.random.key_data(o), jax.random.key_data(t)
         np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+
+
+def test_keys_are_close_when_equal_as_in_jax() -> None:
+    def run(lib: Any) -> list[Any]:
+        k0, k1 = lib.random.key(0), lib.random.key(1)
+        return [lib.numpy.allclose(k0, k1), lib.numpy.allclose(k0, k0),
+                lib.numpy.isclose(lib.random.split(k0), k0)]
+    for o, t in zip(run(plait), run(jax)):
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(t))

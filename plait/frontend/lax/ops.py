@@ -836,7 +836,23 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
     if dtype is not None:
         d, weak = dt.canonicalize(dtype), False
     dims = x_shape if shape is None else _shape(shape)
-    return broadcast(convert_element_type(fill_value, d, weak), dims, out_sharding=sharding)
+    val = broadcast(convert_element_type(fill_value, d, weak), dims, out_sharding=sharding)
+    return placed_like(val, x, sharding)
+
+
+def placed_like(val: Array, x: Any, sharding: Any = None) -> Array:
+    """``val`` (made like ``x``) laid out, outside a trace, by ``sharding``, or when
+    none is given as ``x`` is if ``x`` is a committed, strongly typed Array of ``val``'s
+    shape or replicated, as JAX's ``full_like`` lays it out (optax's ``zeros_like`` of
+    sharded parameters)."""
+    if type(val) is not ArrayImpl:
+        return val
+    if sharding is None and type(x) is ArrayImpl and x.committed and not val.weak_type and (
+            x.shape == val.shape or x.is_fully_replicated):
+        sharding = x.sharding
+    if isinstance(sharding, NamedSharding) and val.sharding != sharding:
+        return ArrayImpl.from_numpy(np.asarray(val), val.weak_type, sharding)
+    return val
 
 
 def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Array:

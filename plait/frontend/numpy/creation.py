@@ -18,6 +18,7 @@ from plait.frontend.core.array_impl import ArrayImpl
 from plait.frontend.core.promotion import dtype_and_weak, result_type_info
 from plait.frontend.core.tracing import Tracer
 from plait.frontend.core.x64_warnings import check_user_dtype
+from plait.frontend.lax.ops import placed_like
 from plait.frontend.numpy._core import (
     _host,
     as_array,
@@ -77,6 +78,14 @@ def _place(x: Array, device: Any, out_sharding: Any = None) -> Array:
     if device is None or not isinstance(x, ArrayImpl):
         return x
     return x.to_device(device)
+
+
+def _place_like(x: Array, like: Any, device: Any, out_sharding: Any) -> Array:
+    """``x`` placed as asked, else laid out as ``like`` is (see
+    :func:`~plait.frontend.lax.ops.placed_like`)."""
+    if device is not None or out_sharding is not None:
+        return _place(x, device, out_sharding)
+    return placed_like(x, like)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
@@ -166,19 +175,19 @@ def _is_spec(a: Any) -> bool:
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
                out_sharding: Any = None) -> Array:
     """Zeros with the shape, dtype and weak type of ``a``."""
-    return _place(_like("zeros_like", a, 0, dtype, shape), device, out_sharding)
+    return _place_like(_like("zeros_like", a, 0, dtype, shape), a, device, out_sharding)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
               out_sharding: Any = None) -> Array:
     """Ones with the shape, dtype and weak type of ``a``."""
-    return _place(_like("ones_like", a, 1, dtype, shape), device, out_sharding)
+    return _place_like(_like("ones_like", a, 1, dtype, shape), a, device, out_sharding)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
               device: Any = None, out_sharding: Any = None) -> Array:
     """``fill_value`` with the shape, dtype and weak type of ``a``."""
-    return _place(_like("full_like", a, fill_value, dtype, shape), device, out_sharding)
+    return _place_like(_like("full_like", a, fill_value, dtype, shape), a, device, out_sharding)
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
