@@ -208,3 +208,29 @@ def test_nondiff_arguments_left_to_their_defaults_as_jax() -> None:
     ours, theirs = _defaulted_nondiff(plait), _defaulted_nondiff(jax)
     for o, t in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
         np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-6)
+
+
+def _prefix_cotangents(lib: Any) -> Any:
+    # (flax's nnx.custom_vjp returns a cotangent where the argument has None, and bare
+    # arrays where it has Variables of one leaf)
+    @lib.custom_vjp
+    def f(pair: Any, skip: Any, x: Any) -> Any:
+        return pair["a"] * pair["b"] * x
+
+    def fwd(pair: Any, skip: Any, x: Any) -> Any:
+        return f(pair, skip, x), (pair, x)
+
+    def bwd(res: Any, g: Any) -> Any:
+        pair, x = res
+        # one leaf for the whole dict (each of its leaves gets it), something for None
+        return g * pair["b"] * x, np.float32(7.0), g * pair["a"] * pair["b"]
+    f.defvjp(fwd, bwd)
+    pair = {"a": np.float32(2.0), "b": np.float32(3.0)}
+    return lib.grad(lambda p, x: f(p, None, x), argnums=(0, 1))(pair, np.float32(5.0))
+
+
+def test_bwd_cotangents_may_be_prefixes_of_the_arguments_as_in_jax() -> None:
+    ours, theirs = _prefix_cotangents(plait), _prefix_cotangents(jax)
+    assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs)
+    for o, t in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t))

@@ -29,6 +29,7 @@ from plait.frontend.core.traceback_util import api_boundary
 from plait.frontend.core.tracing import bind, current_trace, is_concretizable, user_trace
 from plait.frontend.core.tree_util import (
     PyTreeDef,
+    broadcast_prefix,
     keystr,
     tree_flatten,
     tree_flatten_with_path,
@@ -40,7 +41,7 @@ from plait.ir import dtypes as dt
 from plait.ir.atoms import Var
 from plait.ir.avals import ShapedArray, shaped_avals
 from plait.ir.debug_info import DebugInfo
-from plait.ir.errors import ArgumentError
+from plait.ir.errors import ArgumentError, TreePrefixError
 from plait.ir.jaxpr import ClosedJaxpr, Jaxpr, convert_constvars
 from plait.ir.lists import fill_in
 from plait.ir.primitives import (
@@ -516,11 +517,17 @@ def _bwd_leaves(out: Any, in_tree: PyTreeDef, avals: Sequence[ShapedArray],
         if ct is None:
             leaves += [None] * n
             continue
-        # A None is an empty subtree where the argument has one, else a zero leaf.
-        ct_leaves, ct_tree = tree_flatten(ct)
-        if ct_tree != sub:
-            ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
-        if ct_tree != sub and len(ct_leaves) != n:
+        try:
+            # As JAX: the cotangent is a prefix of the argument, each of its leaves
+            # standing for the leaves of its subtree there (a None for zeros; a leaf
+            # where the argument has an empty subtree, such as None, for nothing).
+            leaves += broadcast_prefix(ct, tree_unflatten(sub, [0] * n), "bwd")
+            continue
+        except TreePrefixError:
+            pass
+        # Failing that, any container of the argument's leaves, one for one.
+        ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None)
+        if len(ct_leaves) != n:
             raise TypeError(f"Custom VJP bwd rule {fun_name(bwd)} for function {name} must "
                             f"produce cotangents of the arguments' structure {sub}, but got "
                             f"{ct_tree}")
