@@ -457,9 +457,19 @@ class _Callbacks:
             cause, self.error = self.error, None
             if cause is None:
                 raise
-            raise CallbackError(f"a host callback raised {type(cause).__name__}: {cause}"
-                                ) from cause
+            raise _FailedCallback(f"a host callback raised {type(cause).__name__}: {cause}"
+                                  ) from cause
         return outs
+
+
+class _FailedCallback(CallbackError, JaxRuntimeError):
+    """The :class:`CallbackError` raised: also jaxlib's ``JaxRuntimeError``, which JAX
+    raises when a callback fails (equinox catches that to report its ``error_if``).
+    Named as the public class in tracebacks."""
+
+
+_FailedCallback.__name__ = _FailedCallback.__qualname__ = "CallbackError"
+_FailedCallback.__module__ = "plait.errors"
 
 
 CompilerOptions = tuple[tuple[str, Any], ...]

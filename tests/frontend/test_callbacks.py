@@ -148,6 +148,12 @@ def test_raising_callback_leaves_the_runtime_usable() -> None:
     err = raised(lambda: f(np.full(3, 20.0, F32)))
     assert isinstance(err, CallbackError) and isinstance(err.__cause__, KeyError)
     assert "KeyError" in str(err) and "too big" in str(err)
+    # (JAX raises its JaxRuntimeError, naming the callback's error: equinox catches that)
+    theirs = raised(lambda: jax.jit(lambda x: jax.pure_callback(
+        host, jax.ShapeDtypeStruct((3,), F32), x))(np.full(3, 20.0, F32)))
+    assert isinstance(err, plait.errors.JaxRuntimeError)
+    assert isinstance(theirs, jax.errors.JaxRuntimeError) and "KeyError" in str(theirs)
+    assert type(err).__name__ == "CallbackError"
     np.testing.assert_array_equal(np.asarray(f(np.ones(3, F32))), np.full(3, 2.0, F32))
     np.testing.assert_allclose(np.asarray(plait.jit(pnp.sin)(X)), np.sin(X), rtol=1e-6)
 
