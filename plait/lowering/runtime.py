@@ -462,7 +462,7 @@ class _Callbacks:
         return outs
 
 
-class _FailedCallback(CallbackError, JaxRuntimeError):
+class _FailedCallback(CallbackError, JaxRuntimeError):  # type: ignore[misc]  # (jaxlib has no stubs)
     """The :class:`CallbackError` raised: also jaxlib's ``JaxRuntimeError``, which JAX
     raises when a callback fails (equinox catches that to report its ``error_if``).
     Named as the public class in tracebacks."""
