@@ -248,8 +248,7 @@ def _switch_traced(what: str, index: Any, branches: Sequence[Callable[..., Any]]
     ins = [*consts, *leaves]
     fwd = [p[0] if all(q == p[0] for q in p) else None
            for p in zip(*[_forwarding(j.jaxpr) for j in jaxprs])]
-    keep = tuple(v for v, f in zip(jaxprs[0].jaxpr.outvars, fwd) if f is None)
-    if len(keep) < len(fwd):
+    if any(f is not None for f in fwd):
         jaxprs = [j.replace(jaxpr=j.jaxpr.replace(outvars=tuple(
             v for v, f in zip(j.jaxpr.outvars, fwd) if f is None))) for j in jaxprs]
     outs = iter(bind(cond_p, index, *ins, branches=tuple(jaxprs),

@@ -25,7 +25,7 @@ from plait.ir.sharding import AxisType, NamedSharding, PartitionSpec, resolve
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
            "pshuffle", "pbroadcast", "axis_index", "axis_size", "all_to_all", "pswapaxes",
            "pcast",
-           "with_sharding_constraint", "constrain"]
+           "with_sharding_constraint"]
 
 
 def _names(axis_name: Any) -> tuple[str, ...]:
